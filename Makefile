@@ -1,0 +1,83 @@
+# crucible — GNU Make build.
+#   make                          build build/crucible
+#   make check                    unit tests, end-to-end tests, security suite (TAP, via prove)
+#   make check SANITIZE=address,undefined   the same suite under sanitizers (objects in build-san/)
+#   make format / format-check    clang-format over src/ and tests/
+#   make bench                    benchmarks, writes docs/BENCHMARKS.md
+
+CC       ?= cc
+PKGS     := libseccomp jansson
+SANITIZE ?=
+BUILD    := build$(if $(SANITIZE),-san)
+
+WARN   := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+          -Wswitch-default -Wimplicit-function-declaration -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation \
+          -Wpointer-arith -Wundef -Wvla
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clash-protection \
+          -fPIE $(shell pkg-config --cflags $(PKGS))
+LDFLAGS += -pie -Wl,-z,relro,-z,now
+LDLIBS  += $(shell pkg-config --libs $(PKGS))
+ifeq ($(SANITIZE),)
+CFLAGS += -D_FORTIFY_SOURCE=2
+else
+CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
+SEC_SRC  := $(wildcard tests/security/cases/*.c)
+SEC_BIN  := $(SEC_SRC:tests/security/cases/%.c=$(BUILD)/security/%)
+BENCH_BIN := $(BUILD)/bench/spawn
+
+all: $(BUILD)/crucible
+
+$(BUILD)/crucible: $(BUILD)/obj/main.o $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -Itests -MMD -MP $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
+
+# Hostile programs of the security suite: static, so they run in any image.
+$(BUILD)/security/%: tests/security/cases/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -std=gnu11 -D_GNU_SOURCE -w -static -pthread -o $@ $<
+
+$(BENCH_BIN): bench/spawn.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -std=gnu11 -D_GNU_SOURCE -Wall -o $@ $<
+
+export CRUCIBLE := $(abspath $(BUILD)/crucible)
+export CRUCIBLE_BUILD := $(abspath $(BUILD))
+
+check: all $(UNIT_BIN) $(SEC_BIN)
+	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t
+
+check-unit: $(UNIT_BIN)
+	prove -v $(UNIT_BIN)
+
+check-security: all $(SEC_BIN)
+	prove -v tests/security/run.t
+
+bench: all $(BENCH_BIN)
+	bench/run
+
+format:
+	clang-format -i src/*.[ch] tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
+
+format-check:
+	clang-format --dry-run --Werror src/*.[ch] tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
+
+clean:
+	rm -rf build build-san
+
+.PHONY: all check check-unit check-security bench format format-check clean
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/tests/*.d)

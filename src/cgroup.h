@@ -1,0 +1,93 @@
+/*
+ * cgroup.h — one interface over cgroup v2 and v1 for a sandbox's resource group.
+ *
+ * At start-up cgroup_env_init() discovers which hierarchies the process may use and
+ * assigns each resource to one back-end: v2 when its controller is enabled in the
+ * subtree crucible owns, else v1 when that controller's hierarchy is writable, else
+ * none (the sandbox then falls back to rlimits). A hybrid is normal: on a host whose v2
+ * hierarchy has no controllers, v2 still gives whole-tree CPU accounting, cgroup.kill
+ * and cgroup.events, while v1 gives memory and pids limits.
+ *
+ * crucible creates groups only below "<own cgroup>/crucible" in each hierarchy (or the
+ * directory named by $CRUCIBLE_CGROUP_ROOT for v2) and never moves, removes or remounts
+ * anything it did not create. Groups are named "sb-<pid>-<n>".
+ */
+#ifndef CRUCIBLE_CGROUP_H
+#define CRUCIBLE_CGROUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+enum cgroup_res {
+    CGROUP_RES_MEMORY, /* limit, peak, OOM-kill count */
+    CGROUP_RES_PIDS,   /* pids.max (threads count) */
+    CGROUP_RES_CPU,    /* whole-tree CPU time */
+    CGROUP_RES_KILL,   /* atomic kill + "populated" notification (v2 core) */
+    CGROUP_RES_COUNT
+};
+
+#define CGROUP_MAX_HIER 4
+
+/* What the process may use; filled once by cgroup_env_init, then read-only. */
+struct cgroup_env {
+    int nhier;
+    struct {
+        int version;       /* 1 or 2 */
+        char base[4096];   /* ".../crucible": where sandbox groups are created */
+        unsigned resmask;  /* bit (1 << enum cgroup_res) for each resource served here */
+    } hier[CGROUP_MAX_HIER];
+    int res_hier[CGROUP_RES_COUNT]; /* index into hier[], or -1 when unavailable */
+};
+
+/* One sandbox's group: a directory in each hierarchy in use. */
+struct cgroup {
+    const struct cgroup_env *env;
+    int ndirs;
+    char dirs[CGROUP_MAX_HIER][4096]; /* parallel to env->hier[]; "" when unused */
+    int v2_fd;                        /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 */
+};
+
+/* cgroup_env_init(env) — discovers hierarchies and creates the "crucible" subtree where
+ * permitted. Never fails: unavailable resources get res_hier[] = -1. */
+void cgroup_env_init(struct cgroup_env *env);
+
+/* cgroup_env_has(env, res) — true when the resource is enforced through a cgroup. */
+bool cgroup_env_has(const struct cgroup_env *env, enum cgroup_res res);
+
+/* cgroup_env_backend(env, res) — "v2", "v1" or "none", for `crucible run --check`. */
+const char *cgroup_env_backend(const struct cgroup_env *env, enum cgroup_res res);
+
+/* cgroup_create(cg, env, memory_bytes, pids) — makes the group and writes its limits
+ * (0 = no limit). On failure nothing is left behind. 0 or -errno with err set. */
+int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memory_bytes,
+                  uint64_t pids, struct errbuf *err);
+
+/* cgroup_attach(cg, pid, skip_v2) — moves pid into every hierarchy's group (skip_v2 when
+ * the process was cloned straight into the v2 group). 0 or -errno. */
+int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v2);
+
+/* cgroup_cpu_usage(cg) — CPU seconds used by the whole group, or -1 when unknown. */
+double cgroup_cpu_usage(const struct cgroup *cg);
+
+/* cgroup_memory_peak_kb(cg) — peak memory in KiB, or 0 when unknown. */
+uint64_t cgroup_memory_peak_kb(const struct cgroup *cg);
+
+/* cgroup_oom_kills(cg) — number of OOM kills inside the group (0 when unknown). */
+uint64_t cgroup_oom_kills(const struct cgroup *cg);
+
+/* cgroup_kill(cg) — SIGKILLs every process in the group (cgroup.kill on v2, else a walk
+ * of cgroup.procs). 0 or -errno. */
+int cgroup_kill(struct cgroup *cg);
+
+/* cgroup_wait_empty(cg, timeout_s) — waits until no process is left in any hierarchy's
+ * group; -ETIMEDOUT if processes remain. */
+int cgroup_wait_empty(struct cgroup *cg, double timeout_s);
+
+/* cgroup_destroy(cg) — removes the group's directories (retrying briefly while the
+ * kernel finishes releasing exited tasks). Safe on a zeroed or half-made group. */
+int cgroup_destroy(struct cgroup *cg);
+
+#endif

@@ -1,0 +1,14 @@
+/*
+ * cmd.h — the subcommands of the crucible binary. Each takes the arguments after its
+ * name and returns the process exit status (0 success, 1 the program failed, 2 crucible
+ * or usage failed).
+ */
+#ifndef CRUCIBLE_CMD_H
+#define CRUCIBLE_CMD_H
+
+#define CRUCIBLE_VERSION "0.1.0"
+
+/* cmd_run(argc, argv) — `crucible run`: one command in a fresh sandbox. */
+int cmd_run(int argc, char **argv);
+
+#endif

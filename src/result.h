@@ -1,0 +1,69 @@
+/*
+ * result.h — the result record of one process run: the contract everything above the
+ * sandbox builds on (DESIGN.md §2). The status set is closed; SANDBOX_ERROR means crucible
+ * failed and is never the program's fault.
+ */
+#ifndef CRUCIBLE_RESULT_H
+#define CRUCIBLE_RESULT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum result_status {
+    RESULT_OK,            /* exited 0 within all limits */
+    RESULT_RUNTIME_ERROR, /* exited non-zero */
+    RESULT_SIGNALED,      /* killed by a signal it did not get from us */
+    RESULT_TIMEOUT,       /* CPU-time or wall-time limit hit (limit says which) */
+    RESULT_MEMORY_LIMIT,  /* OOM-killed inside its own cgroup */
+    RESULT_OUTPUT_LIMIT,  /* wrote more than the output cap */
+    RESULT_SANDBOX_ERROR, /* crucible itself failed */
+};
+
+enum result_limit { RESULT_LIMIT_NONE, RESULT_LIMIT_CPU, RESULT_LIMIT_WALL };
+
+struct result_stream {
+    char *data; /* owned, NUL-terminated, at most the cap */
+    size_t len;
+    bool truncated;
+};
+
+struct result {
+    enum result_status status;
+    int exit_code;  /* -1 when the process did not exit normally */
+    int signal;     /* 0 when none */
+    enum result_limit limit;
+    double cpu_time;  /* seconds, whole process tree */
+    double wall_time; /* seconds */
+    uint64_t memory_kb; /* peak */
+    struct result_stream out, err;
+    char image[PATH_MAX + 8];
+    char message[512];
+};
+
+/* result_init(r) — a zeroed record (status sandbox_error until something is known). */
+void result_init(struct result *r);
+
+/* result_release(r) — frees the captured streams. */
+void result_release(struct result *r);
+
+/* result_fail(r, fmt, ...) — marks the record sandbox_error with a message. */
+void result_fail(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* result_status_name(s) — "ok", "runtime_error", ... */
+const char *result_status_name(enum result_status s);
+
+/* result_limit_name(l) — "cpu", "wall" or NULL. */
+const char *result_limit_name(enum result_limit l);
+
+/* result_to_json(r) — a new JSON object (caller owns the reference). Streams that are
+ * not valid UTF-8 are given with each invalid byte escaped as "\xHH" text, and the exact
+ * bytes in stdout_base64 / stderr_base64. NULL on allocation failure. */
+json_t *result_to_json(const struct result *r);
+
+/* result_text_escape(data, len) — the escaped UTF-8 form used above (malloc'd, caller frees). */
+char *result_text_escape(const char *data, size_t len);
+
+#endif

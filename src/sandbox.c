@@ -1,0 +1,754 @@
+/*
+ * sandbox.c — the supervisor side of a sandbox (see sandbox.h for the contract).
+ *
+ * sandbox_create clones init with clone3 into fresh user, pid, mount, net, ipc and uts
+ * namespaces (init adds the cgroup namespace once it sits in its group), writes the id
+ * maps, attaches it to its cgroup, sends GO and waits for READY.
+ *
+ * sandbox_exec sends one exec request and then supervises: it drains stdout and stderr
+ * into capped buffers, watches init's control socket and pidfd, and wakes for the limits
+ * (the wall clock, and the group's CPU time, polled no later than the earliest moment the
+ * CPU limit could be reached on all cores). The verdict is computed only from what the
+ * supervisor owns: the wait status init reports, the cgroup's counters and its own clock.
+ */
+#include "sandbox.h"
+#include "sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT] = {
+    [LIM_CPU] = {"cpu-time", 0.01, 3600, 10},
+    [LIM_WALL] = {"wall-time", 0.01, 86400, 20},
+    [LIM_MEMORY] = {"memory", 8, 1 << 20, 512},
+    [LIM_PIDS] = {"pids", 1, 32768, 64},
+    [LIM_OUTPUT] = {"output", 0, 1 << 20, 1024},
+    [LIM_DISK] = {"disk", 1, 1 << 20, 64},
+};
+
+struct sandbox {
+    const struct sandbox_runtime *rt;
+    const struct image *img;
+    struct sandbox_limits limits;
+    struct cgroup cg;
+    bool has_cg;
+    pid_t init_pid;
+    int pidfd;
+    int ctl;
+    bool init_reaped;
+    int init_status;
+};
+
+void sandbox_limits_default(struct sandbox_limits *l)
+{
+    l->cpu_time = sandbox_limit_ranges[LIM_CPU].def;
+    l->wall_time = sandbox_limit_ranges[LIM_WALL].def;
+    l->memory_mb = (uint64_t)sandbox_limit_ranges[LIM_MEMORY].def;
+    l->pids = (uint64_t)sandbox_limit_ranges[LIM_PIDS].def;
+    l->output_kb = (uint64_t)sandbox_limit_ranges[LIM_OUTPUT].def;
+    l->disk_mb = (uint64_t)sandbox_limit_ranges[LIM_DISK].def;
+    l->loopback = false;
+}
+
+int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
+{
+    int r;
+
+    memset(rt, 0, sizeof(*rt));
+    rt->root = geteuid() == 0;
+    rt->outer_uid = rt->root ? 65534 : geteuid();
+    rt->outer_gid = rt->root ? 65534 : getegid();
+    rt->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (rt->ncpu < 1)
+        rt->ncpu = 1;
+    signal(SIGPIPE, SIG_IGN);
+    r = filter_build(&rt->filter, err);
+    if (r < 0)
+        return r;
+    cgroup_env_init(&rt->cg);
+    return 0;
+}
+
+void sandbox_runtime_release(struct sandbox_runtime *rt)
+{
+    filter_release(&rt->filter);
+}
+
+void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f)
+{
+    const struct cgroup_env *cg = &rt->cg;
+    bool mem = cgroup_env_has(cg, CGROUP_RES_MEMORY), pids = cgroup_env_has(cg, CGROUP_RES_PIDS);
+    bool cpu = cgroup_env_has(cg, CGROUP_RES_CPU), kill = cgroup_env_has(cg, CGROUP_RES_KILL);
+
+    fprintf(f, "identity:   %s; payload runs as uid %d inside, host uid %u\n",
+            rt->root ? "root" : "unprivileged (user namespace)", SANDBOX_UID,
+            (unsigned)rt->outer_uid);
+    fprintf(f, "namespaces: user pid mount net ipc uts cgroup\n");
+    fprintf(f, "seccomp:    %zu deny rules, foreign architectures killed (%u BPF instructions)\n",
+            filter_rule_count(), (unsigned)rt->filter.len);
+    fprintf(f, "cpu time:   %s\n",
+            cpu ? (cgroup_env_backend(cg, CGROUP_RES_CPU)[1] == '2'
+                       ? "whole process tree (cgroup v2 cpu.stat) + RLIMIT_CPU per process"
+                       : "whole process tree (cgroup v1 cpuacct) + RLIMIT_CPU per process")
+                : "per process only (RLIMIT_CPU); tree total from reaped children");
+    fprintf(f, "wall time:  supervisor's monotonic clock\n");
+    fprintf(f, "memory:     %s\n",
+            mem ? (cgroup_env_backend(cg, CGROUP_RES_MEMORY)[1] == '2'
+                       ? "whole process tree (cgroup v2 memory.max, swap 0), OOM reported"
+                       : "whole process tree (cgroup v1 memory+memsw), OOM reported")
+                : "per process only (RLIMIT_AS fallback); OOM not detectable");
+    fprintf(f, "pids:       %s\n",
+            pids ? (cgroup_env_backend(cg, CGROUP_RES_PIDS)[1] == '2' ? "cgroup v2 pids.max"
+                                                                      : "cgroup v1 pids.max")
+                 : "RLIMIT_NPROC fallback (counts every process of the host uid)");
+    fprintf(f, "teardown:   %s\n",
+            kill ? "pid namespace + cgroup v2 cgroup.kill, waits until the group is empty"
+                 : "pid namespace + kill of each listed process, waits until empty");
+    fprintf(f, "output:     per-stream cap kept by the supervisor\n");
+    fprintf(f, "disk:       size- and inode-limited scratch tmpfs; RLIMIT_FSIZE\n");
+    for (int h = 0; h < cg->nhier; h++)
+        fprintf(f, "cgroup:     v%d %s\n", cg->hier[h].version, cg->hier[h].base);
+}
+
+bool sandbox_dest_valid(const char *dest, struct errbuf *err)
+{
+    const char *p = dest;
+
+    if (!dest || !*dest)
+        return errbuf_set(err, "empty destination path"), false;
+    if (dest[0] == '/')
+        return errbuf_set(err, "destination '%s' must be relative to the work directory", dest),
+               false;
+    if (strlen(dest) >= 4000)
+        return errbuf_set(err, "destination path is too long"), false;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return errbuf_set(err,
+                              "destination '%s' must stay inside the work directory (no '..', "
+                              "'.' or empty components)",
+                              dest),
+                   false;
+        p += len;
+        if (*p == '/')
+            p++;
+        if (slash && !*p)
+            return errbuf_set(err, "destination '%s' names a directory", dest), false;
+    }
+    return true;
+}
+
+/* write_maps(rt, pid) — uid/gid maps of init's user namespace: in-sandbox SANDBOX_UID is
+ * the outer uid. As root setgroups stays allowed so init can drop root's groups. */
+static int write_maps(const struct sandbox_runtime *rt, pid_t pid)
+{
+    char path[64], map[64];
+    int r;
+
+    if (!rt->root) {
+        snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+        r = util_write_file(path, "deny");
+        if (r < 0 && r != -ENOENT)
+            return r;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)rt->outer_gid);
+    r = util_write_file(path, map);
+    if (r < 0)
+        return r;
+    snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)rt->outer_uid);
+    return util_write_file(path, map);
+}
+
+/* recv_reply(sb, msg, timeout_s) — the next message from init, watching for its death. */
+static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
+{
+    double deadline = util_now() + timeout_s;
+
+    for (;;) {
+        struct pollfd pf = {.fd = sb->ctl, .events = POLLIN};
+        int ms = (int)ceil((deadline - util_now()) * 1000);
+        if (ms <= 0)
+            return -ETIMEDOUT;
+        int n = poll(&pf, 1, ms);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (n > 0)
+            return sandbox__ctl_recv(sb->ctl, m, NULL, NULL);
+    }
+}
+
+static pid_t clone_init(struct sandbox *sb, int *pidfd)
+{
+    struct clone_args args;
+    uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+                     CLONE_NEWUTS | CLONE_PIDFD;
+
+    memset(&args, 0, sizeof(args));
+    if (sb->has_cg && sb->cg.v2_fd >= 0) {
+        flags |= CLONE_INTO_CGROUP;
+        args.cgroup = (uint64_t)sb->cg.v2_fd;
+    }
+    args.flags = flags;
+    args.pidfd = (uint64_t)(uintptr_t)pidfd;
+    args.exit_signal = SIGCHLD;
+    return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
+                               const struct sandbox_limits *limits, struct errbuf *err)
+{
+    struct sandbox *sb = calloc(1, sizeof(*sb));
+    struct ctl_msg m;
+    int sv[2], r;
+
+    if (!sb) {
+        errbuf_set(err, "out of memory");
+        return NULL;
+    }
+    sb->rt = rt;
+    sb->img = img;
+    sb->limits = *limits;
+    sb->pidfd = -1;
+    sb->ctl = -1;
+    sb->init_pid = -1;
+    if (rt->cg.nhier > 0) {
+        r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids, err);
+        if (r < 0)
+            goto out_free;
+        sb->has_cg = true;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        errbuf_set(err, "cannot create control socket: %s", strerror(errno));
+        goto out_cgroup;
+    }
+    sb->init_pid = clone_init(sb, &sb->pidfd);
+    if (sb->init_pid == 0) {
+        struct init_params p = {.ctl_fd = sv[1], .root = rt->root, .img = img,
+                                .limits = &sb->limits, .filter = &rt->filter};
+        sandbox__init_main(&p);
+    }
+    close(sv[1]);
+    sb->ctl = sv[0];
+    if (sb->init_pid < 0) {
+        errbuf_set(err, "cannot create namespaces: %s%s", strerror(errno),
+                   errno == EPERM || errno == ENOSPC
+                       ? " (are unprivileged user namespaces enabled?)"
+                       : "");
+        goto out_close;
+    }
+    r = write_maps(rt, sb->init_pid);
+    if (r < 0) {
+        errbuf_set(err, "cannot write user namespace maps: %s", strerror(-r));
+        goto out_kill;
+    }
+    if (rt->root) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)sb->init_pid);
+        (void)util_write_file(path, "-1000"); /* init is never the OOM victim */
+    }
+    if (sb->has_cg && (r = cgroup_attach(&sb->cg, sb->init_pid, sb->cg.v2_fd >= 0)) < 0) {
+        errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
+        goto out_kill;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_GO;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r < 0) {
+        errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
+        goto out_kill;
+    }
+    if (m.type != CTL_READY) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        if (m.err)
+            errbuf_set(err, "sandbox setup failed: %s: %s", m.text, strerror(m.err));
+        else
+            errbuf_set(err, "sandbox setup failed: %s", m.text);
+        goto out_kill;
+    }
+    return sb;
+
+out_kill:
+    sandbox_destroy(sb, NULL);
+    return NULL;
+out_close:
+    close(sv[0]);
+    if (sb->pidfd >= 0)
+        close(sb->pidfd);
+out_cgroup:
+    if (sb->has_cg)
+        cgroup_destroy(&sb->cg);
+out_free:
+    free(sb);
+    return NULL;
+}
+
+int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    if (!sandbox_dest_valid(dest, err))
+        return -EINVAL;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_PUT;
+    m.mode = mode & 07777;
+    snprintf(m.text, sizeof(m.text), "%s", dest);
+    r = sandbox__ctl_send(sb->ctl, &m, &fd, 1);
+    if (r == 0)
+        r = recv_reply(sb, &m, 60.0);
+    if (r < 0)
+        return errbuf_set(err, "cannot copy '%s' into the sandbox: %s", dest, strerror(-r)), r;
+    if (m.type != CTL_PUT_DONE)
+        return errbuf_set(err, "unexpected reply from sandbox init"), -EPROTO;
+    if (m.err) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        errbuf_set(err, "%s", m.text);
+        return -m.err;
+    }
+    return 0;
+}
+
+/* make_spec(sb, proc) — the exec request as a memfd (see struct exec_spec). */
+static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    const struct cgroup_env *cg = &sb->rt->cg;
+    struct exec_spec spec;
+    size_t strings = 0;
+    uint32_t argc = 0, envc = 0;
+    int fd, r;
+
+    memset(&spec, 0, sizeof(spec));
+    for (; proc->argv[argc]; argc++)
+        strings += strlen(proc->argv[argc]) + 1;
+    for (; proc->env && proc->env[envc]; envc++)
+        strings += strlen(proc->env[envc]) + 1;
+    spec.magic = EXEC_SPEC_MAGIC;
+    spec.argc = argc;
+    spec.envc = envc;
+    spec.strings_len = (uint32_t)strings;
+    /* RLIMIT_CPU is a per-process backstop one second past the tree limit. */
+    spec.cpu.rlim_cur = (rlim_t)ceil(l->cpu_time) + 1;
+    spec.cpu.rlim_max = spec.cpu.rlim_cur + 1;
+    spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 20;
+    spec.nofile.rlim_cur = spec.nofile.rlim_max = 1024;
+    spec.stack.rlim_cur = spec.stack.rlim_max = (rlim_t)256 << 20;
+    spec.core.rlim_cur = spec.core.rlim_max = 0;
+    spec.memlock.rlim_cur = spec.memlock.rlim_max = 64 << 10;
+    spec.as.rlim_cur = spec.as.rlim_max = RLIM_INFINITY;
+    spec.nproc.rlim_cur = spec.nproc.rlim_max = RLIM_INFINITY;
+    if (!cgroup_env_has(cg, CGROUP_RES_MEMORY))
+        spec.as.rlim_cur = spec.as.rlim_max = (rlim_t)l->memory_mb << 20;
+    if (!cgroup_env_has(cg, CGROUP_RES_PIDS))
+        spec.nproc.rlim_cur = spec.nproc.rlim_max = (rlim_t)l->pids;
+    fd = memfd_create("crucible-exec", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    r = util_write_all(fd, &spec, sizeof(spec));
+    for (uint32_t i = 0; r == 0 && i < argc; i++)
+        r = util_write_all(fd, proc->argv[i], strlen(proc->argv[i]) + 1);
+    for (uint32_t i = 0; r == 0 && i < envc; i++)
+        r = util_write_all(fd, proc->env[i], strlen(proc->env[i]) + 1);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* A capped capture of one output stream. */
+struct capture {
+    int fd;
+    size_t cap;
+    struct result_stream *st;
+    size_t alloc;
+};
+
+/* capture_read(c) — reads what is available; returns 1 at EOF, -1 past the cap, else 0. */
+static int capture_read(struct capture *c)
+{
+    char scratch[16384];
+
+    for (;;) {
+        char *dst = scratch;
+        size_t room = sizeof(scratch);
+        if (c->st->len < c->cap) {
+            if (c->alloc < c->cap + 1) {
+                size_t want = c->alloc ? c->alloc * 2 : 16384;
+                if (want > c->cap + 1)
+                    want = c->cap + 1;
+                char *nb = realloc(c->st->data, want);
+                if (!nb)
+                    return -1;
+                c->st->data = nb;
+                c->alloc = want;
+            }
+            dst = c->st->data + c->st->len;
+            room = c->alloc - 1 - c->st->len;
+            if (room == 0) {
+                dst = scratch;
+                room = sizeof(scratch);
+            }
+        }
+        ssize_t n = read(c->fd, dst, room);
+        if (n < 0)
+            return errno == EINTR ? 0 : (errno == EAGAIN ? 0 : 1);
+        if (n == 0)
+            return 1;
+        if (dst == scratch) {
+            /* past the cap: keep the first bytes that still fit, note the excess */
+            size_t fit = c->st->len < c->cap ? c->cap - c->st->len : 0;
+            if (fit && c->st->data)
+                memcpy(c->st->data + c->st->len, scratch, fit < (size_t)n ? fit : (size_t)n);
+            c->st->len += fit < (size_t)n ? fit : (size_t)n;
+            if ((size_t)n > fit) {
+                c->st->truncated = true;
+                return -1;
+            }
+        } else {
+            c->st->len += (size_t)n;
+        }
+    }
+}
+
+static void capture_finish(struct capture *c)
+{
+    if (!c->st->data)
+        c->st->data = calloc(1, 1);
+    else
+        c->st->data[c->st->len] = '\0';
+}
+
+/* teardown(sb) — kills init (and so the pid namespace), reaps it, and waits for the cgroup
+ * to be empty. Returns 0 or -errno when processes survived. */
+static int teardown(struct sandbox *sb)
+{
+    int r = 0;
+
+    if (sb->init_pid > 0 && !sb->init_reaped) {
+        if (sb->pidfd >= 0)
+            syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+        else
+            kill(sb->init_pid, SIGKILL);
+        while (waitpid(sb->init_pid, &sb->init_status, 0) < 0 && errno == EINTR)
+            ;
+        sb->init_reaped = true;
+    }
+    if (sb->has_cg) {
+        cgroup_kill(&sb->cg);
+        r = cgroup_wait_empty(&sb->cg, 5.0);
+    }
+    return r;
+}
+
+/* verdict(res, status, limits) — maps the payload's wait status onto the closed set. */
+static void verdict_from_wait(struct result *res, int status)
+{
+    if (WIFEXITED(status)) {
+        res->exit_code = WEXITSTATUS(status);
+        res->status = res->exit_code == 0 ? RESULT_OK : RESULT_RUNTIME_ERROR;
+    } else if (WIFSIGNALED(status)) {
+        res->signal = WTERMSIG(status);
+        res->status = RESULT_SIGNALED;
+    }
+}
+
+int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
+                 struct result *res)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    struct capture cap[2] = {{.fd = -1, .st = &res->out}, {.fd = -1, .st = &res->err}};
+    struct ctl_msg m;
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, specfd = -1, stdin_fd = -1, r;
+    int fds[4];
+    double start, wall_deadline, cpu_base = 0, cpu_used = 0;
+    bool exited = false, killed = false, init_died = false;
+    enum result_status forced = RESULT_OK;
+    int wait_status = 0;
+    int64_t ru_cpu_usec = 0, ru_maxrss = 0;
+
+    if (!proc || !proc->argv || !proc->argv[0])
+        return -EINVAL;
+    snprintf(res->image, sizeof(res->image), "%s", sb->img->digest);
+    if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        result_fail(res, "cannot create output pipes: %s", strerror(errno));
+        goto out_close;
+    }
+    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    /* From here the captures own the read ends. */
+    cap[0] = (struct capture){.fd = outp[0], .cap = l->output_kb * 1024, .st = &res->out};
+    cap[1] = (struct capture){.fd = errp[0], .cap = l->output_kb * 1024, .st = &res->err};
+    outp[0] = errp[0] = -1;
+    stdin_fd = proc->stdin_fd >= 0 ? dup(proc->stdin_fd) : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (stdin_fd < 0) {
+        result_fail(res, "cannot open stdin: %s", strerror(errno));
+        goto out_close;
+    }
+    specfd = make_spec(sb, proc);
+    if (specfd < 0) {
+        result_fail(res, "cannot build exec request: %s", strerror(-specfd));
+        goto out_close;
+    }
+    if (sb->has_cg) {
+        const char *d = sb->cg.dirs[sb->rt->cg.res_hier[CGROUP_RES_MEMORY] >= 0
+                                        ? sb->rt->cg.res_hier[CGROUP_RES_MEMORY]
+                                        : 0];
+        if (sb->rt->cg.res_hier[CGROUP_RES_MEMORY] >= 0 &&
+            sb->rt->cg.hier[sb->rt->cg.res_hier[CGROUP_RES_MEMORY]].version == 1) {
+            char path[4200];
+            snprintf(path, sizeof(path), "%s/memory.max_usage_in_bytes", d);
+            (void)util_write_file(path, "0"); /* the peak starts with the payload */
+        }
+        cpu_base = cgroup_cpu_usage(&sb->cg);
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXEC;
+    fds[0] = specfd;
+    fds[1] = stdin_fd;
+    fds[2] = outp[1];
+    fds[3] = errp[1];
+    start = util_now();
+    r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
+    close(outp[1]);
+    close(errp[1]);
+    outp[1] = errp[1] = -1;
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r < 0) {
+        result_fail(res, "sandbox init did not answer: %s", strerror(-r));
+        goto out_teardown;
+    }
+    if (m.type == CTL_EXEC_FAIL) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        res->status = RESULT_RUNTIME_ERROR;
+        res->exit_code = 127;
+        snprintf(res->message, sizeof(res->message), "%s", m.text);
+        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR)
+            goto out_teardown; /* the caller's program, not crucible, is at fault */
+        result_fail(res, "%s", m.text);
+        goto out_teardown;
+    }
+    if (m.type != CTL_STARTED) {
+        result_fail(res, "unexpected reply from sandbox init (type %u, err %d: %s)", m.type, m.err, m.text);
+        goto out_teardown;
+    }
+
+    wall_deadline = start + l->wall_time;
+    while (!exited && !killed) {
+        struct pollfd pf[4] = {
+            {.fd = cap[0].fd, .events = POLLIN}, {.fd = cap[1].fd, .events = POLLIN},
+            {.fd = sb->ctl, .events = POLLIN},   {.fd = sb->pidfd, .events = POLLIN}};
+        double now = util_now(), wait = wall_deadline - now;
+        if (sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU)) {
+            double left = l->cpu_time - cpu_used;
+            double soonest = left / (double)sb->rt->ncpu;
+            if (soonest < 0.002)
+                soonest = 0.002;
+            if (soonest < wait)
+                wait = soonest;
+        }
+        if (wait < 0)
+            wait = 0;
+        int n = poll(pf, 4, (int)ceil(wait * 1000));
+        if (n < 0 && errno != EINTR) {
+            result_fail(res, "poll failed: %s", strerror(errno));
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (cap[i].fd >= 0 && pf[i].revents) {
+                int c = capture_read(&cap[i]);
+                if (c == 1) {
+                    close(cap[i].fd);
+                    cap[i].fd = -1;
+                } else if (c < 0) {
+                    forced = RESULT_OUTPUT_LIMIT;
+                    killed = true;
+                }
+            }
+        }
+        if (pf[2].revents & POLLIN) {
+            if (sandbox__ctl_recv(sb->ctl, &m, NULL, NULL) == 0 && m.type == CTL_EXITED) {
+                exited = true;
+                wait_status = m.status;
+                ru_cpu_usec = m.cpu_usec;
+                ru_maxrss = m.maxrss_kb;
+            }
+        } else if (pf[2].revents & (POLLHUP | POLLERR)) {
+            init_died = true;
+            killed = true;
+        }
+        if (pf[3].revents & POLLIN && !exited) {
+            init_died = true;
+            killed = true;
+        }
+        now = util_now();
+        if (!exited && !killed && now >= wall_deadline) {
+            forced = RESULT_TIMEOUT;
+            res->limit = RESULT_LIMIT_WALL;
+            killed = true;
+        }
+        if (sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU)) {
+            cpu_used = cgroup_cpu_usage(&sb->cg) - cpu_base;
+            if (!exited && !killed && cpu_used >= l->cpu_time) {
+                forced = RESULT_TIMEOUT;
+                res->limit = RESULT_LIMIT_CPU;
+                killed = true;
+            }
+        }
+    }
+    res->wall_time = util_now() - start;
+
+out_teardown:
+    if ((flags & SANDBOX_EXEC_LAST) || killed) {
+        r = teardown(sb);
+        if (r < 0 && res->status != RESULT_SANDBOX_ERROR && (exited || killed))
+            forced = RESULT_SANDBOX_ERROR;
+    }
+    /* Drain what the (now dead) processes left in the pipes. */
+    for (int i = 0; i < 2; i++) {
+        struct capture *c = &cap[i];
+        if (res->status == RESULT_SANDBOX_ERROR && !exited && !killed)
+            break;
+        while (c->fd >= 0) {
+            struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+            if (poll(&pf, 1, 1000) <= 0)
+                break;
+            int rr = capture_read(c);
+            if (rr == 1)
+                break;
+            if (rr < 0 && forced == RESULT_OK)
+                forced = RESULT_OUTPUT_LIMIT;
+            if (rr < 0)
+                break;
+        }
+    }
+    if (exited || killed) {
+        double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
+        res->cpu_time = cpu >= 0 ? cpu - cpu_base : (double)ru_cpu_usec / 1e6;
+        if (res->cpu_time < 0)
+            res->cpu_time = 0;
+        res->memory_kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
+        if (res->memory_kb == 0)
+            res->memory_kb = (uint64_t)ru_maxrss;
+        if (exited)
+            verdict_from_wait(res, wait_status);
+        /* Precedence: our own failure, then the limits, then how the program ended. */
+        if (forced == RESULT_SANDBOX_ERROR) {
+            result_fail(res, "processes survived the sandbox teardown");
+        } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
+            res->status = RESULT_MEMORY_LIMIT;
+        } else if (forced == RESULT_TIMEOUT || res->cpu_time >= l->cpu_time ||
+                   (res->status == RESULT_SIGNALED && res->signal == SIGXCPU)) {
+            res->status = RESULT_TIMEOUT;
+            if (res->limit == RESULT_LIMIT_NONE)
+                res->limit = RESULT_LIMIT_CPU;
+        } else if (forced == RESULT_OUTPUT_LIMIT || res->out.truncated || res->err.truncated) {
+            res->status = RESULT_OUTPUT_LIMIT;
+        } else if (init_died) {
+            result_fail(res, "sandbox init died unexpectedly");
+        } else if (!exited) {
+            result_fail(res, "the process was lost");
+        }
+        if (res->status == RESULT_TIMEOUT && res->limit == RESULT_LIMIT_WALL)
+            snprintf(res->message, sizeof(res->message), "wall time limit of %g s exceeded",
+                     l->wall_time);
+        else if (res->status == RESULT_TIMEOUT)
+            snprintf(res->message, sizeof(res->message), "CPU time limit of %g s exceeded",
+                     l->cpu_time);
+        else if (res->status == RESULT_MEMORY_LIMIT)
+            snprintf(res->message, sizeof(res->message), "memory limit of %llu MB exceeded",
+                     (unsigned long long)l->memory_mb);
+        else if (res->status == RESULT_OUTPUT_LIMIT)
+            snprintf(res->message, sizeof(res->message), "output limit of %llu KB exceeded",
+                     (unsigned long long)l->output_kb);
+    }
+out_close:
+    for (int i = 0; i < 2; i++) {
+        capture_finish(&cap[i]);
+        if (cap[i].fd >= 0)
+            close(cap[i].fd);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (outp[i] >= 0)
+            close(outp[i]);
+        if (errp[i] >= 0)
+            close(errp[i]);
+    }
+    if (specfd >= 0)
+        close(specfd);
+    if (stdin_fd >= 0)
+        close(stdin_fd);
+    return 0;
+}
+
+int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
+{
+    int r = 0, r2;
+
+    if (!sb)
+        return 0;
+    r = teardown(sb);
+    if (r < 0)
+        errbuf_set(err, "processes survived the sandbox teardown");
+    if (sb->ctl >= 0)
+        close(sb->ctl);
+    if (sb->pidfd >= 0)
+        close(sb->pidfd);
+    if (sb->has_cg) {
+        r2 = cgroup_destroy(&sb->cg);
+        if (r2 < 0 && r == 0) {
+            r = r2;
+            errbuf_set(err, "cannot remove the sandbox cgroup: %s", strerror(-r2));
+        }
+    }
+    free(sb);
+    return r;
+}
+
+int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
+                const struct sandbox_limits *limits, const struct sandbox_file *files,
+                size_t nfiles, const struct sandbox_proc *proc, struct result *res)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+    int r;
+
+    snprintf(res->image, sizeof(res->image), "%s", img->digest);
+    sb = sandbox_create(rt, img, limits, &err);
+    if (!sb) {
+        result_fail(res, "%s", err.msg);
+        return 0;
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        r = sandbox_put_file(sb, files[i].dest, files[i].fd, files[i].mode, &err);
+        if (r < 0) {
+            result_fail(res, "%s", err.msg);
+            sandbox_destroy(sb, NULL);
+            return 0;
+        }
+    }
+    sandbox_exec(sb, proc, SANDBOX_EXEC_LAST, res);
+    err.msg[0] = '\0';
+    if (sandbox_destroy(sb, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
+        result_fail(res, "%s", err.msg);
+    return 0;
+}

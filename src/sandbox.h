@@ -1,0 +1,115 @@
+/*
+ * sandbox.h — creating a sandbox, running processes in it, tearing it down.
+ *
+ * A sandbox is a set of namespaces (user, pid, mount, net, ipc, uts, cgroup), a cgroup and
+ * a root filesystem built from an image, with a tiny init of ours as pid 1. The supervisor
+ * (the caller of this API) talks to init over a socket: it hands over files and exec
+ * requests, init forks each payload and reports how it ended. A one-shot run is
+ * create → put files → exec (last) → destroy; sessions, warm pools and fork servers reuse
+ * the same pieces with more than one exec or a sandbox made ahead of demand.
+ *
+ * Threading: a struct sandbox is used from one thread at a time. sandbox_runtime is
+ * read-only once initialised and may be shared.
+ */
+#ifndef CRUCIBLE_SANDBOX_H
+#define CRUCIBLE_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "filter.h"
+#include "image.h"
+#include "result.h"
+#include "util.h"
+
+/* Limits of one sandbox; ranges in sandbox_limit_ranges (checked by callers' parsers). */
+struct sandbox_limits {
+    double cpu_time;    /* seconds of CPU for the whole process tree */
+    double wall_time;   /* seconds of wall-clock time */
+    uint64_t memory_mb; /* memory of the whole tree (cgroup), or per process (rlimit fallback) */
+    uint64_t pids;      /* processes + threads */
+    uint64_t output_kb; /* per stream kept; more ends the run as output_limit */
+    uint64_t disk_mb;   /* scratch tmpfs (/tmp and the work directory) */
+    bool loopback;      /* bring up lo inside the sandbox's own network namespace */
+};
+
+struct sandbox_limit_range {
+    const char *name; /* CLI option without dashes, also the JSON field stem */
+    double min, max, def;
+};
+
+enum sandbox_limit_id { LIM_CPU, LIM_WALL, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_DISK, LIM_COUNT };
+extern const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT];
+
+/* sandbox_limits_default(l) — the defaults of sandbox_limit_ranges. */
+void sandbox_limits_default(struct sandbox_limits *l);
+
+/* Process-wide state, made once: cgroup discovery, the compiled seccomp program, the
+ * identity sandboxes map to. Read-only afterwards. */
+struct sandbox_runtime {
+    struct cgroup_env cg;
+    struct filter filter;
+    bool root;         /* running as uid 0: full maps and cgroup limits */
+    uid_t outer_uid;   /* host uid the payload runs as */
+    gid_t outer_gid;
+    long ncpu;
+};
+
+/* sandbox_runtime_init(rt, err) — 0 or -errno with err set (e.g. no user namespaces). */
+int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err);
+
+/* sandbox_runtime_release(rt) — frees what init made (the cgroup subtree stays). */
+void sandbox_runtime_release(struct sandbox_runtime *rt);
+
+/* sandbox_runtime_describe(rt, f) — which limits are enforced and how, one per line. */
+void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f);
+
+struct sandbox;
+
+/* sandbox_create(rt, img, limits, err) — namespaces, cgroup, root filesystem, init
+ * ready for requests. rt and img must outlive the sandbox. NULL with err set. */
+struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
+                               const struct sandbox_limits *limits, struct errbuf *err);
+
+/* sandbox_put_file(sb, dest, fd, mode, err) — copies the contents of fd (caller keeps it)
+ * to DEST below the work directory with the given mode bits. DEST must be relative, without
+ * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
+int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
+
+/* What to run. argv[0] without a '/' is searched in the sandbox's PATH. */
+struct sandbox_proc {
+    char *const *argv;     /* NULL-terminated */
+    char *const *env;      /* extra "K=V" entries over the fixed environment; may be NULL */
+    int stdin_fd;          /* caller keeps it; -1 for /dev/null */
+};
+
+#define SANDBOX_EXEC_LAST 1u /* last process: tear the sandbox down before the verdict */
+
+/* sandbox_exec(sb, proc, flags, res) — runs one process to its end and fills res (which
+ * the caller has result_init'ed). Returns 0 when res holds a verdict (any status,
+ * sandbox_error included), -errno only for misuse. With SANDBOX_EXEC_LAST every process of
+ * the sandbox is dead and its cgroup empty before res is final. */
+int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
+                 struct result *res);
+
+/* sandbox_destroy(sb) — kills everything, waits for the cgroup to empty, removes it.
+ * Returns 0, or -errno when something could not be cleaned (logged in err if given). */
+int sandbox_destroy(struct sandbox *sb, struct errbuf *err);
+
+/* sandbox_run(rt, img, limits, files, nfiles, proc, res) — the one-shot path. */
+struct sandbox_file {
+    const char *dest;
+    int fd;
+    mode_t mode;
+};
+int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
+                const struct sandbox_limits *limits, const struct sandbox_file *files,
+                size_t nfiles, const struct sandbox_proc *proc, struct result *res);
+
+/* sandbox_dest_valid(dest, err) — the DEST rule of sandbox_put_file, for early checks. */
+bool sandbox_dest_valid(const char *dest, struct errbuf *err);
+
+#endif

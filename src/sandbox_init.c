@@ -1,0 +1,563 @@
+/*
+ * sandbox_init.c — pid 1 of a sandbox, and the launch of each payload.
+ *
+ * init is cloned by the supervisor straight into the new namespaces. Its phases, in
+ * order (bubblewrap's discipline): wait for GO (the supervisor has written the id maps
+ * and placed it in its cgroup) → cgroup namespace → identity → hostname, loopback →
+ * root filesystem (rootfs.c) → READY → serve requests until the supervisor hangs up.
+ *
+ * init never installs a signal handler, so no process inside can signal it (the kernel
+ * drops unhandled signals sent to a namespace's init from inside); SIGCHLD is read from
+ * a signalfd. It reaps every orphan, and reports only its payload's end.
+ *
+ * The payload child, between fork and execve: new session, stdio from the passed fds,
+ * every other fd closed, cwd /work, rlimits, all capabilities dropped (bounding,
+ * ambient, effective, permitted, inheritable), no_new_privs, seccomp — then execve with
+ * an environment built from scratch. A failure there is reported through a CLOEXEC pipe.
+ */
+#include "sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const fixed_env[] = {
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+    "HOME=/tmp",
+    "LANG=C.UTF-8",
+    "LC_ALL=C.UTF-8",
+    "TZ=UTC",
+    "PYTHONHASHSEED=0",
+    "PYTHONDONTWRITEBYTECODE=1",
+    "TMPDIR=/tmp",
+    "USER=sandbox",
+    "LOGNAME=sandbox",
+    "HOSTNAME=" SANDBOX_HOSTNAME,
+};
+static const char *const search_path[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+
+int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];
+    struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n;
+
+    if (nfds > 0) {
+        struct cmsghdr *c;
+        memset(cbuf, 0, sizeof(cbuf));
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    }
+    do
+        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    return n == (ssize_t)sizeof(*msg) ? 0 : -EPIPE;
+}
+
+int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];
+    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*msg)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                        .msg_controllen = sizeof(cbuf)};
+    int want = nfds ? *nfds : 0, got = 0;
+    ssize_t n;
+
+    do
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        int cnt = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *in = (int *)CMSG_DATA(c);
+        for (int i = 0; i < cnt; i++) {
+            if (got < want)
+                fds[got++] = in[i];
+            else
+                close(in[i]);
+        }
+    }
+    if (nfds)
+        *nfds = got;
+    if (n == 0)
+        return -EPIPE;
+    if (n != (ssize_t)sizeof(*msg) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        for (int i = 0; i < got; i++)
+            close(fds[i]);
+        if (nfds)
+            *nfds = 0;
+        return -EPROTO;
+    }
+    return 0;
+}
+
+/* ---- init: setup ---- */
+
+static void reply(int ctl, uint32_t type, int err, const char *text)
+{
+    struct ctl_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    m.err = err;
+    if (text)
+        snprintf(m.text, sizeof(m.text), "%s", text);
+    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
+}
+
+__attribute__((noreturn)) static void setup_fail(int ctl, int err, const char *text)
+{
+    reply(ctl, CTL_FAILED, err, text);
+    _exit(1);
+}
+
+/* raise_effective_caps() — after changing uid with KEEPCAPS, make permitted effective. */
+static int raise_effective_caps(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+
+    if (syscall(SYS_capget, &h, d) < 0)
+        return -errno;
+    d[0].effective = d[0].permitted;
+    d[1].effective = d[1].permitted;
+    return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+static int become_sandbox_user(bool root)
+{
+    if (prctl(PR_SET_KEEPCAPS, 1) < 0)
+        return -errno;
+    if (root && setgroups(0, NULL) < 0)
+        return -errno;
+    if (setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0 ||
+        setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+        return -errno;
+    return raise_effective_caps();
+}
+
+static int loopback_up(void)
+{
+    struct ifreq ifr;
+    int s, r = 0;
+
+    s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        r = -errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (r == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        r = -errno;
+    close(s);
+    return r;
+}
+
+/* ---- init: requests ---- */
+
+/* open_dest(dest, mode) — walks DEST below /work without following any symlink,
+ * creating missing directories; returns a new file fd opened O_EXCL, or -errno. */
+static int open_dest(const char *dest, mode_t mode)
+{
+    char buf[4096], *comp, *next;
+    int dir, fd;
+
+    snprintf(buf, sizeof(buf), "%s", dest);
+    dir = open("/work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+        return -errno;
+    for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
+        int sub;
+        *next = '\0';
+        if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            close(dir);
+            return -e;
+        }
+        sub = openat(dir, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(dir);
+        if (sub < 0)
+            return errno == ENOTDIR || errno == ELOOP ? -ENOTDIR : -errno;
+        dir = sub;
+    }
+    fd = openat(dir, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    close(dir);
+    return fd < 0 ? -errno : fd;
+}
+
+static void handle_put(int ctl, const struct ctl_msg *req, int src)
+{
+    char buf[65536];
+    struct errbuf err = {{0}};
+    int dst, r = 0;
+    ssize_t n;
+
+    dst = open_dest(req->text, req->mode);
+    if (dst < 0) {
+        errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text,
+                   strerror(-dst));
+        reply(ctl, CTL_PUT_DONE, -dst, err.msg);
+        return;
+    }
+    while ((n = read(src, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            break;
+        }
+        r = util_write_all(dst, buf, (size_t)n);
+        if (r < 0)
+            break;
+    }
+    if (r == 0 && fchmod(dst, req->mode & 07777) < 0)
+        r = -errno;
+    close(dst);
+    if (r < 0) {
+        errbuf_set(&err, "cannot write '%s' in the work directory: %s", req->text,
+                   r == -ENOSPC ? "scratch disk full" : strerror(-r));
+        reply(ctl, CTL_PUT_DONE, -r, err.msg);
+        return;
+    }
+    reply(ctl, CTL_PUT_DONE, 0, NULL);
+}
+
+/* Parsed exec request: pointers into the mapped spec. */
+struct exec_req {
+    struct exec_spec spec;
+    char **argv;
+    char **envp;
+    char *strings;
+};
+
+static int parse_spec(int memfd, struct exec_req *x)
+{
+    struct stat st;
+    char *map, *p, *end;
+    size_t nenv;
+
+    if (fstat(memfd, &st) < 0 || (size_t)st.st_size < sizeof(struct exec_spec))
+        return -EPROTO;
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
+    if (map == MAP_FAILED)
+        return -errno;
+    memcpy(&x->spec, map, sizeof(x->spec));
+    if (x->spec.magic != EXEC_SPEC_MAGIC || x->spec.argc == 0 ||
+        x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec))
+        return -EPROTO;
+    x->strings = map + sizeof(x->spec);
+    end = x->strings + x->spec.strings_len;
+    nenv = sizeof(fixed_env) / sizeof(fixed_env[0]);
+    x->argv = calloc(x->spec.argc + 1, sizeof(char *));
+    x->envp = calloc(x->spec.envc + nenv + 1, sizeof(char *));
+    if (!x->argv || !x->envp)
+        return -ENOMEM;
+    p = x->strings;
+    for (uint32_t i = 0; i < x->spec.argc + x->spec.envc; i++) {
+        char *nul = memchr(p, '\0', (size_t)(end - p));
+        if (!nul)
+            return -EPROTO;
+        if (i < x->spec.argc)
+            x->argv[i] = p;
+        else
+            x->envp[i - x->spec.argc] = p;
+        p = nul + 1;
+    }
+    /* The fixed entries come after the caller's, so a caller cannot override PATH etc.
+     * with a duplicate that some programs would read first. */
+    for (size_t i = 0; i < nenv; i++) {
+        const char *k = fixed_env[i];
+        size_t klen = (size_t)(strchr(k, '=') - k) + 1;
+        bool overridden = false;
+        for (uint32_t j = 0; j < x->spec.envc; j++)
+            overridden |= strncmp(x->envp[j], k, klen) == 0;
+        if (!overridden)
+            x->envp[x->spec.envc + i] = (char *)k;
+    }
+    /* compact the NULL holes left by overridden fixed entries */
+    size_t w = 0;
+    for (size_t i = 0; i < x->spec.envc + nenv; i++)
+        if (x->envp[i])
+            x->envp[w++] = x->envp[i];
+    x->envp[w] = NULL;
+    return 0;
+}
+
+static int drop_all_caps(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+
+    for (int c = 0; c <= 63; c++)
+        if (prctl(PR_CAPBSET_DROP, c) < 0 && errno != EINVAL)
+            return -errno;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return -errno;
+    memset(d, 0, sizeof(d));
+    return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/* payload_child — between fork and execve; reports a failure as (stage << 16 | errno). */
+__attribute__((noreturn)) static void payload_child(const struct init_params *p,
+                                                    const struct exec_req *x, const int *stdio,
+                                                    int errpipe)
+{
+    sigset_t none;
+    int stage = 1, e = 0;
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
+        goto fail;
+    stage = 2; /* every fd but 0-2 closes at execve; errpipe lives until then */
+    if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+        goto fail;
+    stage = 3;
+    if (chdir("/work") < 0)
+        goto fail;
+    stage = 4;
+    if (setrlimit(RLIMIT_CPU, &x->spec.cpu) < 0 || setrlimit(RLIMIT_FSIZE, &x->spec.fsize) < 0 ||
+        setrlimit(RLIMIT_NOFILE, &x->spec.nofile) < 0 ||
+        setrlimit(RLIMIT_STACK, &x->spec.stack) < 0 || setrlimit(RLIMIT_CORE, &x->spec.core) < 0 ||
+        setrlimit(RLIMIT_MEMLOCK, &x->spec.memlock) < 0 ||
+        (x->spec.as.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_AS, &x->spec.as) < 0) ||
+        (x->spec.nproc.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_NPROC, &x->spec.nproc) < 0))
+        goto fail;
+    {
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            (void)!write(fd, "1000", 4); /* the payload, not init, is the OOM victim */
+            close(fd);
+        }
+    }
+    stage = 5;
+    if ((e = drop_all_caps()) < 0) {
+        errno = -e;
+        goto fail;
+    }
+    stage = 6;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        goto fail;
+    stage = 7;
+    if ((e = filter_apply(p->filter)) < 0) {
+        errno = -e;
+        goto fail;
+    }
+    stage = 8;
+    if (strchr(x->argv[0], '/')) {
+        execve(x->argv[0], x->argv, x->envp);
+    } else {
+        char path[4096];
+        int first = ENOENT;
+        for (size_t i = 0; i < sizeof(search_path) / sizeof(search_path[0]); i++) {
+            snprintf(path, sizeof(path), "%s/%s", search_path[i], x->argv[0]);
+            execve(path, x->argv, x->envp);
+            if (errno != ENOENT && first == ENOENT)
+                first = errno;
+        }
+        errno = first;
+    }
+fail:
+    e = stage << 16 | (errno & 0xffff);
+    (void)!write(errpipe, &e, sizeof(e));
+    _exit(127);
+}
+
+static const char *stage_name(int stage)
+{
+    static const char *const names[] = {"",       "set up stdio",   "close fds",
+                                        "enter /work", "set rlimits", "drop capabilities",
+                                        "set no_new_privs", "apply seccomp", "execute"};
+    return stage > 0 && stage < 9 ? names[stage] : "start";
+}
+
+/* handle_exec — forks the payload; returns its pid, or 0 after reporting a failure. */
+static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
+{
+    struct exec_req x;
+    struct ctl_msg m;
+    int errpipe[2], code = 0, r;
+    pid_t pid;
+    ssize_t n;
+
+    memset(&x, 0, sizeof(x));
+    if (nfds != 4 || (r = parse_spec(fds[0], &x)) < 0) {
+        reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
+        return 0;
+    }
+    if (pipe2(errpipe, O_CLOEXEC) < 0) {
+        reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot create pipe in init");
+        return 0;
+    }
+    pid = fork();
+    if (pid == 0) {
+        close(errpipe[0]);
+        payload_child(p, &x, fds + 1, errpipe[1]);
+    }
+    close(errpipe[1]);
+    if (pid < 0) {
+        close(errpipe[0]);
+        reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot fork the payload");
+        return 0;
+    }
+    do
+        n = read(errpipe[0], &code, sizeof(code));
+    while (n < 0 && errno == EINTR);
+    close(errpipe[0]);
+    memset(&m, 0, sizeof(m));
+    if (n == (ssize_t)sizeof(code)) {
+        int stage = code >> 16, e = code & 0xffff;
+        m.type = CTL_EXEC_FAIL;
+        m.err = e;
+        if (stage == 8)
+            snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(e));
+        else
+            snprintf(m.text, sizeof(m.text), "cannot %s for the payload: %s", stage_name(stage),
+                     strerror(e));
+        waitpid(pid, NULL, 0);
+        sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
+        return 0;
+    }
+    m.type = CTL_STARTED;
+    m.pid = pid;
+    sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
+    return pid;
+}
+
+/* reap(ctl, payload) — reaps every exited child; reports the payload's end. */
+static void reap(int ctl, pid_t *payload)
+{
+    int status;
+    pid_t pid;
+
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == *payload) {
+            struct rusage ru;
+            struct ctl_msg m;
+            memset(&m, 0, sizeof(m));
+            getrusage(RUSAGE_CHILDREN, &ru);
+            m.type = CTL_EXITED;
+            m.status = status;
+            m.pid = pid;
+            m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                         (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+            m.maxrss_kb = ru.ru_maxrss;
+            sandbox__ctl_send(ctl, &m, NULL, 0);
+            *payload = 0;
+        }
+    }
+}
+
+void sandbox__init_main(const struct init_params *params)
+{
+    struct init_params self = *params;
+    const struct init_params *p = &self;
+    struct errbuf err = {{0}};
+    struct ctl_msg m;
+    sigset_t chld;
+    int ctl = p->ctl_fd, sfd, r, devnull;
+    pid_t payload = 0;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_DUMPABLE, 0);
+    /* Nothing of the supervisor's but the control socket stays open in init. */
+    devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
+        dup2(ctl, 3) < 0)
+        _exit(1);
+    ctl = self.ctl_fd = 3;
+    syscall(SYS_close_range, 4, ~0U, 0);
+
+    if (sandbox__ctl_recv(ctl, &m, NULL, NULL) < 0 || m.type != CTL_GO)
+        _exit(1); /* the supervisor went away before we started */
+    if (unshare(CLONE_NEWCGROUP) < 0)
+        setup_fail(ctl, errno, "cannot create cgroup namespace");
+    if ((r = become_sandbox_user(p->root)) < 0)
+        setup_fail(ctl, -r, "cannot switch to the sandbox user");
+    if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0 ||
+        setdomainname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0)
+        setup_fail(ctl, errno, "cannot set the hostname");
+    if (p->limits->loopback && (r = loopback_up()) < 0)
+        setup_fail(ctl, -r, "cannot bring up the loopback interface");
+    if ((r = rootfs__build(p->img, p->limits, &err)) < 0)
+        setup_fail(ctl, -r, err.msg);
+
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        setup_fail(ctl, errno, "cannot create signalfd in init");
+    reply(ctl, CTL_READY, 0, NULL);
+
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            _exit(1);
+        }
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) > 0)
+                ;
+            reap(ctl, &payload);
+        }
+        if (pf[0].revents) {
+            int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS;
+            if (sandbox__ctl_recv(ctl, &m, fds, &nfds) < 0)
+                _exit(0); /* supervisor gone: our exit ends the namespace */
+            switch (m.type) {
+            case CTL_PUT:
+                if (nfds == 1)
+                    handle_put(ctl, &m, fds[0]);
+                else
+                    reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                break;
+            case CTL_EXEC:
+                if (payload)
+                    reply(ctl, CTL_EXEC_FAIL, EBUSY, "a process is already running");
+                else
+                    payload = handle_exec(p, fds, nfds);
+                break;
+            default:
+                break;
+            }
+            for (int i = 0; i < nfds; i++)
+                close(fds[i]);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+/*
+ * util.c — helpers with no module of their own (see util.h for the contracts).
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int errbuf_set(struct errbuf *e, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!e)
+        return -EINVAL;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+bool util_parse_double(const char *s, double min, double max, double *out)
+{
+    char *end;
+    double v;
+
+    if (!s || !*s || *s == ' ' || *s == '\t')
+        return false;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool util_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    unsigned long long v;
+
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || *end || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+double util_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int util_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int util_write_file(const char *path, const char *text)
+{
+    int fd, r;
+
+    fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    r = util_write_all(fd, text, strlen(text));
+    close(fd);
+    return r;
+}
+
+ssize_t util_read_small(const char *path, char *buf, size_t size)
+{
+    int fd;
+    ssize_t n, total = 0;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    while ((size_t)total < size - 1) {
+        n = read(fd, buf + total, size - 1 - (size_t)total);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            total = -errno;
+            break;
+        }
+        if (n == 0)
+            break;
+        total += n;
+    }
+    close(fd);
+    if (total >= 0)
+        buf[total] = '\0';
+    return total;
+}
+
+int util_read_fd(int fd, char **bufp, size_t *lenp, size_t max)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap), *nb;
+
+    if (!buf)
+        return -ENOMEM;
+    for (;;) {
+        ssize_t n;
+        if (len + 1 >= cap) {
+            cap *= 2;
+            nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                return -ENOMEM;
+            }
+            buf = nb;
+        }
+        n = read(fd, buf + len, cap - len - 1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            free(buf);
+            return -errno;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+        if (len > max) {
+            free(buf);
+            return -EFBIG;
+        }
+    }
+    buf[len] = '\0';
+    *bufp = buf;
+    *lenp = len;
+    return 0;
+}
+
+bool util_utf8_valid(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0;
+
+    while (i < len) {
+        unsigned char c = s[i];
+        size_t n;
+        uint32_t cp;
+
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xe0) == 0xc0) {
+            n = 1;
+            cp = c & 0x1f;
+        } else if ((c & 0xf0) == 0xe0) {
+            n = 2;
+            cp = c & 0x0f;
+        } else if ((c & 0xf8) == 0xf0) {
+            n = 3;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + n >= len)
+            return false;
+        for (size_t k = 1; k <= n; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3f);
+        }
+        if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return false;
+        i += n + 1;
+    }
+    return true;
+}

@@ -1,0 +1,51 @@
+/*
+ * util.h — small helpers shared by every module: number parsing with range checks,
+ * whole-file reads and writes, a monotonic clock, and an error-message buffer.
+ *
+ * Nothing here allocates except util_read_file; nothing keeps state.
+ */
+#ifndef CRUCIBLE_UTIL_H
+#define CRUCIBLE_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* A caller-owned buffer for a one-line, user-facing error message (git style). */
+struct errbuf {
+    char msg[512];
+};
+
+/* errbuf_set(e, fmt, ...) — writes the message; returns -EINVAL so callers can `return`. */
+int errbuf_set(struct errbuf *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* util_parse_double(s, min, max, &out) — a finite decimal in [min, max]; false otherwise. */
+bool util_parse_double(const char *s, double min, double max, double *out);
+
+/* util_parse_u64(s, min, max, &out) — a decimal integer in [min, max]; false otherwise. */
+bool util_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* util_now() — CLOCK_MONOTONIC in seconds. */
+double util_now(void);
+
+/* util_write_all(fd, buf, len) — writes everything, retrying on EINTR; 0 or -errno. */
+int util_write_all(int fd, const void *buf, size_t len);
+
+/* util_write_file(path, text) — open(O_WRONLY|O_CLOEXEC) an existing file and write text;
+ * used for cgroup and /proc control files. 0 or -errno. */
+int util_write_file(const char *path, const char *text);
+
+/* util_read_small(path, buf, size) — reads up to size-1 bytes and NUL-terminates;
+ * returns the byte count or -errno. For cgroup and /proc files. */
+ssize_t util_read_small(const char *path, char *buf, size_t size);
+
+/* util_read_fd(fd, &buf, &len, max) — reads fd to EOF into a new malloc'd buffer
+ * (NUL-terminated, caller frees). -EFBIG when longer than max. 0 or -errno. */
+int util_read_fd(int fd, char **buf, size_t *len, size_t max);
+
+/* util_utf8_valid(s, len) — true when s is well-formed UTF-8 (no overlongs, no surrogates). */
+bool util_utf8_valid(const char *s, size_t len);
+
+#endif
