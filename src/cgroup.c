@@ -185,10 +185,15 @@ static void discover_v1(struct cgroup_env *env, enum cgroup_res res)
 
 void cgroup_env_init(struct cgroup_env *env)
 {
+    const char *v1 = getenv("CRUCIBLE_CGROUP_V1");
+
     memset(env, 0, sizeof(*env));
     for (int r = 0; r < CGROUP_RES_COUNT; r++)
         env->res_hier[r] = -1;
+
     discover_v2(env);
+    if (v1 && strcmp(v1, "0") == 0)
+        return; /* operator opted out of v1: rlimit fallbacks for what v2 lacks */
     discover_v1(env, CGROUP_RES_MEMORY);
     discover_v1(env, CGROUP_RES_PIDS);
     discover_v1(env, CGROUP_RES_CPU);

@@ -309,7 +309,7 @@ int cmd_run(int argc, char **argv)
     sandbox_run(&rt, img, &o->limits, o->files, o->nfiles, &proc, &res);
     if (o->json) {
         json_t *j = result_to_json(&res);
-        char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+        char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
         if (s) {
             puts(s);
             free(s);

@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <stdio.h>
 
 const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT] = {
     [LIM_CPU] = {"cpu-time", 0.01, 3600, 10},
@@ -262,13 +263,16 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)sb->init_pid);
         (void)util_write_file(path, "-1000"); /* init is never the OOM victim */
     }
-    if (sb->has_cg && (r = cgroup_attach(&sb->cg, sb->init_pid, sb->cg.v2_fd >= 0)) < 0) {
-        errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
-        goto out_kill;
-    }
+    /* GO first: init builds its root filesystem on one core while the v1 attach (which
+     * waits for an RCU grace period in the kernel) proceeds on another. init enters its
+     * cgroup namespace only at its first exec, when the attach is long done. */
     memset(&m, 0, sizeof(m));
     m.type = CTL_GO;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0 && sb->has_cg && (r = cgroup_attach(&sb->cg, sb->init_pid, sb->cg.v2_fd >= 0)) < 0) {
+        errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
+        goto out_kill;
+    }
     if (r == 0)
         r = recv_reply(sb, &m, 10.0);
     if (r < 0) {

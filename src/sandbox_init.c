@@ -315,14 +315,22 @@ static int parse_spec(int memfd, struct exec_req *x)
     return 0;
 }
 
+/* drop_bounding_set() — empties the bounding set; init does it once after setup, so
+ * every payload inherits an empty one (the permitted set of init is not affected). */
+static int drop_bounding_set(void)
+{
+    for (int c = 0; c <= 63; c++)
+        if (prctl(PR_CAPBSET_DROP, c) < 0 && errno != EINVAL)
+            return -errno;
+    return 0;
+}
+
+/* drop_all_caps() — the payload's remaining sets: ambient, effective, permitted, inheritable. */
 static int drop_all_caps(void)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2];
 
-    for (int c = 0; c <= 63; c++)
-        if (prctl(PR_CAPBSET_DROP, c) < 0 && errno != EINVAL)
-            return -errno;
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
         return -errno;
     memset(d, 0, sizeof(d));
@@ -357,11 +365,16 @@ __attribute__((noreturn)) static void payload_child(const struct init_params *p,
         (x->spec.nproc.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_NPROC, &x->spec.nproc) < 0))
         goto fail;
     {
-        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-        if (fd >= 0) {
-            (void)!write(fd, "1000", 4); /* the payload, not init, is the OOM victim */
-            close(fd);
-        }
+        /* init is exempt from the OOM killer and the payload would inherit that: make the
+         * payload the preferred victim instead (raising needs no privilege, but the file is
+         * only writable while the process is dumpable; execve sets dumpable anew). */
+        int fd;
+        prctl(PR_SET_DUMPABLE, 1);
+        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "1000", 4) != 4)
+            goto fail;
+        close(fd);
+        prctl(PR_SET_DUMPABLE, 0);
     }
     stage = 5;
     if ((e = drop_all_caps()) < 0) {
@@ -490,6 +503,7 @@ void sandbox__init_main(const struct init_params *params)
     sigset_t chld;
     int ctl = p->ctl_fd, sfd, r, devnull;
     pid_t payload = 0;
+    bool cgns = false; /* entered at the first exec, once the supervisor has attached us */
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_DUMPABLE, 0);
@@ -503,8 +517,6 @@ void sandbox__init_main(const struct init_params *params)
 
     if (sandbox__ctl_recv(ctl, &m, NULL, NULL) < 0 || m.type != CTL_GO)
         _exit(1); /* the supervisor went away before we started */
-    if (unshare(CLONE_NEWCGROUP) < 0)
-        setup_fail(ctl, errno, "cannot create cgroup namespace");
     if ((r = become_sandbox_user(p->root)) < 0)
         setup_fail(ctl, -r, "cannot switch to the sandbox user");
     if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0 ||
@@ -515,6 +527,8 @@ void sandbox__init_main(const struct init_params *params)
     if ((r = rootfs__build(p->img, p->limits, &err)) < 0)
         setup_fail(ctl, -r, err.msg);
 
+    if ((r = drop_bounding_set()) < 0)
+        setup_fail(ctl, -r, "cannot drop the capability bounding set");
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
@@ -548,10 +562,14 @@ void sandbox__init_main(const struct init_params *params)
                     reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
                 break;
             case CTL_EXEC:
-                if (payload)
+                if (payload) {
                     reply(ctl, CTL_EXEC_FAIL, EBUSY, "a process is already running");
-                else
+                } else if (!cgns && unshare(CLONE_NEWCGROUP) < 0) {
+                    reply(ctl, CTL_EXEC_FAIL, errno, "cannot create cgroup namespace");
+                } else {
+                    cgns = true;
                     payload = handle_exec(p, fds, nfds);
+                }
                 break;
             default:
                 break;
