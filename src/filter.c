@@ -28,7 +28,7 @@
 #define CLONE_NEWTIME_FLAG 0x00000080
 #define READ_IMPLIES_EXEC 0x0400000
 
-enum arg_test { ARG_ANY, ARG0_MASKED, ARG0_EQ, ARG1_EQ32 };
+enum arg_test { ARG_ANY, ARG0_MASKED, ARG0_EQ, ARG1_LOW32 };
 
 struct rule {
     const char *name; /* syscall name, resolved by libseccomp (absent ones are skipped) */
@@ -40,8 +40,8 @@ struct rule {
 
 static const struct rule policy[] = {
     /* 17: terminal injection; the ioctl command is compared on its low 32 bits only. */
-    {"ioctl", EPERM, ARG1_EQ32, 0, TIOCSTI, "17 tty injection"},
-    {"ioctl", EPERM, ARG1_EQ32, 0, TIOCLINUX, "17 tty injection"},
+    {"ioctl", EPERM, ARG1_LOW32, 0, TIOCSTI, "17 tty injection"},
+    {"ioctl", EPERM, ARG1_LOW32, 0, TIOCLINUX, "17 tty injection"},
     /* 19: cross-sandbox channels through shared kernel objects. */
     {"flock", EPERM, ARG_ANY, 0, 0, "19 locks on shared read-only inodes"},
     {"keyctl", ENOSYS, ARG_ANY, 0, 0, "19 keyrings"},
@@ -137,9 +137,11 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
                                 SCMP_A0(SCMP_CMP_MASKED_EQ, r->mask, r->value));
     case ARG0_EQ:
         return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 1, SCMP_A0(SCMP_CMP_EQ, r->value));
-    case ARG1_EQ32:
+    case ARG1_LOW32:
+        /* The kernel reads the ioctl command as 32 bits: compare only those, so high
+         * bits cannot smuggle a denied command past the filter (CVE-2019-10063). */
         return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 1,
-                                SCMP_A1_32(SCMP_CMP_EQ, (uint32_t)r->value));
+                                SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, r->value));
     case ARG_ANY:
     default:
         return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 0);

@@ -484,7 +484,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     int outp[2] = {-1, -1}, errp[2] = {-1, -1}, specfd = -1, stdin_fd = -1, r;
     int fds[4];
     double start, wall_deadline, cpu_base = 0, cpu_used = 0;
-    bool exited = false, killed = false, init_died = false;
+    bool exited = false, killed = false, init_died = false, torn_down = false;
     enum result_status forced = RESULT_OK;
     int wait_status = 0;
     int64_t ru_cpu_usec = 0, ru_maxrss = 0;
@@ -622,19 +622,22 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     res->wall_time = util_now() - start;
 
 out_teardown:
-    if ((flags & SANDBOX_EXEC_LAST) || killed) {
+    torn_down = (flags & SANDBOX_EXEC_LAST) || killed;
+    if (torn_down) {
         r = teardown(sb);
         if (r < 0 && res->status != RESULT_SANDBOX_ERROR && (exited || killed))
             forced = RESULT_SANDBOX_ERROR;
     }
-    /* Drain what the (now dead) processes left in the pipes. */
+    /* Drain what the processes left in the pipes: to EOF when everything is dead (EOF is
+     * then certain), else only what is already there, since a background process of a
+     * session may hold the pipe open. */
     for (int i = 0; i < 2; i++) {
         struct capture *c = &cap[i];
         if (res->status == RESULT_SANDBOX_ERROR && !exited && !killed)
             break;
         while (c->fd >= 0) {
             struct pollfd pf = {.fd = c->fd, .events = POLLIN};
-            if (poll(&pf, 1, 1000) <= 0)
+            if (poll(&pf, 1, torn_down ? 1000 : 0) <= 0)
                 break;
             int rr = capture_read(c);
             if (rr == 1)

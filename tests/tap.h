@@ -7,6 +7,7 @@
 #ifndef CRUCIBLE_TAP_H
 #define CRUCIBLE_TAP_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include "../hostile.h"
 #include <sys/io.h>
 #include <sys/klog.h>
-#include <sys/reboot.h>
+#include <linux/reboot.h>
 
 static long reboot_bad_magic(void)
 {

@@ -1,0 +1,65 @@
+/* Unit tests for src/image.c: the host image's allow-list and directory images. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "tap.h"
+
+static const struct image_entry *find(const struct image *img, const char *path)
+{
+    for (int i = 0; i < img->nentries; i++)
+        if (strcmp(img->entries[i].path, path) == 0)
+            return &img->entries[i];
+    return NULL;
+}
+
+int main(void)
+{
+    static struct image img;
+    struct errbuf err = {{0}};
+    char dir[] = "/tmp/crucible-image-XXXXXX", path[256];
+
+    ok(image_resolve("host", &img, &err) == 0, "host resolves (%s)", err.msg);
+    ok(find(&img, "usr") && find(&img, "usr")->kind == IMAGE_ENTRY_DIR, "host exposes /usr");
+    ok(find(&img, "etc/ld.so.cache") != NULL, "host exposes the loader cache");
+    ok(find(&img, "etc/shadow") == NULL, "host never exposes /etc/shadow");
+    ok(find(&img, "etc/gshadow") == NULL, "host never exposes /etc/gshadow");
+    ok(find(&img, "etc/passwd") == NULL, "host's passwd is replaced by a generated one");
+    ok(find(&img, "etc/sudoers") == NULL, "host never exposes sudoers");
+    ok(find(&img, "root") == NULL && find(&img, "home") == NULL, "no /root or /home");
+    ok(img.synth_etc, "host image gets generated /etc files");
+    is_str(img.digest, "host", "host digest");
+
+    ok(image_resolve("nosuch", &img, &err) < 0 && strstr(err.msg, "unknown image 'nosuch'"),
+       "unknown name is an error naming it");
+    ok(image_resolve("/nonexistent/dir", &img, &err) < 0 && strstr(err.msg, "/nonexistent/dir"),
+       "missing directory is an error naming it");
+    ok(image_resolve("", &img, &err) < 0, "empty name rejected");
+    ok(image_resolve("/", &img, &err) < 0, "'/' refused (would be the whole host)");
+
+    if (!mkdtemp(dir))
+        return 1;
+    ok(image_resolve(dir, &img, &err) < 0 && strstr(err.msg, "empty"), "empty directory rejected");
+    snprintf(path, sizeof(path), "%s/bin", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/proc", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof(path), "%s/lib", dir);
+    if (symlink("usr/lib", path) < 0)
+        return 1;
+    ok(image_resolve(dir, &img, &err) == 0, "directory image resolves (%s)", err.msg);
+    ok(find(&img, "bin") && find(&img, "bin")->kind == IMAGE_ENTRY_DIR, "its bin is a directory");
+    ok(find(&img, "lib") && strcmp(find(&img, "lib")->target, "usr/lib") == 0, "its symlink is kept");
+    ok(find(&img, "proc") == NULL, "reserved names are not exposed");
+    ok(!img.synth_etc, "directory images keep their own /etc");
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/lib", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/bin", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/proc", dir);
+    rmdir(path);
+    rmdir(dir);
+    return done_testing();
+}

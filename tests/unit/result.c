@@ -1,0 +1,56 @@
+/* Unit tests for src/result.c: status names, JSON form, escaping of non-UTF-8 output. */
+#include "result.h"
+#include "tap.h"
+
+static const char *jstr(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+int main(void)
+{
+    struct result r;
+    json_t *j;
+    char *esc;
+
+    is_str(result_status_name(RESULT_OK), "ok", "status name ok");
+    is_str(result_status_name(RESULT_MEMORY_LIMIT), "memory_limit", "status name memory_limit");
+    is_str(result_status_name(RESULT_SANDBOX_ERROR), "sandbox_error", "status name sandbox_error");
+    is_str(result_status_name((enum result_status)99), "sandbox_error", "out of range is sandbox_error");
+    is_str(result_limit_name(RESULT_LIMIT_WALL), "wall", "limit name wall");
+    ok(result_limit_name(RESULT_LIMIT_NONE) == NULL, "no limit is null");
+
+    result_init(&r);
+    ok(r.status == RESULT_SANDBOX_ERROR && r.exit_code == -1, "a fresh record claims nothing");
+    r.status = RESULT_TIMEOUT;
+    r.limit = RESULT_LIMIT_CPU;
+    r.cpu_time = 1.25;
+    r.out.data = strdup("hi\n");
+    r.out.len = 3;
+    r.err.data = strdup("\xff\xfe" "ok");
+    r.err.len = 4;
+    snprintf(r.image, sizeof(r.image), "host");
+    j = result_to_json(&r);
+    ok(j != NULL, "record encodes");
+    is_str(jstr(j, "status"), "timeout", "json status");
+    is_str(jstr(j, "limit"), "cpu", "json limit");
+    ok(json_is_null(json_object_get(j, "exit_code")), "exit_code null when it did not exit");
+    ok(json_is_null(json_object_get(j, "signal")), "signal null when none");
+    is_str(jstr(j, "stdout"), "hi\n", "valid UTF-8 kept as is");
+    ok(json_object_get(j, "stdout_base64") == NULL, "no base64 for valid text");
+    is_str(jstr(j, "stderr"), "\\xff\\xfeok", "invalid bytes escaped, not dropped");
+    is_str(jstr(j, "stderr_base64"), "//5vaw==", "exact bytes in base64");
+    ok(json_real_value(json_object_get(j, "cpu_time")) == 1.25, "cpu_time in seconds");
+    json_decref(j);
+    result_fail(&r, "cannot %s", "start");
+    ok(r.status == RESULT_SANDBOX_ERROR && strcmp(r.message, "cannot start") == 0, "result_fail");
+    result_release(&r);
+
+    esc = result_text_escape("a\0b", 3);
+    is_str(esc, "a\\x00b", "NUL escaped");
+    free(esc);
+    esc = result_text_escape("\xc3\xa9\xc3", 3);
+    is_str(esc, "\xc3\xa9\\xc3", "valid prefix kept, truncated tail escaped");
+    free(esc);
+    return done_testing();
+}

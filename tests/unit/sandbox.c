@@ -1,0 +1,140 @@
+/*
+ * Unit tests for src/sandbox.c through its API, with real namespaces: one sandbox serving
+ * several processes (the basis of sessions), files put in and read back, refusals of
+ * unsafe destinations, stdin, extra environment, teardown of background processes.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "tap.h"
+
+static struct sandbox_runtime rt;
+static struct image img;
+
+static int run(struct sandbox *sb, char *const *argv, int stdin_fd, char *const *env,
+               unsigned flags, struct result *res)
+{
+    struct sandbox_proc p = {.argv = argv, .env = env, .stdin_fd = stdin_fd};
+    result_init(res);
+    return sandbox_exec(sb, &p, flags, res);
+}
+
+static int tmpfile_with(const char *text)
+{
+    char path[] = "/tmp/crucible-test-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return -1;
+    unlink(path);
+    (void)!write(fd, text, strlen(text));
+    lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
+int main(void)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_limits lim;
+    struct sandbox *sb;
+    struct result res;
+    int fd;
+
+    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
+        diag("%s", err.msg);
+        skip("sandbox runtime unavailable");
+        return done_testing();
+    }
+    sandbox_limits_default(&lim);
+    lim.wall_time = 10;
+
+    ok(sandbox_dest_valid("a/b.txt", &err), "nested relative destination is valid");
+    ok(!sandbox_dest_valid("/etc/x", &err) && strstr(err.msg, "relative"), "absolute refused");
+    ok(!sandbox_dest_valid("../x", &err), "'..' refused");
+    ok(!sandbox_dest_valid("a/../../x", &err), "inner '..' refused");
+    ok(!sandbox_dest_valid("a//b", &err), "empty component refused");
+    ok(!sandbox_dest_valid("a/", &err), "directory-looking destination refused");
+    ok(!sandbox_dest_valid("", &err), "empty destination refused");
+
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    ok(sb != NULL, "create a sandbox (%s)", err.msg);
+    if (!sb)
+        return done_testing();
+
+    fd = tmpfile_with("print('from file')\n");
+    ok(sandbox_put_file(sb, "pkg/main.py", fd, 0640, &err) == 0, "put a nested file (%s)", err.msg);
+    ok(sandbox_put_file(sb, "pkg/main.py", fd, 0640, &err) < 0, "putting the same path twice fails");
+    close(fd);
+
+    char *a1[] = {"/bin/sh", "-c", "stat -c %a pkg/main.py; python3 pkg/main.py; echo state > kept", NULL};
+    run(sb, a1, -1, NULL, 0, &res);
+    ok(res.status == RESULT_OK, "first process ok (%s)", res.message);
+    is_str(res.out.data, "640\nfrom file\n", "mode bits kept and the file runs");
+    result_release(&res);
+
+    char *a2[] = {"/bin/cat", "kept", NULL};
+    run(sb, a2, -1, NULL, 0, &res);
+    is_str(res.out.data, "state\n", "the work directory persists between processes");
+    result_release(&res);
+
+    char *a3[] = {"/bin/ln", "-s", "/etc", "link", NULL};
+    run(sb, a3, -1, NULL, 0, &res);
+    result_release(&res);
+    fd = tmpfile_with("x");
+    ok(sandbox_put_file(sb, "link/evil", fd, 0644, &err) < 0 && strstr(err.msg, "link/evil"),
+       "a symlink planted by the payload is not followed (%s)", err.msg);
+    ok(sandbox_put_file(sb, "link", fd, 0644, &err) < 0, "nor overwritten");
+    close(fd);
+
+    fd = tmpfile_with("line one\nline two\n");
+    char *a4[] = {"/usr/bin/wc", "-l", NULL};
+    run(sb, a4, fd, NULL, 0, &res);
+    is_str(res.out.data, "2\n", "stdin is fed from the caller's fd");
+    result_release(&res);
+    close(fd);
+
+    char *env[] = {"GREETING=hello", "PATH=/bin", NULL};
+    char *a5[] = {"/bin/sh", "-c", "echo $GREETING $PATH $HOME", NULL};
+    run(sb, a5, -1, env, 0, &res);
+    is_str(res.out.data, "hello /bin /tmp\n", "extra environment, caller may override PATH");
+    result_release(&res);
+
+    char *a6[] = {"no-such-program", NULL};
+    run(sb, a6, -1, NULL, 0, &res);
+    ok(res.status == RESULT_RUNTIME_ERROR && res.exit_code == 127 &&
+           strstr(res.message, "cannot execute 'no-such-program'"),
+       "a missing program is reported (%s)", res.message);
+    result_release(&res);
+
+    /* A background process outlives its parent: the next exec still works, and the last
+     * one tears everything down. */
+    char *a7[] = {"/bin/sh", "-c", "sleep 100 & echo started", NULL};
+    run(sb, a7, -1, NULL, 0, &res);
+    ok(res.status == RESULT_OK && res.wall_time < 0.9, "returns while a background child runs (%.3f s)",
+       res.wall_time);
+    result_release(&res);
+    char *a8[] = {"/bin/sh", "-c", "ps -e -o comm= | grep -c sleep", NULL};
+    run(sb, a8, -1, NULL, SANDBOX_EXEC_LAST, &res);
+    is_str(res.out.data, "1\n", "the background child was still there");
+    result_release(&res);
+    ok(sandbox_destroy(sb, &err) == 0, "destroy leaves nothing (%s)", err.msg);
+
+    char *a9[] = {"/bin/echo", "one-shot", NULL};
+    struct sandbox_proc p = {.argv = a9, .stdin_fd = -1};
+    result_init(&res);
+    sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "one-shot\n") == 0, "sandbox_run one-shot");
+    ok(res.wall_time > 0 && res.wall_time < 5, "wall time measured (%.4f s)", res.wall_time);
+    result_release(&res);
+
+    lim.disk_mb = 1;
+    char *a10[] = {"/bin/sh", "-c", "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done", NULL};
+    p.argv = a10;
+    result_init(&res);
+    sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
+    ok(strstr(res.err.data, "No space left") != NULL, "scratch is size-limited (%s)", res.err.data);
+    result_release(&res);
+    sandbox_runtime_release(&rt);
+    return done_testing();
+}
