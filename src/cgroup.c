@@ -263,7 +263,8 @@ static int set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, s
         } else {
             r = write_in(d, "memory.limit_in_bytes", num);
             if (r == 0)
-                (void)write_in(d, "memory.memsw.limit_in_bytes", num); /* absent without swap accounting */
+                (void)write_in(d, "memory.memsw.limit_in_bytes",
+                               num); /* absent without swap accounting */
         }
         if (r < 0)
             return errbuf_set(err, "cannot set memory limit in '%s': %s", d, strerror(-r)), r;
@@ -356,9 +357,10 @@ uint64_t cgroup_memory_peak_kb(const struct cgroup *cg)
 
     if (!d)
         return 0;
-    if (read_in(d, cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 2
-                       ? "memory.peak"
-                       : "memory.max_usage_in_bytes",
+    if (read_in(d,
+                cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 2
+                    ? "memory.peak"
+                    : "memory.max_usage_in_bytes",
                 buf, sizeof(buf)) < 0)
         return 0;
     return strtoull(buf, NULL, 10) / 1024;

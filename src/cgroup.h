@@ -35,9 +35,9 @@ enum cgroup_res {
 struct cgroup_env {
     int nhier;
     struct {
-        int version;       /* 1 or 2 */
-        char base[4096];   /* ".../crucible": where sandbox groups are created */
-        unsigned resmask;  /* bit (1 << enum cgroup_res) for each resource served here */
+        int version;      /* 1 or 2 */
+        char base[4096];  /* ".../crucible": where sandbox groups are created */
+        unsigned resmask; /* bit (1 << enum cgroup_res) for each resource served here */
     } hier[CGROUP_MAX_HIER];
     int res_hier[CGROUP_RES_COUNT]; /* index into hier[], or -1 when unavailable */
 };
@@ -47,7 +47,7 @@ struct cgroup {
     const struct cgroup_env *env;
     int ndirs;
     char dirs[CGROUP_MAX_HIER][4096]; /* parallel to env->hier[]; "" when unused */
-    int v2_fd;                        /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 */
+    int v2_fd; /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 */
 };
 
 /* cgroup_env_init(env) — discovers hierarchies and creates the "crucible" subtree where

@@ -20,38 +20,38 @@
 #include "sandbox.h"
 
 #define MAX_FILES 256
-#define MAX_ENV 256
+#define MAX_ENV   256
 
 static void run_usage(FILE *f)
 {
     const struct sandbox_limit_range *r = sandbox_limit_ranges;
 
-    fprintf(f,
-            "usage: crucible run [OPTIONS] -- PROGRAM [ARG...]\n\n"
-            "Runs PROGRAM once in a fresh sandbox (own namespaces, cgroup, seccomp policy,\n"
-            "read-only image, private /tmp and work directory /work, no network).\n\n"
-            "options:\n"
-            "  --image NAME         'host' (default) or an absolute path to a root filesystem\n"
-            "  --cpu-time S         CPU seconds for the whole process tree (%g..%g, default %g)\n"
-            "  --wall-time S        wall-clock seconds (%g..%g, default %g)\n"
-            "  --memory MB          memory of the whole process tree (%g..%g, default %g)\n"
-            "  --pids N             processes and threads (%g..%g, default %g)\n"
-            "  --output KB          output kept per stream; more ends the run (%g..%g, default %g)\n"
-            "  --disk MB            scratch space for /tmp and /work (%g..%g, default %g)\n"
-            "  --stdin FILE         feed FILE on standard input (default: empty)\n"
-            "  --file DEST=SRC      copy host file SRC to /work/DEST (mode bits kept)\n"
-            "  --env K=V            add K=V to the sandbox's environment\n"
-            "  --network none|loopback   no network (default), or a private loopback only\n"
-            "  --json               print the result record as JSON on stdout\n"
-            "  --check              print which limits this host lets crucible enforce\n"
-            "  -h, --help           this text\n\n"
-            "exit status: 0 the program exited 0; 1 it failed or hit a limit; 2 crucible\n"
-            "failed or the command line is wrong.\n",
-            r[LIM_CPU].min, r[LIM_CPU].max, r[LIM_CPU].def, r[LIM_WALL].min, r[LIM_WALL].max,
-            r[LIM_WALL].def, r[LIM_MEMORY].min, r[LIM_MEMORY].max, r[LIM_MEMORY].def,
-            r[LIM_PIDS].min, r[LIM_PIDS].max, r[LIM_PIDS].def, r[LIM_OUTPUT].min,
-            r[LIM_OUTPUT].max, r[LIM_OUTPUT].def, r[LIM_DISK].min, r[LIM_DISK].max,
-            r[LIM_DISK].def);
+    fprintf(
+        f,
+        "usage: crucible run [OPTIONS] -- PROGRAM [ARG...]\n\n"
+        "Runs PROGRAM once in a fresh sandbox (own namespaces, cgroup, seccomp policy,\n"
+        "read-only image, private /tmp and work directory /work, no network).\n\n"
+        "options:\n"
+        "  --image NAME         'host' (default) or an absolute path to a root filesystem\n"
+        "  --cpu-time S         CPU seconds for the whole process tree (%g..%g, default %g)\n"
+        "  --wall-time S        wall-clock seconds (%g..%g, default %g)\n"
+        "  --memory MB          memory of the whole process tree (%g..%g, default %g)\n"
+        "  --pids N             processes and threads (%g..%g, default %g)\n"
+        "  --output KB          output kept per stream; more ends the run (%g..%g, default %g)\n"
+        "  --disk MB            scratch space for /tmp and /work (%g..%g, default %g)\n"
+        "  --stdin FILE         feed FILE on standard input (default: empty)\n"
+        "  --file DEST=SRC      copy host file SRC to /work/DEST (mode bits kept)\n"
+        "  --env K=V            add K=V to the sandbox's environment\n"
+        "  --network none|loopback   no network (default), or a private loopback only\n"
+        "  --json               print the result record as JSON on stdout\n"
+        "  --check              print which limits this host lets crucible enforce\n"
+        "  -h, --help           this text\n\n"
+        "exit status: 0 the program exited 0; 1 it failed or hit a limit; 2 crucible\n"
+        "failed or the command line is wrong.\n",
+        r[LIM_CPU].min, r[LIM_CPU].max, r[LIM_CPU].def, r[LIM_WALL].min, r[LIM_WALL].max,
+        r[LIM_WALL].def, r[LIM_MEMORY].min, r[LIM_MEMORY].max, r[LIM_MEMORY].def, r[LIM_PIDS].min,
+        r[LIM_PIDS].max, r[LIM_PIDS].def, r[LIM_OUTPUT].min, r[LIM_OUTPUT].max, r[LIM_OUTPUT].def,
+        r[LIM_DISK].min, r[LIM_DISK].max, r[LIM_DISK].def);
 }
 
 static int usage_error(const char *fmt, const char *a, const char *b)
@@ -116,7 +116,8 @@ static int add_file(struct run_opts *o, char *spec)
         close(fd);
         return usage_error("--file: '%s' is not a regular file%s", eq + 1, "");
     }
-    o->files[o->nfiles++] = (struct sandbox_file){.dest = spec, .fd = fd, .mode = st.st_mode & 07777};
+    o->files[o->nfiles++] =
+        (struct sandbox_file){.dest = spec, .fd = fd, .mode = st.st_mode & 07777};
     return 0;
 }
 
@@ -197,8 +198,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
                 enum sandbox_limit_id id = (enum sandbox_limit_id)(c - O_LIMIT);
                 const struct sandbox_limit_range *rg = &sandbox_limit_ranges[id];
                 if (!parse_limit(id, optarg, &v)) {
-                    fprintf(stderr,
-                            "crucible run: --%s must be a %s from %g to %g, not '%s'\n",
+                    fprintf(stderr, "crucible run: --%s must be a %s from %g to %g, not '%s'\n",
                             rg->name, id == LIM_CPU || id == LIM_WALL ? "number" : "whole number",
                             rg->min, rg->max, optarg);
                     return 2;
@@ -239,8 +239,8 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
         return usage_error("unknown option '%s'%s", argv[optind], "");
     if (optind >= argc)
-        return usage_error("missing PROGRAM (usage: crucible run [OPTIONS] -- PROGRAM [ARG...])%s%s",
-                           "", "");
+        return usage_error(
+            "missing PROGRAM (usage: crucible run [OPTIONS] -- PROGRAM [ARG...])%s%s", "", "");
     if (!argv[optind][0])
         return usage_error("empty PROGRAM name%s%s", "", "");
     *prog_index = optind;

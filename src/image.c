@@ -19,10 +19,29 @@
 static const char *const host_top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
 
 static const char *const host_etc_allow[] = {
-    "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "host.conf",
-    "gai.conf",     "localtime",   "timezone",   "mime.types",   "protocols",     "services",
-    "ssl",          "ca-certificates", "ca-certificates.conf", "os-release", "debian_version",
-    "java-*",       "python3*",    "perl",       "bash.bashrc",  "inputrc",       "magic",
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "localtime",
+    "timezone",
+    "mime.types",
+    "protocols",
+    "services",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "os-release",
+    "debian_version",
+    "java-*",
+    "python3*",
+    "perl",
+    "bash.bashrc",
+    "inputrc",
+    "magic",
     "gcc",
 };
 

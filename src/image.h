@@ -30,10 +30,10 @@ struct image_entry {
 };
 
 struct image {
-    char name[256];    /* as the user named it: "host" or the directory */
-    char root[PATH_MAX]; /* host path of the image root */
+    char name[256];            /* as the user named it: "host" or the directory */
+    char root[PATH_MAX];       /* host path of the image root */
     char digest[PATH_MAX + 8]; /* identity reported in result records */
-    bool synth_etc;    /* write passwd, group, hosts, hostname into /etc */
+    bool synth_etc;            /* write passwd, group, hosts, hostname into /etc */
     int nentries;
     struct image_entry entries[IMAGE_MAX_ENTRIES];
 };

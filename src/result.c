@@ -68,8 +68,11 @@ const char *result_limit_name(enum result_limit l)
 /* utf8_seq_len(s, left) — length of the valid UTF-8 sequence at s, or 0 when invalid. */
 static size_t utf8_seq_len(const unsigned char *s, size_t left)
 {
-    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
-                                 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    size_t n = s[0] < 0x80             ? 1
+               : (s[0] & 0xe0) == 0xc0 ? 2
+               : (s[0] & 0xf0) == 0xe0 ? 3
+               : (s[0] & 0xf8) == 0xf0 ? 4
+                                       : 0;
 
     if (n == 0 || n > left)
         return 0;
@@ -153,12 +156,14 @@ json_t *result_to_json(const struct result *r)
     if (!o)
         return NULL;
     e |= json_object_set_new(o, "status", json_string(result_status_name(r->status)));
-    e |= json_object_set_new(o, "exit_code", r->exit_code >= 0 ? json_integer(r->exit_code)
-                                                               : json_null());
+    e |= json_object_set_new(o, "exit_code",
+                             r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
     e |= json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null());
     e |= json_object_set_new(o, "limit", lim ? json_string(lim) : json_null());
-    e |= json_object_set_new(o, "cpu_time", json_real((double)(long long)(r->cpu_time * 1e6) / 1e6));
-    e |= json_object_set_new(o, "wall_time", json_real((double)(long long)(r->wall_time * 1e6) / 1e6));
+    e |=
+        json_object_set_new(o, "cpu_time", json_real((double)(long long)(r->cpu_time * 1e6) / 1e6));
+    e |= json_object_set_new(o, "wall_time",
+                             json_real((double)(long long)(r->wall_time * 1e6) / 1e6));
     e |= json_object_set_new(o, "memory_kb", json_integer((json_int_t)r->memory_kb));
     e |= set_stream(o, "stdout", &r->out);
     e |= set_stream(o, "stderr", &r->err);

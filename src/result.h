@@ -32,11 +32,11 @@ struct result_stream {
 
 struct result {
     enum result_status status;
-    int exit_code;  /* -1 when the process did not exit normally */
-    int signal;     /* 0 when none */
+    int exit_code; /* -1 when the process did not exit normally */
+    int signal;    /* 0 when none */
     enum result_limit limit;
-    double cpu_time;  /* seconds, whole process tree */
-    double wall_time; /* seconds */
+    double cpu_time;    /* seconds, whole process tree */
+    double wall_time;   /* seconds */
     uint64_t memory_kb; /* peak */
     struct result_stream out, err;
     char image[PATH_MAX + 8];

@@ -161,8 +161,10 @@ static int write_etc(int root, struct errbuf *err)
 static int make_dev(int root, struct errbuf *err)
 {
     static const char *const links[][2] = {
-        {"fd", "/proc/self/fd"},         {"stdin", "/proc/self/fd/0"},
-        {"stdout", "/proc/self/fd/1"},   {"stderr", "/proc/self/fd/2"},
+        {"fd", "/proc/self/fd"},
+        {"stdin", "/proc/self/fd/0"},
+        {"stdout", "/proc/self/fd/1"},
+        {"stderr", "/proc/self/fd/2"},
         {"shm", "/tmp"},
     };
     char path[64];
@@ -207,8 +209,7 @@ static int mount_proc(int root, struct errbuf *err)
         r = -errno;
         goto out;
     }
-    mnt = fsmount(fs, FSMOUNT_CLOEXEC,
-                  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
     if (mnt < 0) {
         r = -errno;
         goto out;
@@ -284,9 +285,8 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, str
     if (r < 0)
         goto out_close;
     /* Attach the finished tree over /tmp (only in this mount namespace) and pivot. */
-    if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
-        chdir("/tmp") < 0 || syscall(SYS_pivot_root, ".", ".") < 0 ||
-        umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
+    if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0 ||
+        syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
         r = errbuf_set(err, "cannot switch to the sandbox root: %s", strerror(errno));
         goto out_close;
     }

@@ -32,12 +32,9 @@
 #include <stdio.h>
 
 const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT] = {
-    [LIM_CPU] = {"cpu-time", 0.01, 3600, 10},
-    [LIM_WALL] = {"wall-time", 0.01, 86400, 20},
-    [LIM_MEMORY] = {"memory", 8, 1 << 20, 512},
-    [LIM_PIDS] = {"pids", 1, 32768, 64},
-    [LIM_OUTPUT] = {"output", 0, 1 << 20, 1024},
-    [LIM_DISK] = {"disk", 1, 1 << 20, 64},
+    [LIM_CPU] = {"cpu-time", 0.01, 3600, 10},    [LIM_WALL] = {"wall-time", 0.01, 86400, 20},
+    [LIM_MEMORY] = {"memory", 8, 1 << 20, 512},  [LIM_PIDS] = {"pids", 1, 32768, 64},
+    [LIM_OUTPUT] = {"output", 0, 1 << 20, 1024}, [LIM_DISK] = {"disk", 1, 1 << 20, 64},
 };
 
 struct sandbox {
@@ -240,8 +237,11 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     }
     sb->init_pid = clone_init(sb, &sb->pidfd);
     if (sb->init_pid == 0) {
-        struct init_params p = {.ctl_fd = sv[1], .root = rt->root, .img = img,
-                                .limits = &sb->limits, .filter = &rt->filter};
+        struct init_params p = {.ctl_fd = sv[1],
+                                .root = rt->root,
+                                .img = img,
+                                .limits = &sb->limits,
+                                .filter = &rt->filter};
         sandbox__init_main(&p);
     }
     close(sv[1]);
@@ -552,15 +552,17 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         goto out_teardown;
     }
     if (m.type != CTL_STARTED) {
-        result_fail(res, "unexpected reply from sandbox init (type %u, err %d: %s)", m.type, m.err, m.text);
+        result_fail(res, "unexpected reply from sandbox init (type %u, err %d: %s)", m.type, m.err,
+                    m.text);
         goto out_teardown;
     }
 
     wall_deadline = start + l->wall_time;
     while (!exited && !killed) {
-        struct pollfd pf[4] = {
-            {.fd = cap[0].fd, .events = POLLIN}, {.fd = cap[1].fd, .events = POLLIN},
-            {.fd = sb->ctl, .events = POLLIN},   {.fd = sb->pidfd, .events = POLLIN}};
+        struct pollfd pf[4] = {{.fd = cap[0].fd, .events = POLLIN},
+                               {.fd = cap[1].fd, .events = POLLIN},
+                               {.fd = sb->ctl, .events = POLLIN},
+                               {.fd = sb->pidfd, .events = POLLIN}};
         double now = util_now(), wait = wall_deadline - now;
         if (sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU)) {
             double left = l->cpu_time - cpu_used;

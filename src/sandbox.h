@@ -52,8 +52,8 @@ void sandbox_limits_default(struct sandbox_limits *l);
 struct sandbox_runtime {
     struct cgroup_env cg;
     struct filter filter;
-    bool root;         /* running as uid 0: full maps and cgroup limits */
-    uid_t outer_uid;   /* host uid the payload runs as */
+    bool root;       /* running as uid 0: full maps and cgroup limits */
+    uid_t outer_uid; /* host uid the payload runs as */
     gid_t outer_gid;
     long ncpu;
 };
@@ -81,9 +81,9 @@ int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, 
 
 /* What to run. argv[0] without a '/' is searched in the sandbox's PATH. */
 struct sandbox_proc {
-    char *const *argv;     /* NULL-terminated */
-    char *const *env;      /* extra "K=V" entries over the fixed environment; may be NULL */
-    int stdin_fd;          /* caller keeps it; -1 for /dev/null */
+    char *const *argv; /* NULL-terminated */
+    char *const *env;  /* extra "K=V" entries over the fixed environment; may be NULL */
+    int stdin_fd;      /* caller keeps it; -1 for /dev/null */
 };
 
 #define SANDBOX_EXEC_LAST 1u /* last process: tear the sandbox down before the verdict */

@@ -85,8 +85,8 @@ int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds)
 {
     char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];
     struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*msg)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                        .msg_controllen = sizeof(cbuf)};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
     int want = nfds ? *nfds : 0, got = 0;
     ssize_t n;
 
@@ -226,8 +226,7 @@ static void handle_put(int ctl, const struct ctl_msg *req, int src)
 
     dst = open_dest(req->text, req->mode);
     if (dst < 0) {
-        errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text,
-                   strerror(-dst));
+        errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text, strerror(-dst));
         reply(ctl, CTL_PUT_DONE, -dst, err.msg);
         return;
     }
@@ -338,9 +337,8 @@ static int drop_all_caps(void)
 }
 
 /* payload_child — between fork and execve; reports a failure as (stage << 16 | errno). */
-__attribute__((noreturn)) static void payload_child(const struct init_params *p,
-                                                    const struct exec_req *x, const int *stdio,
-                                                    int errpipe)
+__attribute__((noreturn)) static void
+payload_child(const struct init_params *p, const struct exec_req *x, const int *stdio, int errpipe)
 {
     sigset_t none;
     int stage = 1, e = 0;
@@ -411,9 +409,15 @@ fail:
 
 static const char *stage_name(int stage)
 {
-    static const char *const names[] = {"",       "set up stdio",   "close fds",
-                                        "enter /work", "set rlimits", "drop capabilities",
-                                        "set no_new_privs", "apply seccomp", "execute"};
+    static const char *const names[] = {"",
+                                        "set up stdio",
+                                        "close fds",
+                                        "enter /work",
+                                        "set rlimits",
+                                        "drop capabilities",
+                                        "set no_new_privs",
+                                        "apply seccomp",
+                                        "execute"};
     return stage > 0 && stage < 9 ? names[stage] : "start";
 }
 

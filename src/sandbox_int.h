@@ -15,9 +15,9 @@
 
 #include "sandbox.h"
 
-#define SANDBOX_UID 1000 /* uid and gid of the payload inside */
+#define SANDBOX_UID      1000 /* uid and gid of the payload inside */
 #define SANDBOX_HOSTNAME "crucible"
-#define CTL_MAX_FDS 4
+#define CTL_MAX_FDS      4
 
 enum ctl_type {
     CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
@@ -71,7 +71,6 @@ int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 
 /* rootfs__build(img, limits, err) — in init, in the new mount namespace: makes the root
  * filesystem and pivots into it; cwd is "/" afterwards. 0 or -errno with err set. */
-int rootfs__build(const struct image *img, const struct sandbox_limits *limits,
-                  struct errbuf *err);
+int rootfs__build(const struct image *img, const struct sandbox_limits *limits, struct errbuf *err);
 
 #endif

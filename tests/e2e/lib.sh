@@ -170,7 +170,7 @@ try:
 except Exception as e:
     print("# no JSON record: %s" % e); sys.exit(1)
 try:
-    sys.exit(0 if eval(sys.argv[2]) else 1)
+    sys.exit(0 if eval("(" + sys.argv[2] + "\n)") else 1)
 except Exception as e:
     print("# %s: %r" % (sys.argv[2], e)); sys.exit(1)
 EOF

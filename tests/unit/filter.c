@@ -39,16 +39,31 @@ static int probe(int (*fn)(void))
 
 #define EXPECT_ERRNO(call, e) return (call) < 0 && errno == (e) ? 0 : 1
 
-static int p_ptrace(void) { EXPECT_ERRNO(syscall(SYS_ptrace, 0, 0, 0, 0), EPERM); }
-static int p_vsock(void) { EXPECT_ERRNO(socket(40, SOCK_STREAM, 0), EAFNOSUPPORT); }
+static int p_ptrace(void)
+{
+    EXPECT_ERRNO(syscall(SYS_ptrace, 0, 0, 0, 0), EPERM);
+}
+static int p_vsock(void)
+{
+    EXPECT_ERRNO(socket(40, SOCK_STREAM, 0), EAFNOSUPPORT);
+}
 static int p_inet_ok(void)
 {
     int s = socket(AF_INET, SOCK_DGRAM, 0);
     return s >= 0 ? 0 : 1;
 }
-static int p_unshare(void) { EXPECT_ERRNO(unshare(CLONE_NEWUSER), EPERM); }
-static int p_clone_ns(void) { EXPECT_ERRNO(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0), EPERM); }
-static int p_clone3(void) { EXPECT_ERRNO(syscall(SYS_clone3, NULL, 0), ENOSYS); }
+static int p_unshare(void)
+{
+    EXPECT_ERRNO(unshare(CLONE_NEWUSER), EPERM);
+}
+static int p_clone_ns(void)
+{
+    EXPECT_ERRNO(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0), EPERM);
+}
+static int p_clone3(void)
+{
+    EXPECT_ERRNO(syscall(SYS_clone3, NULL, 0), ENOSYS);
+}
 static int p_fork_ok(void)
 {
     pid_t p = fork();
@@ -58,11 +73,26 @@ static int p_fork_ok(void)
     waitpid(p, &st, 0);
     return p > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 7 ? 0 : 1;
 }
-static int p_mount(void) { EXPECT_ERRNO(syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, 0), EPERM); }
-static int p_io_uring(void) { EXPECT_ERRNO(syscall(SYS_io_uring_setup, 1, NULL), ENOSYS); }
-static int p_bpf(void) { EXPECT_ERRNO(syscall(SYS_bpf, 0, NULL, 0), EPERM); }
-static int p_keyctl(void) { EXPECT_ERRNO(syscall(SYS_keyctl, 0, 0, 0, 0, 0), ENOSYS); }
-static int p_tiocsti(void) { EXPECT_ERRNO(ioctl(0, TIOCSTI, "x"), EPERM); }
+static int p_mount(void)
+{
+    EXPECT_ERRNO(syscall(SYS_mount, "none", "/tmp", "tmpfs", 0, 0), EPERM);
+}
+static int p_io_uring(void)
+{
+    EXPECT_ERRNO(syscall(SYS_io_uring_setup, 1, NULL), ENOSYS);
+}
+static int p_bpf(void)
+{
+    EXPECT_ERRNO(syscall(SYS_bpf, 0, NULL, 0), EPERM);
+}
+static int p_keyctl(void)
+{
+    EXPECT_ERRNO(syscall(SYS_keyctl, 0, 0, 0, 0, 0), ENOSYS);
+}
+static int p_tiocsti(void)
+{
+    EXPECT_ERRNO(ioctl(0, TIOCSTI, "x"), EPERM);
+}
 static int p_tiocsti_high(void)
 {
     /* CVE-2019-10063: the command with high bits set is still TIOCSTI to the kernel */
@@ -74,8 +104,14 @@ static int p_settime(void)
     clock_gettime(CLOCK_REALTIME, &ts);
     EXPECT_ERRNO(clock_settime(CLOCK_REALTIME, &ts), EPERM);
 }
-static int p_personality(void) { EXPECT_ERRNO(syscall(SYS_personality, 0x0400000), EPERM); }
-static int p_x32(void) { EXPECT_ERRNO(syscall(0x40000000 | SYS_getpid), ENOSYS); }
+static int p_personality(void)
+{
+    EXPECT_ERRNO(syscall(SYS_personality, 0x0400000), EPERM);
+}
+static int p_x32(void)
+{
+    EXPECT_ERRNO(syscall(0x40000000 | SYS_getpid), ENOSYS);
+}
 static int p_i386(void)
 {
     long ret;

@@ -50,7 +50,8 @@ int main(void)
         return 1;
     ok(image_resolve(dir, &img, &err) == 0, "directory image resolves (%s)", err.msg);
     ok(find(&img, "bin") && find(&img, "bin")->kind == IMAGE_ENTRY_DIR, "its bin is a directory");
-    ok(find(&img, "lib") && strcmp(find(&img, "lib")->target, "usr/lib") == 0, "its symlink is kept");
+    ok(find(&img, "lib") && strcmp(find(&img, "lib")->target, "usr/lib") == 0,
+       "its symlink is kept");
     ok(find(&img, "proc") == NULL, "reserved names are not exposed");
     ok(!img.synth_etc, "directory images keep their own /etc");
     rmdir(path);

@@ -16,7 +16,8 @@ int main(void)
     is_str(result_status_name(RESULT_OK), "ok", "status name ok");
     is_str(result_status_name(RESULT_MEMORY_LIMIT), "memory_limit", "status name memory_limit");
     is_str(result_status_name(RESULT_SANDBOX_ERROR), "sandbox_error", "status name sandbox_error");
-    is_str(result_status_name((enum result_status)99), "sandbox_error", "out of range is sandbox_error");
+    is_str(result_status_name((enum result_status)99), "sandbox_error",
+           "out of range is sandbox_error");
     is_str(result_limit_name(RESULT_LIMIT_WALL), "wall", "limit name wall");
     ok(result_limit_name(RESULT_LIMIT_NONE) == NULL, "no limit is null");
 
@@ -27,7 +28,8 @@ int main(void)
     r.cpu_time = 1.25;
     r.out.data = strdup("hi\n");
     r.out.len = 3;
-    r.err.data = strdup("\xff\xfe" "ok");
+    r.err.data = strdup("\xff\xfe"
+                        "ok");
     r.err.len = 4;
     snprintf(r.image, sizeof(r.image), "host");
     j = result_to_json(&r);

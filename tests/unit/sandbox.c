@@ -64,10 +64,12 @@ int main(void)
 
     fd = tmpfile_with("print('from file')\n");
     ok(sandbox_put_file(sb, "pkg/main.py", fd, 0640, &err) == 0, "put a nested file (%s)", err.msg);
-    ok(sandbox_put_file(sb, "pkg/main.py", fd, 0640, &err) < 0, "putting the same path twice fails");
+    ok(sandbox_put_file(sb, "pkg/main.py", fd, 0640, &err) < 0,
+       "putting the same path twice fails");
     close(fd);
 
-    char *a1[] = {"/bin/sh", "-c", "stat -c %a pkg/main.py; python3 pkg/main.py; echo state > kept", NULL};
+    char *a1[] = {"/bin/sh", "-c", "stat -c %a pkg/main.py; python3 pkg/main.py; echo state > kept",
+                  NULL};
     run(sb, a1, -1, NULL, 0, &res);
     ok(res.status == RESULT_OK, "first process ok (%s)", res.message);
     is_str(res.out.data, "640\nfrom file\n", "mode bits kept and the file runs");
@@ -111,8 +113,8 @@ int main(void)
      * one tears everything down. */
     char *a7[] = {"/bin/sh", "-c", "sleep 100 & echo started", NULL};
     run(sb, a7, -1, NULL, 0, &res);
-    ok(res.status == RESULT_OK && res.wall_time < 0.9, "returns while a background child runs (%.3f s)",
-       res.wall_time);
+    ok(res.status == RESULT_OK && res.wall_time < 0.9,
+       "returns while a background child runs (%.3f s)", res.wall_time);
     result_release(&res);
     char *a8[] = {"/bin/sh", "-c", "ps -e -o comm= | grep -c sleep", NULL};
     run(sb, a8, -1, NULL, SANDBOX_EXEC_LAST, &res);
@@ -129,7 +131,8 @@ int main(void)
     result_release(&res);
 
     lim.disk_mb = 1;
-    char *a10[] = {"/bin/sh", "-c", "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done", NULL};
+    char *a10[] = {"/bin/sh", "-c", "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done",
+                   NULL};
     p.argv = a10;
     result_init(&res);
     sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);

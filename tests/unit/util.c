@@ -40,7 +40,8 @@ int main(void)
 
     ok(util_read_small("/proc/self/stat", buf, sizeof(buf)) > 0 && strlen(buf) < sizeof(buf),
        "read_small NUL-terminates within the buffer");
-    ok(util_read_small("/nonexistent/x", buf, sizeof(buf)) == -ENOENT, "read_small reports -ENOENT");
+    ok(util_read_small("/nonexistent/x", buf, sizeof(buf)) == -ENOENT,
+       "read_small reports -ENOENT");
     ok(util_write_file("/nonexistent/x", "1") == -ENOENT, "write_file reports -ENOENT");
 
     if (pipe(p) == 0) {
@@ -59,7 +60,8 @@ int main(void)
     }
     {
         struct errbuf e = {{0}};
-        ok(errbuf_set(&e, "cannot open '%s'", "x") == -EINVAL && strcmp(e.msg, "cannot open 'x'") == 0,
+        ok(errbuf_set(&e, "cannot open '%s'", "x") == -EINVAL &&
+               strcmp(e.msg, "cannot open 'x'") == 0,
            "errbuf_set formats and returns -EINVAL");
     }
     return done_testing();

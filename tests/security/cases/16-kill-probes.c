@@ -19,8 +19,12 @@ int main(void)
     if (w)
         watcher = (pid_t)atoi(w);
 
-    note("kill(-1, SIGCONT) = %d (%s)", kill(-1, SIGCONT), strerror(errno));
-    note("kill(1, SIGCONT) = %d (%s)", kill(1, SIGCONT), strerror(errno));
+    errno = 0;
+    int rc = kill(-1, SIGCONT);
+    note("kill(-1, SIGCONT) = %d (%s)", rc, strerror(errno));
+    errno = 0;
+    rc = kill(1, SIGCONT);
+    note("kill(1, SIGCONT) = %d (%s)", rc, strerror(errno));
     pid_t parent = getppid();
     if (parent > 0)
         note("getppid() = %d; kill(parent, SIGCONT) = %d", (int)parent, kill(parent, SIGCONT));
@@ -28,7 +32,7 @@ int main(void)
         note("getppid() = 0: the parent is outside this pid namespace (not signalled)");
     if (watcher > 1) {
         errno = 0;
-        int rc = kill(watcher, SIGCONT);
+        rc = kill(watcher, SIGCONT);
         note("kill(watcher %d, SIGCONT) = %d (%s)", (int)watcher, rc, strerror(errno));
     } else {
         note("no CRUCIBLE_SEC_WATCHER given");
