@@ -317,14 +317,35 @@ out_destroy:
     return r;
 }
 
-int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v2)
+int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max)
+{
+    char path[4200];
+    int n = 0;
+
+    for (int h = 0; h < cg->ndirs; h++) {
+        if (!cg->dirs[h][0] || cg->env->hier[h].version != 1)
+            continue;
+        snprintf(path, sizeof(path), "%s/tasks", cg->dirs[h]);
+        if (n == max || (fds[n] = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+            int e = n == max ? E2BIG : errno;
+            while (n > 0)
+                close(fds[--n]);
+            return -e;
+        }
+        n++;
+    }
+    return n;
+}
+
+int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2)
 {
     char num[32];
     int r;
 
     snprintf(num, sizeof(num), "%d", (int)pid);
     for (int h = 0; h < cg->ndirs; h++) {
-        if (!cg->dirs[h][0] || (skip_v2 && cg->env->hier[h].version == 2))
+        int v = cg->env->hier[h].version;
+        if (!cg->dirs[h][0] || (skip_v2 && v == 2) || (skip_v1 && v == 1))
             continue;
         r = write_in(cg->dirs[h], "cgroup.procs", num);
         if (r < 0)

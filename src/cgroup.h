@@ -65,9 +65,17 @@ const char *cgroup_env_backend(const struct cgroup_env *env, enum cgroup_res res
 int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memory_bytes,
                   uint64_t pids, struct errbuf *err);
 
-/* cgroup_attach(cg, pid, skip_v2) — moves pid into every hierarchy's group (skip_v2 when
- * the process was cloned straight into the v2 group). 0 or -errno. */
-int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v2);
+/* cgroup_attach(cg, pid, skip_v1, skip_v2) — moves pid into the group's hierarchies but
+ * the skipped ones (v2: cloned straight in; v1: attached itself). 0 or -errno. */
+int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2);
+
+/* cgroup_open_self_attach(cg, fds, max) — opens (O_WRONLY) the v1 "tasks" files of the
+ * group's v1 hierarchies, for a child to attach itself by writing "0": moving only the
+ * calling thread skips the kernel's global threadgroup lock, whose RCU grace period makes
+ * an attach by pid cost milliseconds. The opener's credentials authorise the write, so a
+ * child in a user namespace may use them. Returns how many were opened, or -errno (none
+ * left open). Only for single-threaded children. */
+int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max);
 
 /* cgroup_cpu_usage(cg) — CPU seconds used by the whole group, or -1 when unknown. */
 double cgroup_cpu_usage(const struct cgroup *cg);

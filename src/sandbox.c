@@ -213,7 +213,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
-    int sv[2], r;
+    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0;
+    bool self_attached = false;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -235,16 +236,26 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         errbuf_set(err, "cannot create control socket: %s", strerror(errno));
         goto out_cgroup;
     }
+    if (sb->has_cg) {
+        nattach = cgroup_open_self_attach(&sb->cg, attach_fds, CGROUP_MAX_HIER);
+        if (nattach < 0)
+            nattach = 0; /* fall back to attaching by pid below */
+        self_attached = nattach > 0;
+    }
     sb->init_pid = clone_init(sb, &sb->pidfd);
     if (sb->init_pid == 0) {
         struct init_params p = {.ctl_fd = sv[1],
                                 .root = rt->root,
                                 .img = img,
                                 .limits = &sb->limits,
-                                .filter = &rt->filter};
+                                .filter = &rt->filter,
+                                .nattach = nattach};
+        memcpy(p.attach_fds, attach_fds, sizeof(attach_fds));
         sandbox__init_main(&p);
     }
     close(sv[1]);
+    for (int i = 0; i < nattach; i++)
+        close(attach_fds[i]);
     sb->ctl = sv[0];
     if (sb->init_pid < 0) {
         errbuf_set(err, "cannot create namespaces: %s%s", strerror(errno),
@@ -263,13 +274,14 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)sb->init_pid);
         (void)util_write_file(path, "-1000"); /* init is never the OOM victim */
     }
-    /* GO first: init builds its root filesystem on one core while the v1 attach (which
-     * waits for an RCU grace period in the kernel) proceeds on another. init enters its
-     * cgroup namespace only at its first exec, when the attach is long done. */
+    /* init has attached itself to its v1 groups (cheap, see cgroup_open_self_attach) and
+     * was cloned into its v2 group; attaching by pid is only the fallback. GO goes first
+     * so that init builds its root filesystem meanwhile. */
     memset(&m, 0, sizeof(m));
     m.type = CTL_GO;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
-    if (r == 0 && sb->has_cg && (r = cgroup_attach(&sb->cg, sb->init_pid, sb->cg.v2_fd >= 0)) < 0) {
+    if (r == 0 && sb->has_cg &&
+        (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, sb->cg.v2_fd >= 0)) < 0) {
         errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
         goto out_kill;
     }

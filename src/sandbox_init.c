@@ -507,10 +507,15 @@ void sandbox__init_main(const struct init_params *params)
     sigset_t chld;
     int ctl = p->ctl_fd, sfd, r, devnull;
     pid_t payload = 0;
-    bool cgns = false; /* entered at the first exec, once the supervisor has attached us */
+    bool cgns = false; /* entered at the first exec, once every attach is done */
+    int attach_err = 0;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_DUMPABLE, 0);
+    /* Join the v1 groups first, so everything init does is accounted there. */
+    for (int i = 0; i < p->nattach; i++)
+        if (write(p->attach_fds[i], "0", 1) != 1)
+            attach_err = errno;
     /* Nothing of the supervisor's but the control socket stays open in init. */
     devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
@@ -521,6 +526,8 @@ void sandbox__init_main(const struct init_params *params)
 
     if (sandbox__ctl_recv(ctl, &m, NULL, NULL) < 0 || m.type != CTL_GO)
         _exit(1); /* the supervisor went away before we started */
+    if (attach_err)
+        setup_fail(ctl, attach_err, "cannot join the sandbox cgroup");
     if ((r = become_sandbox_user(p->root)) < 0)
         setup_fail(ctl, -r, "cannot switch to the sandbox user");
     if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0 ||

@@ -58,6 +58,8 @@ struct init_params {
     const struct image *img;
     const struct sandbox_limits *limits;
     const struct filter *filter;
+    int attach_fds[CGROUP_MAX_HIER]; /* v1 "tasks" files to write "0" to (see cgroup.h) */
+    int nattach;
 };
 
 /* sandbox__init_main(p) — init's whole life; never returns. */

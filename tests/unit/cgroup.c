@@ -63,7 +63,7 @@ int main(void)
             ; /* burn CPU until killed */
     }
     close(p[0]);
-    ok(cgroup_attach(&cg, pid, false) == 0, "attach a child");
+    ok(cgroup_attach(&cg, pid, false, false) == 0, "attach a child");
     (void)!write(p[1], "x", 1);
     close(p[1]);
     usleep(300000);
