@@ -6,8 +6,8 @@
  * API (fsopen/fsmount, open_tree, move_mount, mount_setattr), so no host path is ever
  * shadowed while it is still needed, and attached only at the end:
  *
- *   /           small tmpfs: mount points, generated /etc files; read-only at the end
- *   image       each exposed entry bound (recursively) and made read-only, nosuid, nodev
+ *   /           small tmpfs: mount points, generated and copied /etc files; read-only at end
+ *   image       directories bound (recursively), small files copied; all read-only
  *   /proc       a fresh procfs of the sandbox's pid namespace (nosuid, nodev, noexec)
  *   /dev        null zero full random urandom bound from the host; fd, std* symlinks
  *   /tmp /work  two directories of one size-limited scratch tmpfs (nosuid, nodev)
@@ -24,6 +24,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#define COPY_MAX (128 * 1024)
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
 
@@ -82,6 +84,39 @@ static int make_file(int dirfd, const char *path, mode_t mode, const char *conte
     return r;
 }
 
+/* copy_small(srcdir, root, rel) — copies a small regular file of the image into the root
+ * tmpfs (cheaper than a bind mount; the root becomes read-only all the same). -EFBIG when
+ * the file is too large to copy, so the caller binds it instead. */
+static int copy_small(int srcdir, int root, const char *rel)
+{
+    char buf[COPY_MAX];
+    struct stat st;
+    ssize_t n, total = 0;
+    int in, r;
+
+    in = openat(srcdir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0)
+        return -errno;
+    if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > COPY_MAX) {
+        close(in);
+        return -EFBIG;
+    }
+    while (total < (ssize_t)sizeof(buf) && (n = read(in, buf + total, sizeof(buf) - (size_t)total)) > 0)
+        total += n;
+    close(in);
+    if (total > COPY_MAX - 1 || total != st.st_size)
+        return -EFBIG;
+    buf[total] = '\0';
+    r = make_file(root, rel, st.st_mode & 0755, NULL);
+    if (r == 0) {
+        int fd = openat(root, rel, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        r = fd < 0 ? -errno : util_write_all(fd, buf, (size_t)total);
+        if (fd >= 0)
+            close(fd);
+    }
+    return r;
+}
+
 /* mkdir_p(root, rel) — creates the parent directories of an image entry path. */
 static int mkdir_parents(int root, const char *rel)
 {
@@ -122,9 +157,12 @@ static int expose_image(int root, const struct image *img, struct errbuf *err)
             break;
         case IMAGE_ENTRY_FILE:
         default:
-            r = make_file(root, e->path, 0644, NULL);
-            if (r == 0)
-                r = bind_at(imgfd, e->path, root, e->path, false, 0);
+            r = copy_small(imgfd, root, e->path);
+            if (r == -EFBIG) {
+                r = make_file(root, e->path, 0644, NULL);
+                if (r == 0)
+                    r = bind_at(imgfd, e->path, root, e->path, false, 0);
+            }
             break;
         }
         if (r < 0)
@@ -256,7 +294,7 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, str
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
     int root, r;
 
-    root = new_tmpfs("1m", "512", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    root = new_tmpfs("4m", "1024", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (root < 0)
         return errbuf_set(err, "cannot create root tmpfs: %s", strerror(-root)), root;
     r = expose_image(root, img, err);
