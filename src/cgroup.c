@@ -39,13 +39,18 @@ static bool list_has(const char *list, const char *tok)
     return false;
 }
 
-/* own_path(ctrl, out) — this process's path in the hierarchy holding ctrl (NULL: v2). */
-static bool own_path(const char *ctrl, char *out, size_t size)
+/* What discovery reads, once: /proc/self/cgroup and /proc/self/mountinfo. */
+struct proc_view {
+    char cgroup[4096];
+    char *mountinfo; /* malloc'd, NUL-terminated */
+};
+
+/* own_path(v, ctrl, out) — this process's path in the hierarchy holding ctrl (NULL: v2). */
+static bool own_path(const struct proc_view *v, const char *ctrl, char *out, size_t size)
 {
     char buf[4096], *line, *save = NULL;
 
-    if (util_read_small("/proc/self/cgroup", buf, sizeof(buf)) < 0)
-        return false;
+    snprintf(buf, sizeof(buf), "%s", v->cgroup);
     for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2)
@@ -62,17 +67,22 @@ static bool own_path(const char *ctrl, char *out, size_t size)
 
 /* mount_of(fstype, ctrl, mnt, root) — mount point and mount root of the hierarchy of
  * type fstype ("cgroup2" or "cgroup") whose super options name ctrl (v1 only). */
-static bool mount_of(const char *fstype, const char *ctrl, char *mnt, char *root, size_t size)
+static bool mount_of(const struct proc_view *v, const char *fstype, const char *ctrl, char *mnt,
+                     char *root, size_t size)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "re");
+    const char *next = v->mountinfo;
     char line[4096];
     bool found = false;
 
-    if (!f)
-        return false;
-    while (!found && fgets(line, sizeof(line), f)) {
+    while (!found && next && *next) {
+        const char *nl = strchr(next, '\n');
+        size_t len = nl ? (size_t)(nl - next) : strlen(next);
         char r[1024], m[1024], type[64], opts[1024];
-        char *sep = strstr(line, " - ");
+        char *sep;
+
+        snprintf(line, sizeof(line), "%.*s", (int)len, next);
+        next = nl ? nl + 1 : NULL;
+        sep = strstr(line, " - ");
         if (!sep || sscanf(line, "%*s %*s %*s %1023s %1023s", r, m) != 2)
             continue;
         if (sscanf(sep + 3, "%63s %*s %1023s", type, opts) != 2)
@@ -85,7 +95,6 @@ static bool mount_of(const char *fstype, const char *ctrl, char *mnt, char *root
         snprintf(root, size, "%s", r);
         found = true;
     }
-    fclose(f);
     return found;
 }
 
@@ -129,7 +138,7 @@ static void assign(struct cgroup_env *env, int h, enum cgroup_res res)
     env->res_hier[res] = h;
 }
 
-static void discover_v2(struct cgroup_env *env)
+static void discover_v2(struct cgroup_env *env, const struct proc_view *v)
 {
     char mnt[1024], root[1024], own[1024], base[4096], path[4200], ctrls[512];
     const char *forced = getenv("CRUCIBLE_CGROUP_ROOT");
@@ -138,7 +147,8 @@ static void discover_v2(struct cgroup_env *env)
     if (forced && *forced) {
         snprintf(base, sizeof(base), "%s", forced);
     } else {
-        if (!mount_of("cgroup2", NULL, mnt, root, sizeof(mnt)) || !own_path(NULL, own, sizeof(own)))
+        if (!mount_of(v, "cgroup2", NULL, mnt, root, sizeof(mnt)) ||
+            !own_path(v, NULL, own, sizeof(own)))
             return;
         if (!base_dir(mnt, root, own, base, sizeof(base)))
             return;
@@ -166,7 +176,7 @@ static void discover_v2(struct cgroup_env *env)
         assign(env, h, CGROUP_RES_PIDS);
 }
 
-static void discover_v1(struct cgroup_env *env, enum cgroup_res res)
+static void discover_v1(struct cgroup_env *env, const struct proc_view *v, enum cgroup_res res)
 {
     const char *ctrl = res_v1_controller[res];
     char mnt[1024], root[1024], own[1024], base[4096];
@@ -174,7 +184,8 @@ static void discover_v1(struct cgroup_env *env, enum cgroup_res res)
 
     if (!ctrl || env->res_hier[res] >= 0)
         return;
-    if (!mount_of("cgroup", ctrl, mnt, root, sizeof(mnt)) || !own_path(ctrl, own, sizeof(own)))
+    if (!mount_of(v, "cgroup", ctrl, mnt, root, sizeof(mnt)) ||
+        !own_path(v, ctrl, own, sizeof(own)))
         return;
     if (!base_dir(mnt, root, own, base, sizeof(base)) || !make_base(base))
         return;
@@ -186,17 +197,30 @@ static void discover_v1(struct cgroup_env *env, enum cgroup_res res)
 void cgroup_env_init(struct cgroup_env *env)
 {
     const char *v1 = getenv("CRUCIBLE_CGROUP_V1");
+    struct proc_view v = {.mountinfo = NULL};
+    size_t len;
+    int fd;
 
     memset(env, 0, sizeof(*env));
     for (int r = 0; r < CGROUP_RES_COUNT; r++)
         env->res_hier[r] = -1;
-
-    discover_v2(env);
-    if (v1 && strcmp(v1, "0") == 0)
-        return; /* operator opted out of v1: rlimit fallbacks for what v2 lacks */
-    discover_v1(env, CGROUP_RES_MEMORY);
-    discover_v1(env, CGROUP_RES_PIDS);
-    discover_v1(env, CGROUP_RES_CPU);
+    if (util_read_small("/proc/self/cgroup", v.cgroup, sizeof(v.cgroup)) < 0)
+        return;
+    fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    if (util_read_fd(fd, &v.mountinfo, &len, 16 << 20) < 0)
+        v.mountinfo = NULL;
+    close(fd);
+    if (!v.mountinfo)
+        return;
+    discover_v2(env, &v);
+    if (!v1 || strcmp(v1, "0") != 0) { /* CRUCIBLE_CGROUP_V1=0: rlimit fallbacks instead */
+        discover_v1(env, &v, CGROUP_RES_MEMORY);
+        discover_v1(env, &v, CGROUP_RES_PIDS);
+        discover_v1(env, &v, CGROUP_RES_CPU);
+    }
+    free(v.mountinfo);
 }
 
 bool cgroup_env_has(const struct cgroup_env *env, enum cgroup_res res)
