@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,12 +35,14 @@ static void run_usage(FILE *f)
         "read-only image, private /tmp and work directory /work, no network).\n\n"
         "options:\n"
         "  --image NAME         'host' (default) or an absolute path to a root filesystem\n"
-        "  --cpu-time S         CPU seconds for the whole process tree (%g..%g, default %g)\n"
-        "  --wall-time S        wall-clock seconds (%g..%g, default %g)\n"
-        "  --memory MB          memory of the whole process tree (%g..%g, default %g)\n"
-        "  --pids N             processes and threads (%g..%g, default %g)\n"
-        "  --output KB          output kept per stream; more ends the run (%g..%g, default %g)\n"
-        "  --disk MB            scratch space for /tmp and /work (%g..%g, default %g)\n"
+        "  --cpu-time S         CPU seconds for the whole process tree (%.10g..%.10g, default "
+        "%.10g)\n"
+        "  --wall-time S        wall-clock seconds (%.10g..%.10g, default %.10g)\n"
+        "  --memory MB          memory of the whole process tree (%.10g..%.10g, default %.10g)\n"
+        "  --pids N             processes and threads (%.10g..%.10g, default %.10g)\n"
+        "  --output KB          output kept per stream; more ends the run (%.10g..%.10g, default "
+        "%.10g)\n"
+        "  --disk MB            scratch space for /tmp and /work (%.10g..%.10g, default %.10g)\n"
         "  --stdin FILE         feed FILE on standard input (default: empty)\n"
         "  --file DEST=SRC      copy host file SRC to /work/DEST (mode bits kept)\n"
         "  --env K=V            add K=V to the sandbox's environment\n"
@@ -198,7 +202,8 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
                 enum sandbox_limit_id id = (enum sandbox_limit_id)(c - O_LIMIT);
                 const struct sandbox_limit_range *rg = &sandbox_limit_ranges[id];
                 if (!parse_limit(id, optarg, &v)) {
-                    fprintf(stderr, "crucible run: --%s must be a %s from %g to %g, not '%s'\n",
+                    fprintf(stderr,
+                            "crucible run: --%s must be a %s from %.10g to %.10g, not '%s'\n",
                             rg->name, id == LIM_CPU || id == LIM_WALL ? "number" : "whole number",
                             rg->min, rg->max, optarg);
                     return 2;
@@ -271,7 +276,8 @@ int cmd_run(int argc, char **argv)
     struct errbuf err = {{0}};
     struct image *img = calloc(1, sizeof(*img));
     struct result res;
-    int prog = 0, r, status = 2, stdin_fd = -1;
+    int prog = 0, r, status = 2, stdin_fd = -1, stop_fd = -1;
+    sigset_t stop;
 
     if (!o || !img) {
         fprintf(stderr, "crucible run: out of memory\n");
@@ -295,10 +301,18 @@ int cmd_run(int argc, char **argv)
             goto out_files;
         }
     }
+    /* SIGINT, SIGTERM and SIGHUP stop the run cleanly: the sandbox is torn down first,
+     * then the signal is raised again so the caller sees how we ended. */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, NULL);
     if (sandbox_runtime_init(&rt, &err) < 0) {
         fprintf(stderr, "crucible run: %s\n", err.msg);
         goto out_files;
     }
+    rt.cancel_fd = stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
     if (o->check) {
         sandbox_runtime_describe(&rt, stdout);
         status = 0;
@@ -335,6 +349,18 @@ int cmd_run(int argc, char **argv)
     result_release(&res);
 out_rt:
     sandbox_runtime_release(&rt);
+    if (stop_fd >= 0) {
+        struct signalfd_siginfo si;
+        if (read(stop_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+            fprintf(stderr, "crucible run: stopped by %s; nothing left behind\n",
+                    strsignal((int)si.ssi_signo));
+            close(stop_fd);
+            sigprocmask(SIG_UNBLOCK, &stop, NULL);
+            signal((int)si.ssi_signo, SIG_DFL);
+            raise((int)si.ssi_signo);
+        }
+        close(stop_fd);
+    }
 out_files:
     if (stdin_fd >= 0)
         close(stdin_fd);

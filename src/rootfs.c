@@ -101,7 +101,8 @@ static int copy_small(int srcdir, int root, const char *rel)
         close(in);
         return -EFBIG;
     }
-    while (total < (ssize_t)sizeof(buf) && (n = read(in, buf + total, sizeof(buf) - (size_t)total)) > 0)
+    while (total < (ssize_t)sizeof(buf) &&
+           (n = read(in, buf + total, sizeof(buf) - (size_t)total)) > 0)
         total += n;
     close(in);
     if (total > COPY_MAX - 1 || total != st.st_size)

@@ -69,6 +69,7 @@ int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
     rt->root = geteuid() == 0;
     rt->outer_uid = rt->root ? 65534 : geteuid();
     rt->outer_gid = rt->root ? 65534 : getegid();
+    rt->cancel_fd = -1;
     rt->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (rt->ncpu < 1)
         rt->ncpu = 1;
@@ -227,7 +228,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     sb->ctl = -1;
     sb->init_pid = -1;
     if (rt->cg.nhier > 0) {
-        r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids, err);
+        /* pids.max counts init too: the payload's processes get exactly limits->pids. */
+        r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids + 1, err);
         if (r < 0)
             goto out_free;
         sb->has_cg = true;
@@ -364,7 +366,8 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
     /* RLIMIT_CPU is a per-process backstop one second past the tree limit. */
     spec.cpu.rlim_cur = (rlim_t)ceil(l->cpu_time) + 1;
     spec.cpu.rlim_max = spec.cpu.rlim_cur + 1;
-    spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 20;
+    /* Twice the scratch size: a full disk is ENOSPC, as on a real machine, not SIGXFSZ. */
+    spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 21;
     spec.nofile.rlim_cur = spec.nofile.rlim_max = 1024;
     spec.stack.rlim_cur = spec.stack.rlim_max = (rlim_t)256 << 20;
     spec.core.rlim_cur = spec.core.rlim_max = 0;
@@ -497,6 +500,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     int fds[4];
     double start, wall_deadline, cpu_base = 0, cpu_used = 0;
     bool exited = false, killed = false, init_died = false, torn_down = false;
+    bool interrupted = false;
     enum result_status forced = RESULT_OK;
     int wait_status = 0;
     int64_t ru_cpu_usec = 0, ru_maxrss = 0;
@@ -571,10 +575,11 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
 
     wall_deadline = start + l->wall_time;
     while (!exited && !killed) {
-        struct pollfd pf[4] = {{.fd = cap[0].fd, .events = POLLIN},
+        struct pollfd pf[5] = {{.fd = cap[0].fd, .events = POLLIN},
                                {.fd = cap[1].fd, .events = POLLIN},
                                {.fd = sb->ctl, .events = POLLIN},
-                               {.fd = sb->pidfd, .events = POLLIN}};
+                               {.fd = sb->pidfd, .events = POLLIN},
+                               {.fd = sb->rt->cancel_fd, .events = POLLIN}};
         double now = util_now(), wait = wall_deadline - now;
         if (sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU)) {
             double left = l->cpu_time - cpu_used;
@@ -586,7 +591,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         }
         if (wait < 0)
             wait = 0;
-        int n = poll(pf, 4, (int)ceil(wait * 1000));
+        int n = poll(pf, 5, (int)ceil(wait * 1000));
         if (n < 0 && errno != EINTR) {
             result_fail(res, "poll failed: %s", strerror(errno));
             break;
@@ -616,6 +621,10 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         }
         if (pf[3].revents & POLLIN && !exited) {
             init_died = true;
+            killed = true;
+        }
+        if (pf[4].revents & POLLIN) {
+            interrupted = true;
             killed = true;
         }
         now = util_now();
@@ -673,7 +682,9 @@ out_teardown:
         if (exited)
             verdict_from_wait(res, wait_status);
         /* Precedence: our own failure, then the limits, then how the program ended. */
-        if (forced == RESULT_SANDBOX_ERROR) {
+        if (interrupted) {
+            result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
+        } else if (forced == RESULT_SANDBOX_ERROR) {
             result_fail(res, "processes survived the sandbox teardown");
         } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
             res->status = RESULT_MEMORY_LIMIT;

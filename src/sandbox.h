@@ -56,6 +56,9 @@ struct sandbox_runtime {
     uid_t outer_uid; /* host uid the payload runs as */
     gid_t outer_gid;
     long ncpu;
+    int cancel_fd; /* -1, or an fd that turns readable when running work must stop (a
+                    * signalfd of the CLI, say): the run is killed and torn down and
+                    * ends as sandbox_error "interrupted" */
 };
 
 /* sandbox_runtime_init(rt, err) — 0 or -errno with err set (e.g. no user namespaces). */
