@@ -114,9 +114,12 @@ static bool base_dir(const char *mnt, const char *root, const char *own, char *o
     return snprintf(out, size, "%s%s/crucible", mnt, rel) < (int)size;
 }
 
+/* make_base(dir) — our subtree exists and this process may create groups in it. */
 static bool make_base(const char *dir)
 {
-    return mkdir(dir, 0755) == 0 || errno == EEXIST;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return false;
+    return access(dir, W_OK | X_OK) == 0;
 }
 
 static int add_hier(struct cgroup_env *env, int version, const char *base)

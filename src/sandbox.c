@@ -363,8 +363,9 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
     spec.argc = argc;
     spec.envc = envc;
     spec.strings_len = (uint32_t)strings;
-    /* RLIMIT_CPU is a per-process backstop one second past the tree limit. */
-    spec.cpu.rlim_cur = (rlim_t)ceil(l->cpu_time) + 1;
+    /* RLIMIT_CPU: with whole-tree accounting, a per-process backstop one second past the
+     * limit; without it, the limit itself (whole seconds: the kernel's granularity). */
+    spec.cpu.rlim_cur = (rlim_t)ceil(l->cpu_time) + (cgroup_env_has(cg, CGROUP_RES_CPU) ? 1 : 0);
     spec.cpu.rlim_max = spec.cpu.rlim_cur + 1;
     /* Twice the scratch size: a full disk is ENOSPC, as on a real machine, not SIGXFSZ. */
     spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 21;

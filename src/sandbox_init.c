@@ -511,7 +511,6 @@ void sandbox__init_main(const struct init_params *params)
     int attach_err = 0;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    prctl(PR_SET_DUMPABLE, 0);
     /* Join the v1 groups first, so everything init does is accounted there. */
     for (int i = 0; i < p->nattach; i++)
         if (write(p->attach_fds[i], "0", 1) != 1)
@@ -526,6 +525,9 @@ void sandbox__init_main(const struct init_params *params)
 
     if (sandbox__ctl_recv(ctl, &m, NULL, NULL) < 0 || m.type != CTL_GO)
         _exit(1); /* the supervisor went away before we started */
+    /* Only now, with the id maps written (an unprivileged supervisor needs our /proc files
+     * to be its own for that), does init stop being ptrace-able or readable through /proc. */
+    prctl(PR_SET_DUMPABLE, 0);
     if (attach_err)
         setup_fail(ctl, attach_err, "cannot join the sandbox cgroup");
     if ((r = become_sandbox_user(p->root)) < 0)
