@@ -10,12 +10,15 @@
 #   is GOT WANT DESC             string equality
 #   like GOT ERE DESC            extended-regex match
 #   unlike GOT ERE DESC          no match
-#   skip DESC REASON             ok N # SKIP
+#   skip DESC REASON             ok N # SKIP;  skip_n N DESC REASON: N of them
+#   enforced KIND                cgroup-backed limit? (memory cpu pids cgroup)
 #   cru [ARG...]                 run crucible: stdout in $OUT, stderr in $ERR, status in $RC
+#                                (its pid joins MY_PIDS; track_pid PID adds others)
 #   jf KEY / jj KEY              field of the JSON in $OUT: raw text / JSON-encoded
 #   jcheck PYEXPR DESC           ok when the Python expression (d = record) is true
 #   state_snapshot / state_leftovers SNAP
 #                                mounts, sb-* cgroups, uid-65534 processes: what is new
+#                                and ours (cgroup sb-PID-N of a pid in MY_PIDS)
 
 set -u
 
@@ -28,8 +31,7 @@ export CRUCIBLE
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/crucible-e2e.XXXXXX")
-# mktemp makes it 0700; the sandbox's host uid must not need it, but tests that
-# hand files over go through --file/--stdin, which crucible opens as root.
+# (files reach the sandbox through --file/--stdin, which crucible opens itself)
 OUT=$T/out
 ERR=$T/err
 RC=0
@@ -39,12 +41,14 @@ _tap_planned=0
 _tap_failed=0
 
 _tap_end() {
-    local rc=$?
     rm -rf "$T"
     if [ "$_tap_planned" -ne "$_tap_n" ]; then
         echo "# planned $_tap_planned tests but ran $_tap_n"
+        exit 255
     fi
-    exit "$rc"
+    # like Test::More: the exit status is the number of failures
+    [ "$_tap_failed" -gt 0 ] && exit $((_tap_failed > 254 ? 254 : _tap_failed))
+    exit 0
 }
 trap _tap_end EXIT
 
@@ -124,11 +128,21 @@ skip() {
     echo "ok $_tap_n # SKIP $2 ($1)"
 }
 
-# cru ARG... — run crucible with stdin from /dev/null and a hard time bound.
+# Supervisor pids of this script's runs: the sb-PID-N cgroups they name are ours,
+# anything else under a crucible cgroup may be a concurrent run's.
+MY_PIDS=()
+track_pid() { MY_PIDS+=("$1"); }
+
+# cru ARG... — run crucible with stdin from /dev/null and a hard time bound;
+# the pid is learned by exec'ing crucible from a shell that wrote its own pid.
 cru() {
     LAST_CMD="crucible $(printf '%q ' "$@")"
-    timeout -k 5 120 "$CRUCIBLE" "$@" </dev/null >"$OUT" 2>"$ERR"
+    rm -f "$T/pid"
+    timeout -k 5 120 bash -c 'echo $$ >"$0"; exec "$@"' "$T/pid" "$CRUCIBLE" "$@" \
+        </dev/null >"$OUT" 2>"$ERR"
     RC=$?
+    [ -s "$T/pid" ] && track_pid "$(cat "$T/pid")"
+    return 0
 }
 
 # jf KEY — the field as text (strings raw, other values JSON); <missing> / <no-json>.
@@ -185,31 +199,68 @@ one_line() {
 
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
+# enforced KIND — does this host let crucible enforce KIND over the whole
+# process tree (cgroups)? KIND: memory, pids, cpu, cgroup. From 'run --check';
+# without root crucible falls back to per-process rlimits, and the checks that
+# need the cgroup behaviour are skipped.
+_check_out=
+enforced() {
+    [ -n "$_check_out" ] || _check_out=$("$CRUCIBLE" run --check 2>&1)
+    case $1 in
+    memory) grep -q '^memory:.*whole process tree' <<<"$_check_out" ;;
+    cpu) grep -q '^cpu time:.*whole process tree' <<<"$_check_out" ;;
+    pids) grep -q '^pids:.*cgroup' <<<"$_check_out" ;;
+    cgroup) grep -q '^cgroup:' <<<"$_check_out" ;;
+    *) return 1 ;;
+    esac
+}
+
+# skip_n N DESC REASON — N skipped tests.
+skip_n() {
+    local i
+    for ((i = 0; i < $1; i++)); do skip "$2" "$3"; done
+}
+
 # --- what a run may leave behind on the host ---------------------------------
+# Mounts are counted in this (the host's) mount namespace. Cgroups and
+# processes are attributed to a run by the sb-PID-N cgroup its supervisor PID
+# creates, so concurrent runs of other suites on this machine don't count.
 
 _sb_cgroups() {
     find /sys/fs/cgroup -maxdepth 8 -type d -path '*crucible*' -name 'sb-*' 2>/dev/null | sort
 }
 
+# _nobody_procs — "PID CGROUP-NAME" for processes of host uid 65534 (root only).
 _nobody_procs() {
+    local p
     is_root || return 0
-    ps -e -o uid=,pid= 2>/dev/null | awk '$1 == 65534 { print $2 }' | sort
+    for p in $(ps -e -o uid=,pid= 2>/dev/null | awk '$1 == 65534 { print $2 }'); do
+        echo "$p $(grep -o 'sb-[0-9]*-[0-9]*' "/proc/$p/cgroup" 2>/dev/null | head -n 1)"
+    done | sort
 }
 
-# state_snapshot — print the host's state as "mounts N" and one line per thing.
+# state_snapshot — the host's state: "mounts N", "cgroup PATH", "proc PID SB".
 state_snapshot() {
     echo "mounts $(grep -c '' /proc/self/mountinfo)"
     _sb_cgroups | sed 's/^/cgroup /'
     _nobody_procs | sed 's/^/proc /'
 }
 
-# state_leftovers SNAP — what is new since SNAP (empty when nothing). Things
-# that vanish within ~2 s (a concurrent run's, a zombie being reaped) don't count.
+# _mine — keep the lines that belong to this script's runs (and mount counts).
+_mine() {
+    local re="sb-(${MY_PIDS[*]:-none})-[0-9]+"
+    re=${re// /|}
+    grep -E "^mounts |$re" || true
+}
+
+# state_leftovers SNAP — what of ours is new since SNAP (empty when nothing).
+# Things that vanish within ~2 s (a zombie being reaped) don't count.
 state_leftovers() {
     local before=$1 now new i
     for i in 1 2 3 4 5 6 7 8 9 10; do
         now=$(state_snapshot)
-        new=$(comm -13 <(printf '%s\n' "$before" | sort) <(printf '%s\n' "$now" | sort) | sed '/^$/d')
+        new=$(comm -13 <(printf '%s\n' "$before" | sort) <(printf '%s\n' "$now" | sort) |
+            sed '/^$/d' | _mine)
         [ -z "$new" ] && return 0
         sleep 0.2
     done
