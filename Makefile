@@ -47,7 +47,7 @@ $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	$(CC) $(CFLAGS) -Isrc -Itests -MMD -MP $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
 
 # Hostile programs of the security suite: static, so they run in any image.
-$(BUILD)/security/%: tests/security/cases/%.c
+$(BUILD)/security/%: tests/security/cases/%.c tests/security/hostile.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=gnu11 -D_GNU_SOURCE -w -static -pthread -o $@ $<
 

@@ -247,7 +247,8 @@ static inline int status_field(const char *name, char *out, size_t size)
     if (read_text("/proc/self/status", buf, sizeof buf) < 0)
         return -1;
     size_t len = strlen(name);
-    for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    for (char *line = buf; line && *line;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
         if (strncmp(line, name, len) == 0 && line[len] == ':') {
             char *v = line + len + 1;
             while (*v == ' ' || *v == '\t')

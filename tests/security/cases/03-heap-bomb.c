@@ -10,7 +10,7 @@
  */
 #include "../hostile.h"
 
-#define CHUNK (1 << 20)
+#define CHUNK  (1 << 20)
 #define CAP_MB 2048
 
 int main(void)

@@ -59,8 +59,7 @@ int main(void)
         if (r && sscanf(r + 2, "%*c %d", &pp) == 1)
             snprintf(ppid, sizeof ppid, "%d", pp);
     }
-    note("orphan %d detached (new session), reparented to pid %s; main exits 0", (int)orphan,
-         ppid);
+    note("orphan %d detached (new session), reparented to pid %s; main exits 0", (int)orphan, ppid);
     contained("the orphan's fate is checked on the host by run.t");
     return hostile_finish();
 }

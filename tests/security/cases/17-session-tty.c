@@ -57,8 +57,8 @@ int main(void)
         snprintf(what, sizeof what, "ioctl(%d, TIOCSCTTY)", fd);
         PROBE(what, ioctl_raw(fd, TIOCSCTTY, 0));
     }
-    static const char *const ttys[] = {"/dev/console", "/dev/tty0", "/dev/tty1", "/dev/ptmx",
-                                       "/dev/pts/0", "/dev/ttyS0", "/dev/hvc0"};
+    static const char *const ttys[] = {"/dev/console", "/dev/tty0",  "/dev/tty1", "/dev/ptmx",
+                                       "/dev/pts/0",   "/dev/ttyS0", "/dev/hvc0"};
     for (size_t i = 0; i < sizeof ttys / sizeof ttys[0]; i++) {
         int fd = open(ttys[i], O_RDWR | O_NOCTTY | O_NONBLOCK);
         if (fd >= 0) {

@@ -28,8 +28,8 @@ int main(void)
         pid_t pid = probe_fork();
         if (pid == 0) {
             int s = socket(others[i].family, others[i].type, 0);
-            printf("note: socket(%s) %s%s\n", others[i].name, s >= 0 ? "allowed" : "refused: ",
-                   s >= 0 ? "" : strerror(errno));
+            printf("note: socket(%s) %s%s\n", others[i].name,
+                   s >= 0 ? "allowed" : "refused: ", s >= 0 ? "" : strerror(errno));
             _exit(0);
         }
         int st;

@@ -70,7 +70,8 @@ int main(void)
     struct sockaddr_un own = {.sun_family = AF_UNIX};
     memcpy(own.sun_path + 1, "crucible-sec-inside", 19);
     int s = socket(AF_UNIX, SOCK_STREAM, 0);
-    if (s >= 0 && bind(s, (struct sockaddr *)&own, offsetof(struct sockaddr_un, sun_path) + 20) == 0)
+    if (s >= 0 &&
+        bind(s, (struct sockaddr *)&own, offsetof(struct sockaddr_un, sun_path) + 20) == 0)
         note("bound @crucible-sec-inside inside the sandbox");
     return hostile_finish();
 }

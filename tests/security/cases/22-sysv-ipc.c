@@ -64,7 +64,8 @@ int main(void)
             contained("%s is empty", lists[i]);
     }
     int own = msgget(key + 1, IPC_CREAT | 0600);
-    note("own message queue key %#x: %s", (unsigned)(key + 1), own >= 0 ? "created" : strerror(errno));
+    note("own message queue key %#x: %s", (unsigned)(key + 1),
+         own >= 0 ? "created" : strerror(errno));
     int shm = shm_open("/crucible-sec-posix", O_CREAT | O_RDWR, 0600);
     note("own POSIX shm /crucible-sec-posix: %s", shm >= 0 ? "created" : strerror(errno));
     return hostile_finish();

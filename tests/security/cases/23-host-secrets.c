@@ -5,9 +5,10 @@
  *
  * /etc/shadow and friends, root's home, host home directories, the answer-key file run.t keeps
  * on the host (CRUCIBLE_SEC_ANSWER) and the host environment (run.t exports
- * CRUCIBLE_HOST_SECRET, LD_PRELOAD-style variables) must all be out of reach: the environment
- * may hold only the documented variables plus the CRUCIBLE_SEC_* ones run.t passes with --env.
- * Every /proc/PID/environ the program can read is searched as well.
+ * CRUCIBLE_HOST_SECRET) must all be out of reach: no CRUCIBLE_HOST_* or login-shell variable may
+ * be in the environment (variables crucible adds with fixed values are listed as notes), the
+ * documented ones must have their documented values, and no readable /proc/PID/environ may hold
+ * the host secret. LD_PRELOAD-style variables are checked by 50-argv-env-injection.
  */
 #include "../hostile.h"
 
@@ -75,11 +76,17 @@ static void scan_environ_files(void)
 int main(void)
 {
     hostile_init(15);
-    static const char *const files[] = {
-        "/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/sudoers", "/etc/ssh/ssh_host_rsa_key",
-        "/etc/ssh/ssh_host_ed25519_key", "/root/.bash_history", "/root/.ssh/id_rsa",
-        "/root/.ssh/authorized_keys", "/var/lib/cloud/instance/user-data.txt",
-        "/proc/kcore"};
+    static const char *const files[] = {"/etc/shadow",
+                                        "/etc/gshadow",
+                                        "/etc/shadow-",
+                                        "/etc/sudoers",
+                                        "/etc/ssh/ssh_host_rsa_key",
+                                        "/etc/ssh/ssh_host_ed25519_key",
+                                        "/root/.bash_history",
+                                        "/root/.ssh/id_rsa",
+                                        "/root/.ssh/authorized_keys",
+                                        "/var/lib/cloud/instance/user-data.txt",
+                                        "/proc/kcore"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         try_read(files[i]);
     try_list("/root");
@@ -90,22 +97,39 @@ int main(void)
     else
         inconclusive("no CRUCIBLE_SEC_ANSWER given");
 
-    static const char *const allowed[] = {"PATH=", "HOME=", "LANG=", "TZ=", "PYTHONHASHSEED=",
-                                          "CRUCIBLE_SEC_"};
-    int bad = 0;
+    /* Names that only the host side has: run.t exports CRUCIBLE_HOST_* into crucible's own
+     * environment, and a login shell or sudo leaves the others. Any of them here is a leak. */
+    static const char *const host_only[] = {"CRUCIBLE_HOST_",
+                                            "SHLVL=",
+                                            "OLDPWD=",
+                                            "SSH_AUTH_SOCK=",
+                                            "SSH_CONNECTION=",
+                                            "SUDO_USER=",
+                                            "SUDO_COMMAND=",
+                                            "MAIL=",
+                                            "XDG_RUNTIME_DIR=",
+                                            "DBUS_SESSION_BUS_ADDRESS=",
+                                            "_="};
+    static const char *const documented[] = {
+        "PATH=", "HOME=", "LANG=", "TZ=", "PYTHONHASHSEED=", "CRUCIBLE_SEC_"};
+    int leaked = 0;
     for (char **e = environ; *e; e++) {
-        int ok = 0;
-        for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
-            ok |= strncmp(*e, allowed[i], strlen(allowed[i])) == 0;
-        if (!ok) {
-            char name[64];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-            escaped("environment variable %s came in from outside", name);
-            bad++;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
+        int host = 0, doc = 0;
+        for (size_t i = 0; i < sizeof host_only / sizeof host_only[0]; i++)
+            host |= strncmp(*e, host_only[i], strlen(host_only[i])) == 0;
+        for (size_t i = 0; i < sizeof documented / sizeof documented[0]; i++)
+            doc |= strncmp(*e, documented[i], strlen(documented[i])) == 0;
+        if (host) {
+            escaped("environment variable %s came in from the host", name);
+            leaked++;
+        } else if (!doc) {
+            note("extra environment variable set by crucible: %s", *e);
         }
     }
-    if (!bad)
-        contained("the environment holds only the documented variables");
+    if (!leaked)
+        contained("no host-only environment variable in the sandbox");
     static const char *const fixed[][2] = {{"PATH", "/usr/local/bin:/usr/bin:/bin"},
                                            {"HOME", "/tmp"},
                                            {"LANG", "C.UTF-8"},

@@ -43,9 +43,9 @@ int main(void)
         inconclusive("cannot read mountinfo: %s", strerror(errno));
         return hostile_finish();
     }
-    static const char *const kinds[] = {" - sysfs ", " - cgroup ", " - cgroup2 ", " - debugfs ",
-                                        " - tracefs ", " - securityfs ", " - bpf ", " - configfs ",
-                                        " - fusectl ", " - pstore ", " - efivarfs "};
+    static const char *const kinds[] = {
+        " - sysfs ", " - cgroup ",   " - cgroup2 ", " - debugfs ", " - tracefs ", " - securityfs ",
+        " - bpf ",   " - configfs ", " - fusectl ", " - pstore ",  " - efivarfs "};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         if (strstr(mi, kinds[i]))
             escaped("a%smount is present", kinds[i] + 2);

@@ -5,12 +5,14 @@
  *
  * /proc/self/status must show uid and gid 1000, every capability set empty (inheritable,
  * permitted, effective, bounding, ambient), NoNewPrivs 1 and Seccomp 2 (filter mode); capget()
- * must agree; setuid(0)/setgid(0)/setgroups must fail; the hostname must be "crucible".
+ * must agree; setuid(0)/setgid(0)/setgroups must fail; no finite hard rlimit may be raised; the
+ * hostname must be "crucible".
  */
 #include "../hostile.h"
 #include <grp.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 int main(void)
@@ -61,6 +63,22 @@ int main(void)
     PROBE("setresuid(0, 0, 0)", setresuid(0, 0, 0));
     gid_t g = 0;
     PROBE("setgroups({0})", setgroups(1, &g));
+    static const struct {
+        int res;
+        const char *name;
+    } limits[] = {{RLIMIT_CPU, "RLIMIT_CPU"},       {RLIMIT_FSIZE, "RLIMIT_FSIZE"},
+                  {RLIMIT_NOFILE, "RLIMIT_NOFILE"}, {RLIMIT_CORE, "RLIMIT_CORE"},
+                  {RLIMIT_NPROC, "RLIMIT_NPROC"},   {RLIMIT_STACK, "RLIMIT_STACK"}};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        struct rlimit rl;
+        char what[64];
+        if (getrlimit(limits[i].res, &rl) < 0 || rl.rlim_max == RLIM_INFINITY)
+            continue;
+        rl.rlim_max = rl.rlim_max + 1;
+        rl.rlim_cur = rl.rlim_max;
+        snprintf(what, sizeof what, "raise the hard %s", limits[i].name);
+        PROBE(what, setrlimit(limits[i].res, &rl));
+    }
     struct utsname u;
     if (uname(&u) == 0 && strcmp(u.nodename, "crucible") == 0)
         contained("hostname is crucible (own UTS namespace)");

@@ -69,8 +69,7 @@ static void image_suid(const char *path, const char *arg)
             contained("%s ran without privilege (AT_SECURE 0, AT_EUID %d)", path,
                       euid ? atoi(euid + 8) : -1);
     } else {
-        escaped("%s ran but the loader ignored LD_SHOW_AUXV: it ran set-uid (exit %d)", path,
-                rc);
+        escaped("%s ran but the loader ignored LD_SHOW_AUXV: it ran set-uid (exit %d)", path, rc);
     }
 }
 

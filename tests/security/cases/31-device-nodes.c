@@ -22,8 +22,8 @@ int main(void)
     static const struct {
         const char *name;
         unsigned maj, min;
-    } allowed[] = {{"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8},
-                   {"urandom", 1, 9}};
+    } allowed[] = {
+        {"null", 1, 3}, {"zero", 1, 5}, {"full", 1, 7}, {"random", 1, 8}, {"urandom", 1, 9}};
     DIR *d = opendir("/dev");
     struct dirent *e;
     int bad = 0;
@@ -54,12 +54,11 @@ int main(void)
         closedir(d);
     if (!bad)
         contained("/dev holds only the five allowed character devices");
-    static const char *const host[] = {"/dev/mem",     "/dev/kmem",   "/dev/port",
-                                       "/dev/kmsg",    "/dev/vda",    "/dev/sda",
-                                       "/dev/nvme0n1", "/dev/kvm",    "/dev/vsock",
-                                       "/dev/vhost-vsock", "/dev/fuse", "/dev/net/tun",
-                                       "/dev/loop0",   "/dev/loop-control", "/dev/dri/card0",
-                                       "/dev/userfaultfd", "/dev/cpu/0/msr"};
+    static const char *const host[] = {
+        "/dev/mem",         "/dev/kmem",     "/dev/port",  "/dev/kmsg",         "/dev/vda",
+        "/dev/sda",         "/dev/nvme0n1",  "/dev/kvm",   "/dev/vsock",        "/dev/vhost-vsock",
+        "/dev/fuse",        "/dev/net/tun",  "/dev/loop0", "/dev/loop-control", "/dev/dri/card0",
+        "/dev/userfaultfd", "/dev/cpu/0/msr"};
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++) {
         int fd = open(host[i], O_RDONLY | O_NONBLOCK | O_NOCTTY);
         if (fd >= 0) {

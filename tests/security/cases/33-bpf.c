@@ -23,7 +23,7 @@ static long bpf_prog(void)
 {
     struct bpf_insn insns[] = {
         {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = 0, .imm = 0}, /* r0 = 0 */
-        {.code = BPF_JMP | BPF_EXIT},                                   /* exit */
+        {.code = BPF_JMP | BPF_EXIT},                                  /* exit */
     };
     union bpf_attr a;
     memset(&a, 0, sizeof a);

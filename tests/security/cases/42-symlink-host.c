@@ -68,8 +68,8 @@ int main(void)
     try_write("write via /work/../..", path);
 
     /* Leave traps behind for whatever reads, chowns or cleans /work and /tmp afterwards. */
-    static const char *const names[] = {"output", "stdout", "stderr", "result", "result.json",
-                                        "meta", "core", ".crucible"};
+    static const char *const names[] = {"output",      "stdout", "stderr", "result",
+                                        "result.json", "meta",   "core",   ".crucible"};
     char link[256], target[4096];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(target, sizeof target, "%s/%s", marker, names[i]);

@@ -15,9 +15,8 @@
 int main(int argc, char **argv)
 {
     hostile_init(15);
-    static const char *const want[] = {"--pids", "1",        "--memory",          "1",
-                                       "--",     "--json",   "$(touch /tmp/pwned)", ";id",
-                                       "a b"};
+    static const char *const want[] = {
+        "--pids", "1", "--memory", "1", "--", "--json", "$(touch /tmp/pwned)", ";id", "a b"};
     int n = (int)(sizeof want / sizeof want[0]);
     if (argc - 1 != n) {
         escaped("got %d arguments, expected %d", argc - 1, n);
@@ -34,9 +33,9 @@ int main(int argc, char **argv)
     struct stat st;
     if (stat("/tmp/pwned", &st) == 0)
         escaped("a shell ran the $(...) argument");
-    static const char *const bad[] = {"LD_PRELOAD",  "LD_LIBRARY_PATH",      "PYTHONPATH",
-                                      "BASH_ENV",    "ENV",                  "PERL5LIB",
-                                      "NODE_OPTIONS", "CRUCIBLE_HOST_SECRET"};
+    static const char *const bad[] = {
+        "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONPATH",   "BASH_ENV",
+        "ENV",        "PERL5LIB",        "NODE_OPTIONS", "CRUCIBLE_HOST_SECRET"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         if (getenv(bad[i]))
             escaped("%s is set in the sandbox", bad[i]);

@@ -13,7 +13,7 @@
 int main(void)
 {
     uint64_t x = 0x9e3779b97f4a7c15u, h = 0xcbf29ce484222325u;
-    for (long i = 0; i < 120000000; i++) {
+    for (long i = 0; i < 180000000; i++) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
