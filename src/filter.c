@@ -28,7 +28,7 @@
 #define CLONE_NEWTIME_FLAG 0x00000080
 #define READ_IMPLIES_EXEC  0x0400000
 
-enum arg_test { ARG_ANY, ARG0_MASKED, ARG0_EQ, ARG1_LOW32 };
+enum arg_test { ARG_ANY, ARG0_MASKED, ARG0_EQ, ARG0_NE, ARG1_LOW32 };
 
 struct rule {
     const char *name; /* syscall name, resolved by libseccomp (absent ones are skipped) */
@@ -58,6 +58,9 @@ static const struct rule policy[] = {
     {"process_madvise", EPERM, ARG_ANY, 0, 0, "24 process memory"},
     {"pidfd_getfd", EPERM, ARG_ANY, 0, 0, "24 fd theft"},
     {"kcmp", EPERM, ARG_ANY, 0, 0, "24 kernel pointer comparison"},
+    /* init shares the payload's uid inside: another process's limits are off limits
+     * (glibc's setrlimit passes pid 0, which stays allowed). */
+    {"prlimit64", EPERM, ARG0_NE, 0, 0, "24 limits of other processes (init)"},
     {"perf_event_open", EPERM, ARG_ANY, 0, 0, "24/30 perf"},
     /* 25: mounts and namespaces. */
     {"mount", EPERM, ARG_ANY, 0, 0, "25 mount"},
@@ -135,6 +138,8 @@ static int add_rule(scmp_filter_ctx ctx, const struct rule *r)
     case ARG0_MASKED:
         return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 1,
                                 SCMP_A0(SCMP_CMP_MASKED_EQ, r->mask, r->value));
+    case ARG0_NE:
+        return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 1, SCMP_A0(SCMP_CMP_NE, r->value));
     case ARG0_EQ:
         return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 1, SCMP_A0(SCMP_CMP_EQ, r->value));
     case ARG1_LOW32:

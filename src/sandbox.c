@@ -67,8 +67,8 @@ int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
 
     memset(rt, 0, sizeof(*rt));
     rt->root = geteuid() == 0;
-    rt->outer_uid = rt->root ? 65534 : geteuid();
-    rt->outer_gid = rt->root ? 65534 : getegid();
+    rt->outer_uid = rt->root ? SANDBOX_HOST_ID_BASE : geteuid();
+    rt->outer_gid = rt->root ? SANDBOX_HOST_ID_BASE : getegid();
     rt->cancel_fd = -1;
     rt->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (rt->ncpu < 1)
@@ -92,9 +92,16 @@ void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f)
     bool mem = cgroup_env_has(cg, CGROUP_RES_MEMORY), pids = cgroup_env_has(cg, CGROUP_RES_PIDS);
     bool cpu = cgroup_env_has(cg, CGROUP_RES_CPU), kill = cgroup_env_has(cg, CGROUP_RES_KILL);
 
-    fprintf(f, "identity:   %s; payload runs as uid %d inside, host uid %u\n",
-            rt->root ? "root" : "unprivileged (user namespace)", SANDBOX_UID,
-            (unsigned)rt->outer_uid);
+    if (rt->root)
+        fprintf(f,
+                "identity:   root; payload runs as uid %d inside, host uid %u + pid of its "
+                "init (one per sandbox)\n",
+                SANDBOX_UID, (unsigned)SANDBOX_HOST_ID_BASE);
+    else
+        fprintf(f,
+                "identity:   unprivileged (user namespace); payload runs as uid %d inside, "
+                "host uid %u\n",
+                SANDBOX_UID, (unsigned)rt->outer_uid);
     fprintf(f, "namespaces: user pid mount net ipc uts cgroup\n");
     fprintf(f, "seccomp:    %zu deny rules, foreign architectures killed (%u BPF instructions)\n",
             filter_rule_count(), (unsigned)rt->filter.len);
@@ -152,12 +159,20 @@ bool sandbox_dest_valid(const char *dest, struct errbuf *err)
 }
 
 /* write_maps(rt, pid) — uid/gid maps of init's user namespace: in-sandbox SANDBOX_UID is
- * the outer uid. As root setgroups stays allowed so init can drop root's groups. */
+ * the outer id. As root, every sandbox gets host ids of its own (the base plus init's pid,
+ * unique while the sandbox lives), so per-user kernel limits such as inotify instances
+ * or RLIMIT_NPROC never couple two sandboxes; setgroups stays allowed so init can drop
+ * root's groups. Unprivileged, the caller's own ids are all a user namespace may map. */
 static int write_maps(const struct sandbox_runtime *rt, pid_t pid)
 {
     char path[64], map[64];
+    unsigned uid = (unsigned)rt->outer_uid, gid = (unsigned)rt->outer_gid;
     int r;
 
+    if (rt->root) {
+        uid = SANDBOX_HOST_ID_BASE + (unsigned)pid;
+        gid = uid;
+    }
     if (!rt->root) {
         snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
         r = util_write_file(path, "deny");
@@ -165,12 +180,12 @@ static int write_maps(const struct sandbox_runtime *rt, pid_t pid)
             return r;
     }
     snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
-    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)rt->outer_gid);
+    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, gid);
     r = util_write_file(path, map);
     if (r < 0)
         return r;
     snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
-    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, (unsigned)rt->outer_uid);
+    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, uid);
     return util_write_file(path, map);
 }
 
@@ -394,6 +409,47 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
     return fd;
 }
 
+/* stdin_copy(fd) — a sealed, read-only memfd holding what fd has left to read, or -errno.
+ * The payload never gets a descriptor of the caller's file: through /proc/self/fd/0 it
+ * could reopen it for writing, or change its mode. */
+static int stdin_copy(int fd)
+{
+    char buf[65536];
+    size_t total = 0;
+    int m, r = 0;
+    ssize_t n;
+
+    m = memfd_create("crucible-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (m < 0)
+        return -errno;
+    while ((n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            break;
+        }
+        total += (size_t)n;
+        if (total > SANDBOX_STDIN_MAX) {
+            r = -EFBIG;
+            break;
+        }
+        if ((r = util_write_all(m, buf, (size_t)n)) < 0)
+            break;
+    }
+    /* Sealed against any change, and mode 0400 so that reopening it for writing through
+     * /proc/self/fd/0 is refused outright. */
+    if (r == 0 &&
+        (fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+         fchmod(m, 0400) < 0 || lseek(m, 0, SEEK_SET) < 0))
+        r = -errno;
+    if (r < 0) {
+        close(m);
+        return r;
+    }
+    return m;
+}
+
 /* A capped capture of one output stream. */
 struct capture {
     int fd;
@@ -519,9 +575,13 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     cap[0] = (struct capture){.fd = outp[0], .cap = l->output_kb * 1024, .st = &res->out};
     cap[1] = (struct capture){.fd = errp[0], .cap = l->output_kb * 1024, .st = &res->err};
     outp[0] = errp[0] = -1;
-    stdin_fd = proc->stdin_fd >= 0 ? dup(proc->stdin_fd) : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    stdin_fd =
+        proc->stdin_fd >= 0 ? stdin_copy(proc->stdin_fd) : open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (stdin_fd < 0) {
-        result_fail(res, "cannot open stdin: %s", strerror(errno));
+        int e = proc->stdin_fd >= 0 ? -stdin_fd : errno;
+        result_fail(res, "cannot prepare stdin: %s",
+                    e == EFBIG ? "larger than " SANDBOX_STDIN_MAX_TEXT : strerror(e));
+        stdin_fd = -1;
         goto out_close;
     }
     specfd = make_spec(sb, proc);

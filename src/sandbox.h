@@ -47,6 +47,10 @@ extern const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT];
 /* sandbox_limits_default(l) — the defaults of sandbox_limit_ranges. */
 void sandbox_limits_default(struct sandbox_limits *l);
 
+/* As root, sandbox k runs as host uid and gid SANDBOX_HOST_ID_BASE + (host pid of its
+ * init): ids no account uses, distinct for every live sandbox. */
+#define SANDBOX_HOST_ID_BASE 0x40000000u
+
 /* Process-wide state, made once: cgroup discovery, the compiled seccomp program, the
  * identity sandboxes map to. Read-only afterwards. */
 struct sandbox_runtime {
@@ -82,7 +86,11 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
  * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
 int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
 
-/* What to run. argv[0] without a '/' is searched in the sandbox's PATH. */
+#define SANDBOX_STDIN_MAX      ((size_t)1 << 30) /* bytes of stdin a process may be given */
+#define SANDBOX_STDIN_MAX_TEXT "1 GiB"
+
+/* What to run. argv[0] without a '/' is searched in the sandbox's PATH. stdin is copied
+ * into a sealed memfd before the process starts. */
 struct sandbox_proc {
     char *const *argv; /* NULL-terminated */
     char *const *env;  /* extra "K=V" entries over the fixed environment; may be NULL */

@@ -53,6 +53,11 @@ static const char *const fixed_env[] = {
     "LOGNAME=sandbox",
     "HOSTNAME=" SANDBOX_HOSTNAME,
 };
+static const char *const userns_limits[][2] = {
+    {"/proc/sys/user/max_user_namespaces", "0"},
+    {"/proc/sys/user/max_inotify_instances", "8"},
+    {"/proc/sys/user/max_inotify_watches", "8192"},
+};
 static const char *const search_path[] = {"/usr/local/bin", "/usr/bin", "/bin"};
 
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds)
@@ -511,6 +516,7 @@ void sandbox__init_main(const struct init_params *params)
     int attach_err = 0;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "crucible-init");
     /* Join the v1 groups first, so everything init does is accounted there. */
     for (int i = 0; i < p->nattach; i++)
         if (write(p->attach_fds[i], "0", 1) != 1)
@@ -540,6 +546,13 @@ void sandbox__init_main(const struct init_params *params)
     if ((r = rootfs__build(p->img, p->limits, &err)) < 0)
         setup_fail(ctl, -r, err.msg);
 
+    /* Per-user-namespace kernel limits. No nested user namespaces: a second layer behind
+     * seccomp. inotify instances and watches are also charged to the owner of this
+     * namespace (the supervisor's uid) in the parent, a pool every sandbox shares: cap
+     * what one sandbox may take from it. */
+    for (size_t i = 0; i < sizeof(userns_limits) / sizeof(userns_limits[0]); i++)
+        if ((r = util_write_file(userns_limits[i][0], userns_limits[i][1])) < 0)
+            setup_fail(ctl, -r, userns_limits[i][0]);
     if ((r = drop_bounding_set()) < 0)
         setup_fail(ctl, -r, "cannot drop the capability bounding set");
     sigemptyset(&chld);

@@ -17,7 +17,7 @@
 #   jf KEY / jj KEY              field of the JSON in $OUT: raw text / JSON-encoded
 #   jcheck PYEXPR DESC           ok when the Python expression (d = record) is true
 #   state_snapshot / state_leftovers SNAP
-#                                mounts, sb-* cgroups, uid-65534 processes: what is new
+#                                mounts, sb-* cgroups, sandbox-uid processes: what is new
 #                                and ours (cgroup sb-PID-N of a pid in MY_PIDS)
 
 set -u
@@ -230,11 +230,12 @@ _sb_cgroups() {
     find /sys/fs/cgroup -maxdepth 8 -type d -path '*crucible*' -name 'sb-*' 2>/dev/null | sort
 }
 
-# _nobody_procs — "PID CGROUP-NAME" for processes of host uid 65534 (root only).
+# _nobody_procs — "PID CGROUP-NAME" for processes of the sandboxes' host uids (as root:
+# 0x40000000 + the pid of the sandbox's init).
 _nobody_procs() {
     local p
     is_root || return 0
-    for p in $(ps -e -o uid=,pid= 2>/dev/null | awk '$1 == 65534 { print $2 }'); do
+    for p in $(ps -e -o uid=,pid= 2>/dev/null | awk '$1 >= 1073741824 && $1 < 1077936128 { print $2 }'); do
         echo "$p $(grep -o 'sb-[0-9]*-[0-9]*' "/proc/$p/cgroup" 2>/dev/null | head -n 1)"
     done | sort
 }

@@ -53,7 +53,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SANDBOX_UID = 65534
+SANDBOX_UID = 65534  # the watcher's uid: an unprivileged host account
+SANDBOX_HOST_IDS = range(0x40000000, 0x40000000 + (1 << 22))  # sandboxes' host uids as root
 HEADER_KEYS = ("expect", "run", "args", "limit", "signal", "exit_code", "within", "repeat")
 
 
@@ -217,7 +218,7 @@ class Host:
         self.suid_copies = {}
         self.foreign_seen = set()
         self.watcher = self.start_watcher()
-        self.baseline_nobody = set(self.procs_of(SANDBOX_UID)) if IS_ROOT else set()
+        self.baseline_nobody = set(self.procs_of(SANDBOX_HOST_IDS)) if IS_ROOT else set()
         self.mount_lines = self.count_mounts()
         self.my_memcg = self.own_memcg()
 
@@ -323,12 +324,12 @@ class Host:
     # ------------------------------------------------------------ observations
 
     @staticmethod
-    def procs_of(uid):
+    def procs_of(uids):
         out = []
         for d in os.listdir("/proc"):
             if d.isdigit():
                 try:
-                    if os.stat(f"/proc/{d}").st_uid == uid:
+                    if os.stat(f"/proc/{d}").st_uid in uids:
                         out.append(int(d))
                 except OSError:
                     pass
@@ -370,7 +371,7 @@ class Host:
         """Processes of our sandboxes that are still alive: named prog or sec-*, or (as root) of
         the sandbox's host uid and not there when the suite started."""
         found = []
-        nobody = set(self.procs_of(SANDBOX_UID)) - self.baseline_nobody if IS_ROOT else set()
+        nobody = set(self.procs_of(SANDBOX_HOST_IDS)) - self.baseline_nobody if IS_ROOT else set()
         for d in os.listdir("/proc"):
             if not d.isdigit() or int(d) == self.watcher.pid:
                 continue

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -112,6 +113,16 @@ static int p_x32(void)
 {
     EXPECT_ERRNO(syscall(0x40000000 | SYS_getpid), ENOSYS);
 }
+static int p_prlimit_other(void)
+{
+    struct rlimit rl = {0, 0};
+    EXPECT_ERRNO(syscall(SYS_prlimit64, getppid(), RLIMIT_NOFILE, &rl, NULL), EPERM);
+}
+static int p_prlimit_self(void)
+{
+    struct rlimit rl;
+    return getrlimit(RLIMIT_NOFILE, &rl) == 0 && setrlimit(RLIMIT_NOFILE, &rl) == 0 ? 0 : 1;
+}
 static int p_i386(void)
 {
     long ret;
@@ -162,6 +173,10 @@ int main(void)
     st = probe(p_x32);
     ok((WIFEXITED(st) && WEXITSTATUS(st) == 0) || (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS),
        "x32 syscall number does not run");
+    st = probe(p_prlimit_other);
+    ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "prlimit on another process denied");
+    st = probe(p_prlimit_self);
+    ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "getrlimit/setrlimit on itself allowed");
     st = probe(p_i386);
     ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "i386 syscall via int 0x80 is killed (SIGSYS)");
     filter_release(&f);
