@@ -254,9 +254,11 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
 
 static void print_text(const struct result *res)
 {
-    fwrite(res->out.data, 1, res->out.len, stdout);
+    if (res->out.len)
+        fwrite(res->out.data, 1, res->out.len, stdout);
     fflush(stdout);
-    fwrite(res->err.data, 1, res->err.len, stderr);
+    if (res->err.len)
+        fwrite(res->err.data, 1, res->err.len, stderr);
     if (res->status != RESULT_OK) {
         fprintf(stderr, "crucible: %s", result_status_name(res->status));
         if (res->status == RESULT_RUNTIME_ERROR && res->exit_code >= 0)

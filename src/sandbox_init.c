@@ -517,6 +517,11 @@ void sandbox__init_main(const struct init_params *params)
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-init");
+    /* No handler may survive from the supervisor (a sanitizer's, say): the kernel delivers
+     * a signal sent from inside the namespace to its init only when init handles it. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
     /* Join the v1 groups first, so everything init does is accounted there. */
     for (int i = 0; i < p->nattach; i++)
         if (write(p->attach_fds[i], "0", 1) != 1)
