@@ -314,6 +314,7 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "crucible run: %s\n", err.msg);
         goto out_files;
     }
+    rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
     rt.cancel_fd = stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
     if (o->check) {
         sandbox_runtime_describe(&rt, stdout);

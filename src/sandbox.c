@@ -48,7 +48,16 @@ struct sandbox {
     int ctl;
     bool init_reaped;
     int init_status;
+    double t0; /* creation start, for trace() */
 };
+
+/* trace(sb, phase) — with rt->trace, one line per phase on stderr: milliseconds since the
+ * sandbox's creation began. For finding where start-up time goes. */
+static void trace(const struct sandbox *sb, const char *phase)
+{
+    if (sb->rt->trace)
+        fprintf(stderr, "crucible: trace %8.3f ms  %s\n", (util_now() - sb->t0) * 1e3, phase);
+}
 
 void sandbox_limits_default(struct sandbox_limits *l)
 {
@@ -237,6 +246,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         return NULL;
     }
     sb->rt = rt;
+    sb->t0 = util_now();
     sb->img = img;
     sb->limits = *limits;
     sb->pidfd = -1;
@@ -259,6 +269,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
             nattach = 0; /* fall back to attaching by pid below */
         self_attached = nattach > 0;
     }
+    trace(sb, "cgroup made");
     sb->init_pid = clone_init(sb, &sb->pidfd);
     if (sb->init_pid == 0) {
         struct init_params p = {.ctl_fd = sv[1],
@@ -281,6 +292,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
                        : "");
         goto out_close;
     }
+    trace(sb, "cloned");
     r = write_maps(rt, sb->init_pid);
     if (r < 0) {
         errbuf_set(err, "cannot write user namespace maps: %s", strerror(-r));
@@ -316,6 +328,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
             errbuf_set(err, "sandbox setup failed: %s", m.text);
         goto out_kill;
     }
+    trace(sb, "init ready");
     return sb;
 
 out_kill:
@@ -608,6 +621,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     fds[2] = outp[1];
     fds[3] = errp[1];
     start = util_now();
+    trace(sb, "exec request");
     r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
     close(outp[1]);
     close(errp[1]);
@@ -628,6 +642,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         result_fail(res, "%s", m.text);
         goto out_teardown;
     }
+    trace(sb, "payload started");
     if (m.type != CTL_STARTED) {
         result_fail(res, "unexpected reply from sandbox init (type %u, err %d: %s)", m.type, m.err,
                     m.text);
@@ -704,11 +719,13 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         }
     }
     res->wall_time = util_now() - start;
+    trace(sb, "payload ended");
 
 out_teardown:
     torn_down = (flags & SANDBOX_EXEC_LAST) || killed;
     if (torn_down) {
         r = teardown(sb);
+        trace(sb, "torn down");
         if (r < 0 && res->status != RESULT_SANDBOX_ERROR && (exited || killed))
             forced = RESULT_SANDBOX_ERROR;
     }
@@ -802,6 +819,7 @@ int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
     r = teardown(sb);
     if (r < 0)
         errbuf_set(err, "processes survived the sandbox teardown");
+    trace(sb, "destroyed");
     if (sb->ctl >= 0)
         close(sb->ctl);
     if (sb->pidfd >= 0)

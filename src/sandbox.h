@@ -60,6 +60,7 @@ struct sandbox_runtime {
     uid_t outer_uid; /* host uid the payload runs as */
     gid_t outer_gid;
     long ncpu;
+    bool trace;    /* phase timings on stderr ($CRUCIBLE_TRACE in the CLI) */
     int cancel_fd; /* -1, or an fd that turns readable when running work must stop (a
                     * signalfd of the CLI, say): the run is killed and torn down and
                     * ends as sandbox_error "interrupted" */
