@@ -414,6 +414,14 @@ uint64_t cgroup_memory_peak_kb(const struct cgroup *cg)
     return strtoull(buf, NULL, 10) / 1024;
 }
 
+void cgroup_memory_peak_reset(struct cgroup *cg)
+{
+    const char *d = dir_for(cg, CGROUP_RES_MEMORY);
+
+    if (d && cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 1)
+        (void)write_in(d, "memory.max_usage_in_bytes", "0");
+}
+
 uint64_t cgroup_oom_kills(const struct cgroup *cg)
 {
     const char *d = dir_for(cg, CGROUP_RES_MEMORY);

@@ -83,6 +83,10 @@ double cgroup_cpu_usage(const struct cgroup *cg);
 /* cgroup_memory_peak_kb(cg) — peak memory in KiB, or 0 when unknown. */
 uint64_t cgroup_memory_peak_kb(const struct cgroup *cg);
 
+/* cgroup_memory_peak_reset(cg) — starts the peak anew (v1 only; v2's memory.peak counts
+ * from the group's creation, which for a sandbox is close enough). */
+void cgroup_memory_peak_reset(struct cgroup *cg);
+
 /* cgroup_oom_kills(cg) — number of OOM kills inside the group (0 when unknown). */
 uint64_t cgroup_oom_kills(const struct cgroup *cg);
 

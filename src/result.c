@@ -147,6 +147,20 @@ static int set_stream(json_t *obj, const char *key, const struct result_stream *
     return r;
 }
 
+/* text_json(s) — a JSON string of s, escaping invalid UTF-8 (messages quote user input). */
+static json_t *text_json(const char *s)
+{
+    json_t *j;
+    char *esc;
+
+    if (util_utf8_valid(s, strlen(s)))
+        return json_string(s);
+    esc = result_text_escape(s, strlen(s));
+    j = esc ? json_string(esc) : NULL;
+    free(esc);
+    return j;
+}
+
 json_t *result_to_json(const struct result *r)
 {
     json_t *o = json_object();
@@ -169,8 +183,8 @@ json_t *result_to_json(const struct result *r)
     e |= set_stream(o, "stderr", &r->err);
     e |= json_object_set_new(o, "stdout_truncated", json_boolean(r->out.truncated));
     e |= json_object_set_new(o, "stderr_truncated", json_boolean(r->err.truncated));
-    e |= json_object_set_new(o, "image", json_string(r->image));
-    e |= json_object_set_new(o, "message", json_string(r->message));
+    e |= json_object_set_new(o, "image", text_json(r->image));
+    e |= json_object_set_new(o, "message", text_json(r->message));
     if (e) {
         json_decref(o);
         return NULL;

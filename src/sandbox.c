@@ -560,106 +560,125 @@ static void verdict_from_wait(struct result *res, int status)
     }
 }
 
-int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
-                 struct result *res)
-{
-    const struct sandbox_limits *l = &sb->limits;
-    struct capture cap[2] = {{.fd = -1, .st = &res->out}, {.fd = -1, .st = &res->err}};
-    struct ctl_msg m;
-    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, specfd = -1, stdin_fd = -1, r;
-    int fds[4];
-    double start, wall_deadline, cpu_base = 0, cpu_used = 0;
-    bool exited = false, killed = false, init_died = false, torn_down = false;
-    bool interrupted = false;
-    enum result_status forced = RESULT_OK;
-    int wait_status = 0;
-    int64_t ru_cpu_usec = 0, ru_maxrss = 0;
+/* One exec in flight: what sandbox_exec's phases share. */
+struct exec_run {
+    struct capture cap[2]; /* stdout, stderr: the read ends */
+    int out_w, err_w;      /* write ends, handed to init */
+    int stdin_fd, specfd;
+    double start, cpu_base, cpu_used;
+    bool exited, killed, init_died, interrupted;
+    enum result_status forced; /* a limit or failure seen by the supervisor, else RESULT_OK */
+    int wait_status;
+    int64_t ru_cpu_usec, ru_maxrss;
+};
 
-    if (!proc || !proc->argv || !proc->argv[0])
-        return -EINVAL;
-    snprintf(res->image, sizeof(res->image), "%s", sb->img->digest);
-    if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+/* exec_prepare — pipes, stdin copy, the spec memfd, counter baselines. 0 or -1 (res set). */
+static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, struct exec_run *x,
+                        struct result *res)
+{
+    size_t cap = sb->limits.output_kb * 1024;
+    int outp[2], errp[2];
+
+    if (pipe2(outp, O_CLOEXEC) < 0) {
         result_fail(res, "cannot create output pipes: %s", strerror(errno));
-        goto out_close;
+        return -1;
+    }
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        result_fail(res, "cannot create output pipes: %s", strerror(errno));
+        close(outp[0]);
+        close(outp[1]);
+        return -1;
     }
     fcntl(outp[0], F_SETFL, O_NONBLOCK);
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
-    /* From here the captures own the read ends. */
-    cap[0] = (struct capture){.fd = outp[0], .cap = l->output_kb * 1024, .st = &res->out};
-    cap[1] = (struct capture){.fd = errp[0], .cap = l->output_kb * 1024, .st = &res->err};
-    outp[0] = errp[0] = -1;
-    stdin_fd =
+    x->cap[0] = (struct capture){.fd = outp[0], .cap = cap, .st = &res->out};
+    x->cap[1] = (struct capture){.fd = errp[0], .cap = cap, .st = &res->err};
+    x->out_w = outp[1];
+    x->err_w = errp[1];
+    x->stdin_fd =
         proc->stdin_fd >= 0 ? stdin_copy(proc->stdin_fd) : open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (stdin_fd < 0) {
-        int e = proc->stdin_fd >= 0 ? -stdin_fd : errno;
+    if (x->stdin_fd < 0) {
+        int e = proc->stdin_fd >= 0 ? -x->stdin_fd : errno;
         result_fail(res, "cannot prepare stdin: %s",
                     e == EFBIG ? "larger than " SANDBOX_STDIN_MAX_TEXT : strerror(e));
-        stdin_fd = -1;
-        goto out_close;
+        x->stdin_fd = -1;
+        return -1;
     }
-    specfd = make_spec(sb, proc);
-    if (specfd < 0) {
-        result_fail(res, "cannot build exec request: %s", strerror(-specfd));
-        goto out_close;
+    x->specfd = make_spec(sb, proc);
+    if (x->specfd < 0) {
+        result_fail(res, "cannot build exec request: %s", strerror(-x->specfd));
+        x->specfd = -1;
+        return -1;
     }
     if (sb->has_cg) {
-        const char *d = sb->cg.dirs[sb->rt->cg.res_hier[CGROUP_RES_MEMORY] >= 0
-                                        ? sb->rt->cg.res_hier[CGROUP_RES_MEMORY]
-                                        : 0];
-        if (sb->rt->cg.res_hier[CGROUP_RES_MEMORY] >= 0 &&
-            sb->rt->cg.hier[sb->rt->cg.res_hier[CGROUP_RES_MEMORY]].version == 1) {
-            char path[4200];
-            snprintf(path, sizeof(path), "%s/memory.max_usage_in_bytes", d);
-            (void)util_write_file(path, "0"); /* the peak starts with the payload */
-        }
-        cpu_base = cgroup_cpu_usage(&sb->cg);
+        cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
+        x->cpu_base = cgroup_cpu_usage(&sb->cg);
     }
+    return 0;
+}
+
+/* exec_start — hands the request to init and waits until the payload runs. 0 when it
+ * does; -1 when it could not start (res says why: the caller's program or our failure). */
+static int exec_start(struct sandbox *sb, struct exec_run *x, struct result *res)
+{
+    int fds[4] = {x->specfd, x->stdin_fd, x->out_w, x->err_w};
+    struct ctl_msg m;
+    int r;
+
     memset(&m, 0, sizeof(m));
     m.type = CTL_EXEC;
-    fds[0] = specfd;
-    fds[1] = stdin_fd;
-    fds[2] = outp[1];
-    fds[3] = errp[1];
-    start = util_now();
+    x->start = util_now();
     trace(sb, "exec request");
     r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
-    close(outp[1]);
-    close(errp[1]);
-    outp[1] = errp[1] = -1;
+    close(x->out_w);
+    close(x->err_w);
+    x->out_w = x->err_w = -1;
     if (r == 0)
         r = recv_reply(sb, &m, 10.0);
     if (r < 0) {
         result_fail(res, "sandbox init did not answer: %s", strerror(-r));
-        goto out_teardown;
+        return -1;
     }
+    m.text[sizeof(m.text) - 1] = '\0';
     if (m.type == CTL_EXEC_FAIL) {
-        m.text[sizeof(m.text) - 1] = '\0';
-        res->status = RESULT_RUNTIME_ERROR;
-        res->exit_code = 127;
-        snprintf(res->message, sizeof(res->message), "%s", m.text);
-        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR)
-            goto out_teardown; /* the caller's program, not crucible, is at fault */
-        result_fail(res, "%s", m.text);
-        goto out_teardown;
+        /* A program that does not exist or cannot be executed is the caller's to fix;
+         * anything else that stops the start is ours. */
+        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR) {
+            res->status = RESULT_RUNTIME_ERROR;
+            res->exit_code = 127;
+            snprintf(res->message, sizeof(res->message), "%s", m.text);
+        } else {
+            result_fail(res, "%s", m.text);
+        }
+        return -1;
+    }
+    if (m.type != CTL_STARTED) {
+        result_fail(res, "unexpected reply from sandbox init (type %u)", m.type);
+        return -1;
     }
     trace(sb, "payload started");
-    if (m.type != CTL_STARTED) {
-        result_fail(res, "unexpected reply from sandbox init (type %u, err %d: %s)", m.type, m.err,
-                    m.text);
-        goto out_teardown;
-    }
+    return 0;
+}
 
-    wall_deadline = start + l->wall_time;
-    while (!exited && !killed) {
-        struct pollfd pf[5] = {{.fd = cap[0].fd, .events = POLLIN},
-                               {.fd = cap[1].fd, .events = POLLIN},
+/* exec_supervise — until the payload ends or a limit ends it: drains output, watches
+ * init, the clock, the group's CPU time and the caller's cancel fd. */
+static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result *res)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    bool cpu_accounted = sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU);
+    double wall_deadline = x->start + l->wall_time;
+    struct ctl_msg m;
+
+    while (!x->exited && !x->killed) {
+        struct pollfd pf[5] = {{.fd = x->cap[0].fd, .events = POLLIN},
+                               {.fd = x->cap[1].fd, .events = POLLIN},
                                {.fd = sb->ctl, .events = POLLIN},
                                {.fd = sb->pidfd, .events = POLLIN},
                                {.fd = sb->rt->cancel_fd, .events = POLLIN}};
-        double now = util_now(), wait = wall_deadline - now;
-        if (sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU)) {
-            double left = l->cpu_time - cpu_used;
-            double soonest = left / (double)sb->rt->ncpu;
+        double wait = wall_deadline - util_now();
+        if (cpu_accounted) {
+            /* the earliest moment the CPU limit could be reached on every core */
+            double soonest = (l->cpu_time - x->cpu_used) / (double)sb->rt->ncpu;
             if (soonest < 0.002)
                 soonest = 0.002;
             if (soonest < wait)
@@ -667,146 +686,163 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         }
         if (wait < 0)
             wait = 0;
-        int n = poll(pf, 5, (int)ceil(wait * 1000));
-        if (n < 0 && errno != EINTR) {
+        if (poll(pf, 5, (int)ceil(wait * 1000)) < 0 && errno != EINTR) {
             result_fail(res, "poll failed: %s", strerror(errno));
+            x->killed = true;
             break;
         }
         for (int i = 0; i < 2; i++) {
-            if (cap[i].fd >= 0 && pf[i].revents) {
-                int c = capture_read(&cap[i]);
-                if (c == 1) {
-                    close(cap[i].fd);
-                    cap[i].fd = -1;
-                } else if (c < 0) {
-                    forced = RESULT_OUTPUT_LIMIT;
-                    killed = true;
-                }
+            if (x->cap[i].fd < 0 || !pf[i].revents)
+                continue;
+            int c = capture_read(&x->cap[i]);
+            if (c == 1) {
+                close(x->cap[i].fd);
+                x->cap[i].fd = -1;
+            } else if (c < 0) {
+                x->forced = RESULT_OUTPUT_LIMIT;
+                x->killed = true;
             }
         }
         if (pf[2].revents & POLLIN) {
             if (sandbox__ctl_recv(sb->ctl, &m, NULL, NULL) == 0 && m.type == CTL_EXITED) {
-                exited = true;
-                wait_status = m.status;
-                ru_cpu_usec = m.cpu_usec;
-                ru_maxrss = m.maxrss_kb;
+                x->exited = true;
+                x->wait_status = m.status;
+                x->ru_cpu_usec = m.cpu_usec;
+                x->ru_maxrss = m.maxrss_kb;
             }
         } else if (pf[2].revents & (POLLHUP | POLLERR)) {
-            init_died = true;
-            killed = true;
+            x->init_died = x->killed = true;
         }
-        if (pf[3].revents & POLLIN && !exited) {
-            init_died = true;
-            killed = true;
-        }
-        if (pf[4].revents & POLLIN) {
-            interrupted = true;
-            killed = true;
-        }
-        now = util_now();
-        if (!exited && !killed && now >= wall_deadline) {
-            forced = RESULT_TIMEOUT;
+        if ((pf[3].revents & POLLIN) && !x->exited)
+            x->init_died = x->killed = true;
+        if (pf[4].revents & POLLIN)
+            x->interrupted = x->killed = true;
+        if (!x->exited && !x->killed && util_now() >= wall_deadline) {
+            x->forced = RESULT_TIMEOUT;
             res->limit = RESULT_LIMIT_WALL;
-            killed = true;
+            x->killed = true;
         }
-        if (sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU)) {
-            cpu_used = cgroup_cpu_usage(&sb->cg) - cpu_base;
-            if (!exited && !killed && cpu_used >= l->cpu_time) {
-                forced = RESULT_TIMEOUT;
+        if (cpu_accounted) {
+            x->cpu_used = cgroup_cpu_usage(&sb->cg) - x->cpu_base;
+            if (!x->exited && !x->killed && x->cpu_used >= l->cpu_time) {
+                x->forced = RESULT_TIMEOUT;
                 res->limit = RESULT_LIMIT_CPU;
-                killed = true;
+                x->killed = true;
             }
         }
     }
-    res->wall_time = util_now() - start;
+    res->wall_time = util_now() - x->start;
     trace(sb, "payload ended");
+}
 
-out_teardown:
-    torn_down = (flags & SANDBOX_EXEC_LAST) || killed;
-    if (torn_down) {
-        r = teardown(sb);
-        trace(sb, "torn down");
-        if (r < 0 && res->status != RESULT_SANDBOX_ERROR && (exited || killed))
-            forced = RESULT_SANDBOX_ERROR;
-    }
-    /* Drain what the processes left in the pipes: to EOF when everything is dead (EOF is
-     * then certain), else only what is already there, since a background process of a
-     * session may hold the pipe open. */
+/* exec_drain — what the processes left in the pipes: to EOF when everything is dead (EOF
+ * is then certain), else only what is already there, since a background process of a
+ * session may hold a pipe open. */
+static void exec_drain(struct exec_run *x, bool torn_down)
+{
     for (int i = 0; i < 2; i++) {
-        struct capture *c = &cap[i];
-        if (res->status == RESULT_SANDBOX_ERROR && !exited && !killed)
-            break;
+        struct capture *c = &x->cap[i];
         while (c->fd >= 0) {
             struct pollfd pf = {.fd = c->fd, .events = POLLIN};
             if (poll(&pf, 1, torn_down ? 1000 : 0) <= 0)
                 break;
             int rr = capture_read(c);
-            if (rr == 1)
-                break;
-            if (rr < 0 && forced == RESULT_OK)
-                forced = RESULT_OUTPUT_LIMIT;
-            if (rr < 0)
+            if (rr < 0 && x->forced == RESULT_OK)
+                x->forced = RESULT_OUTPUT_LIMIT;
+            if (rr != 0)
                 break;
         }
     }
-    if (exited || killed) {
-        double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
-        res->cpu_time = cpu >= 0 ? cpu - cpu_base : (double)ru_cpu_usec / 1e6;
-        if (res->cpu_time < 0)
-            res->cpu_time = 0;
-        res->memory_kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
-        if (res->memory_kb == 0)
-            res->memory_kb = (uint64_t)ru_maxrss;
-        if (exited)
-            verdict_from_wait(res, wait_status);
-        /* Precedence: our own failure, then the limits, then how the program ended. */
-        if (interrupted) {
-            result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
-        } else if (forced == RESULT_SANDBOX_ERROR) {
-            result_fail(res, "processes survived the sandbox teardown");
-        } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
-            res->status = RESULT_MEMORY_LIMIT;
-        } else if (forced == RESULT_TIMEOUT || res->cpu_time >= l->cpu_time ||
-                   (res->status == RESULT_SIGNALED && res->signal == SIGXCPU)) {
-            res->status = RESULT_TIMEOUT;
-            if (res->limit == RESULT_LIMIT_NONE)
-                res->limit = RESULT_LIMIT_CPU;
-        } else if (forced == RESULT_OUTPUT_LIMIT || res->out.truncated || res->err.truncated) {
-            res->status = RESULT_OUTPUT_LIMIT;
-        } else if (init_died) {
-            result_fail(res, "sandbox init died unexpectedly");
-        } else if (!exited) {
-            result_fail(res, "the process was lost");
-        }
-        if (res->status == RESULT_TIMEOUT && res->limit == RESULT_LIMIT_WALL)
+}
+
+/* exec_verdict — usage counters and the status, by precedence: our own failure, then the
+ * limits, then how the program ended. */
+static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *res)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
+
+    res->cpu_time = cpu >= 0 ? cpu - x->cpu_base : (double)x->ru_cpu_usec / 1e6;
+    if (res->cpu_time < 0)
+        res->cpu_time = 0;
+    res->memory_kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
+    if (res->memory_kb == 0)
+        res->memory_kb = (uint64_t)x->ru_maxrss;
+    if (x->exited)
+        verdict_from_wait(res, x->wait_status);
+    if (x->interrupted) {
+        result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
+    } else if (x->forced == RESULT_SANDBOX_ERROR) {
+        result_fail(res, "processes survived the sandbox teardown");
+    } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
+        res->status = RESULT_MEMORY_LIMIT;
+        snprintf(res->message, sizeof(res->message), "memory limit of %llu MB exceeded",
+                 (unsigned long long)l->memory_mb);
+    } else if (x->forced == RESULT_TIMEOUT || res->cpu_time >= l->cpu_time ||
+               (res->status == RESULT_SIGNALED && res->signal == SIGXCPU)) {
+        res->status = RESULT_TIMEOUT;
+        if (res->limit == RESULT_LIMIT_NONE)
+            res->limit = RESULT_LIMIT_CPU;
+        if (res->limit == RESULT_LIMIT_WALL)
             snprintf(res->message, sizeof(res->message), "wall time limit of %g s exceeded",
                      l->wall_time);
-        else if (res->status == RESULT_TIMEOUT)
+        else
             snprintf(res->message, sizeof(res->message), "CPU time limit of %g s exceeded",
                      l->cpu_time);
-        else if (res->status == RESULT_MEMORY_LIMIT)
-            snprintf(res->message, sizeof(res->message), "memory limit of %llu MB exceeded",
-                     (unsigned long long)l->memory_mb);
-        else if (res->status == RESULT_OUTPUT_LIMIT)
-            snprintf(res->message, sizeof(res->message), "output limit of %llu KB exceeded",
-                     (unsigned long long)l->output_kb);
+    } else if (x->forced == RESULT_OUTPUT_LIMIT || res->out.truncated || res->err.truncated) {
+        res->status = RESULT_OUTPUT_LIMIT;
+        snprintf(res->message, sizeof(res->message), "output limit of %llu KB exceeded",
+                 (unsigned long long)l->output_kb);
+    } else if (x->init_died) {
+        result_fail(res, "sandbox init died unexpectedly");
+    } else if (!x->exited) {
+        result_fail(res, "the process was lost");
     }
-out_close:
+}
+
+int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
+                 struct result *res)
+{
+    struct exec_run x = {
+        .cap = {{.fd = -1, .st = &res->out}, {.fd = -1, .st = &res->err}},
+        .out_w = -1,
+        .err_w = -1,
+        .stdin_fd = -1,
+        .specfd = -1,
+        .forced = RESULT_OK,
+    };
+    bool started = false, torn_down;
+
+    if (!proc || !proc->argv || !proc->argv[0])
+        return -EINVAL;
+    snprintf(res->image, sizeof(res->image), "%s", sb->img->digest);
+    if (exec_prepare(sb, proc, &x, res) == 0 && exec_start(sb, &x, res) == 0) {
+        started = true;
+        exec_supervise(sb, &x, res);
+    }
+    torn_down = (flags & SANDBOX_EXEC_LAST) || x.killed;
+    if (torn_down) {
+        if (teardown(sb) < 0 && started)
+            x.forced = RESULT_SANDBOX_ERROR;
+        trace(sb, "torn down");
+    }
+    if (started) {
+        exec_drain(&x, torn_down);
+        exec_verdict(sb, &x, res);
+    }
     for (int i = 0; i < 2; i++) {
-        capture_finish(&cap[i]);
-        if (cap[i].fd >= 0)
-            close(cap[i].fd);
+        capture_finish(&x.cap[i]);
+        if (x.cap[i].fd >= 0)
+            close(x.cap[i].fd);
     }
-    for (int i = 0; i < 2; i++) {
-        if (outp[i] >= 0)
-            close(outp[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
-    }
-    if (specfd >= 0)
-        close(specfd);
-    if (stdin_fd >= 0)
-        close(stdin_fd);
+    if (x.out_w >= 0)
+        close(x.out_w);
+    if (x.err_w >= 0)
+        close(x.err_w);
+    if (x.specfd >= 0)
+        close(x.specfd);
+    if (x.stdin_fd >= 0)
+        close(x.stdin_fd);
     return 0;
 }
 

@@ -264,7 +264,17 @@ struct exec_req {
     char **argv;
     char **envp;
     char *strings;
+    void *map;
+    size_t map_len;
 };
+
+static void exec_req_release(struct exec_req *x)
+{
+    free(x->argv);
+    free(x->envp);
+    if (x->map)
+        munmap(x->map, x->map_len);
+}
 
 static int parse_spec(int memfd, struct exec_req *x)
 {
@@ -277,6 +287,8 @@ static int parse_spec(int memfd, struct exec_req *x)
     map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
     if (map == MAP_FAILED)
         return -errno;
+    x->map = map;
+    x->map_len = (size_t)st.st_size;
     memcpy(&x->spec, map, sizeof(x->spec));
     if (x->spec.magic != EXEC_SPEC_MAGIC || x->spec.argc == 0 ||
         x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec))
@@ -431,18 +443,22 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
 {
     struct exec_req x;
     struct ctl_msg m;
-    int errpipe[2], code = 0, r;
-    pid_t pid;
+    int errpipe[2], code = 0;
+    pid_t pid = 0;
     ssize_t n;
 
     memset(&x, 0, sizeof(x));
-    if (nfds != 4 || (r = parse_spec(fds[0], &x)) < 0) {
-        reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
-        return 0;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXEC_FAIL;
+    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
+        m.err = EPROTO;
+        snprintf(m.text, sizeof(m.text), "malformed exec request");
+        goto out_reply;
     }
     if (pipe2(errpipe, O_CLOEXEC) < 0) {
-        reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot create pipe in init");
-        return 0;
+        m.err = errno;
+        snprintf(m.text, sizeof(m.text), "cannot create a pipe in init");
+        goto out_reply;
     }
     pid = fork();
     if (pid == 0) {
@@ -451,31 +467,34 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
     }
     close(errpipe[1]);
     if (pid < 0) {
+        m.err = errno;
+        snprintf(m.text, sizeof(m.text), "cannot fork the payload");
         close(errpipe[0]);
-        reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot fork the payload");
-        return 0;
+        pid = 0;
+        goto out_reply;
     }
+    /* EOF means execve succeeded (the pipe is close-on-exec); a word is a failure. */
     do
         n = read(errpipe[0], &code, sizeof(code));
     while (n < 0 && errno == EINTR);
     close(errpipe[0]);
-    memset(&m, 0, sizeof(m));
     if (n == (ssize_t)sizeof(code)) {
-        int stage = code >> 16, e = code & 0xffff;
-        m.type = CTL_EXEC_FAIL;
-        m.err = e;
+        int stage = code >> 16;
+        m.err = code & 0xffff;
         if (stage == 8)
-            snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(e));
+            snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(m.err));
         else
             snprintf(m.text, sizeof(m.text), "cannot %s for the payload: %s", stage_name(stage),
-                     strerror(e));
+                     strerror(m.err));
         waitpid(pid, NULL, 0);
-        sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
-        return 0;
+        pid = 0;
+        goto out_reply;
     }
     m.type = CTL_STARTED;
     m.pid = pid;
+out_reply:
     sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
+    exec_req_release(&x);
     return pid;
 }
 

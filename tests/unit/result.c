@@ -44,6 +44,11 @@ int main(void)
     is_str(jstr(j, "stderr_base64"), "//5vaw==", "exact bytes in base64");
     ok(json_real_value(json_object_get(j, "cpu_time")) == 1.25, "cpu_time in seconds");
     json_decref(j);
+    snprintf(r.message, sizeof(r.message), "cannot execute '\xff'");
+    j = result_to_json(&r);
+    is_str(jstr(j, "message"), "cannot execute '\\xff'",
+           "a message quoting invalid UTF-8 is escaped");
+    json_decref(j);
     result_fail(&r, "cannot %s", "start");
     ok(r.status == RESULT_SANDBOX_ERROR && strcmp(r.message, "cannot start") == 0, "result_fail");
     result_release(&r);
