@@ -298,11 +298,9 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         errbuf_set(err, "cannot write user namespace maps: %s", strerror(-r));
         goto out_kill;
     }
-    if (rt->root) {
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)sb->init_pid);
-        (void)util_write_file(path, "-1000"); /* init is never the OOM victim */
-    }
+    /* init keeps the default OOM score: protecting it would make the payload, which
+     * inherits the score, unkillable, and an OOM kill of init is reported as memory_limit
+     * all the same (the verdict reads the group's OOM counter first). */
     /* init has attached itself to its v1 groups (cheap, see cgroup_open_self_attach) and
      * was cloned into its v2 group; attaching by pid is only the fallback. GO goes first
      * so that init builds its root filesystem meanwhile. */
@@ -855,7 +853,6 @@ int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
     r = teardown(sb);
     if (r < 0)
         errbuf_set(err, "processes survived the sandbox teardown");
-    trace(sb, "destroyed");
     if (sb->ctl >= 0)
         close(sb->ctl);
     if (sb->pidfd >= 0)
@@ -867,6 +864,7 @@ int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
             errbuf_set(err, "cannot remove the sandbox cgroup: %s", strerror(-r2));
         }
     }
+    trace(sb, "destroyed");
     free(sb);
     return r;
 }

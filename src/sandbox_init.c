@@ -53,6 +53,8 @@ static const char *const fixed_env[] = {
     "LOGNAME=sandbox",
     "HOSTNAME=" SANDBOX_HOSTNAME,
 };
+#define SPAWN_STACK (256 * 1024)
+
 static const char *const userns_limits[][2] = {
     {"/proc/sys/user/max_user_namespaces", "0"},
     {"/proc/sys/user/max_inotify_instances", "8"},
@@ -353,10 +355,25 @@ static int drop_all_caps(void)
     return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
-/* payload_child — between fork and execve; reports a failure as (stage << 16 | errno). */
-__attribute__((noreturn)) static void
-payload_child(const struct init_params *p, const struct exec_req *x, const int *stdio, int errpipe)
+/* What the payload child reads from, and writes its failure to: it shares init's memory
+ * (CLONE_VM | CLONE_VFORK) until execve. */
+struct spawn_args {
+    const struct init_params *p;
+    const struct exec_req *x;
+    const int *stdio;
+    int failure; /* stage << 16 | errno, or 0 when execve succeeded */
+};
+
+/* payload_child — the payload between clone and execve. It runs on its own stack in init's
+ * address space while init waits (vfork semantics, as posix_spawn does, so no page table is
+ * copied): it may change only what is its own — fds, cwd, limits, credentials, filters —
+ * and must not allocate. A failure is left in args->failure for init to report. */
+static int payload_child(void *arg)
 {
+    struct spawn_args *a = arg;
+    const struct init_params *p = a->p;
+    const struct exec_req *x = a->x;
+    const int *stdio = a->stdio;
     sigset_t none;
     int stage = 1, e = 0;
 
@@ -365,7 +382,7 @@ payload_child(const struct init_params *p, const struct exec_req *x, const int *
     setsid();
     if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
         goto fail;
-    stage = 2; /* every fd but 0-2 closes at execve; errpipe lives until then */
+    stage = 2; /* every fd but 0-2 closes at execve */
     if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
     stage = 3;
@@ -379,18 +396,6 @@ payload_child(const struct init_params *p, const struct exec_req *x, const int *
         (x->spec.as.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_AS, &x->spec.as) < 0) ||
         (x->spec.nproc.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_NPROC, &x->spec.nproc) < 0))
         goto fail;
-    {
-        /* init is exempt from the OOM killer and the payload would inherit that: make the
-         * payload the preferred victim instead (raising needs no privilege, but the file is
-         * only writable while the process is dumpable; execve sets dumpable anew). */
-        int fd;
-        prctl(PR_SET_DUMPABLE, 1);
-        fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-        if (fd < 0 || write(fd, "1000", 4) != 4)
-            goto fail;
-        close(fd);
-        prctl(PR_SET_DUMPABLE, 0);
-    }
     stage = 5;
     if ((e = drop_all_caps()) < 0) {
         errno = -e;
@@ -419,8 +424,7 @@ payload_child(const struct init_params *p, const struct exec_req *x, const int *
         errno = first;
     }
 fail:
-    e = stage << 16 | (errno & 0xffff);
-    (void)!write(errpipe, &e, sizeof(e));
+    a->failure = stage << 16 | (errno & 0xffff);
     _exit(127);
 }
 
@@ -438,14 +442,14 @@ static const char *stage_name(int stage)
     return stage > 0 && stage < 9 ? names[stage] : "start";
 }
 
-/* handle_exec — forks the payload; returns its pid, or 0 after reporting a failure. */
+/* handle_exec — starts the payload; returns its pid, or 0 after reporting a failure. */
 static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
 {
+    static char *stack; /* the payload child's, reused for every exec */
+    struct spawn_args a = {.p = p, .stdio = fds + 1};
     struct exec_req x;
     struct ctl_msg m;
-    int errpipe[2], code = 0;
     pid_t pid = 0;
-    ssize_t n;
 
     memset(&x, 0, sizeof(x));
     memset(&m, 0, sizeof(m));
@@ -455,32 +459,28 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
         snprintf(m.text, sizeof(m.text), "malformed exec request");
         goto out_reply;
     }
-    if (pipe2(errpipe, O_CLOEXEC) < 0) {
-        m.err = errno;
-        snprintf(m.text, sizeof(m.text), "cannot create a pipe in init");
-        goto out_reply;
+    if (!stack) {
+        stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED) {
+            stack = NULL;
+            m.err = errno;
+            snprintf(m.text, sizeof(m.text), "cannot allocate a stack in init");
+            goto out_reply;
+        }
     }
-    pid = fork();
-    if (pid == 0) {
-        close(errpipe[0]);
-        payload_child(p, &x, fds + 1, errpipe[1]);
-    }
-    close(errpipe[1]);
+    a.x = &x;
+    /* Returns once the child has called execve successfully or exited. */
+    pid = clone(payload_child, stack + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     if (pid < 0) {
         m.err = errno;
-        snprintf(m.text, sizeof(m.text), "cannot fork the payload");
-        close(errpipe[0]);
+        snprintf(m.text, sizeof(m.text), "cannot start the payload");
         pid = 0;
         goto out_reply;
     }
-    /* EOF means execve succeeded (the pipe is close-on-exec); a word is a failure. */
-    do
-        n = read(errpipe[0], &code, sizeof(code));
-    while (n < 0 && errno == EINTR);
-    close(errpipe[0]);
-    if (n == (ssize_t)sizeof(code)) {
-        int stage = code >> 16;
-        m.err = code & 0xffff;
+    if (a.failure) {
+        int stage = a.failure >> 16;
+        m.err = a.failure & 0xffff;
         if (stage == 8)
             snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(m.err));
         else
