@@ -440,12 +440,17 @@ uint64_t cgroup_oom_kills(const struct cgroup *cg)
 }
 
 /* procs_empty(dir) — true when the group's cgroup.procs lists no process. */
-static bool procs_empty(const char *dir)
+/* group_empty(cg, h) — no process left in the group of hierarchy h: v2 says so in
+ * cgroup.events ("populated 0", which also covers descendants), v1 by an empty
+ * cgroup.procs. */
+static bool group_empty(const struct cgroup *cg, int h)
 {
-    char buf[64];
-    ssize_t n = read_in(dir, "cgroup.procs", buf, sizeof(buf));
+    char buf[256];
 
-    return n <= 0;
+    if (cg->env->hier[h].version == 2 &&
+        read_in(cg->dirs[h], "cgroup.events", buf, sizeof(buf)) > 0)
+        return strstr(buf, "populated 0") != NULL;
+    return read_in(cg->dirs[h], "cgroup.procs", buf, sizeof(buf)) <= 0;
 }
 
 /* kill_listed(dir) — SIGKILL each pid in cgroup.procs (v1 has no cgroup.kill). The pids
@@ -487,7 +492,7 @@ int cgroup_wait_empty(struct cgroup *cg, double timeout_s)
     for (;;) {
         bool empty = true;
         for (int h = 0; h < cg->ndirs && empty; h++)
-            if (cg->dirs[h][0] && !procs_empty(cg->dirs[h]))
+            if (cg->dirs[h][0] && !group_empty(cg, h))
                 empty = false;
         if (empty)
             return 0;

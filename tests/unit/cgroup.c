@@ -73,10 +73,24 @@ int main(void)
     } else {
         skip("no CPU accounting");
     }
+    for (int h = 0; h < cg.ndirs; h++) {
+        if (env.hier[h].version != 2)
+            continue;
+        snprintf(path, sizeof(path), "%s/cgroup.events", cg.dirs[h]);
+        ok(util_read_small(path, buf, sizeof(buf)) > 0 && strstr(buf, "populated 1"),
+           "v2 cgroup.events says populated while the child runs");
+    }
     ok(cgroup_kill(&cg) == 0, "kill the group");
     waitpid(pid, &st, 0);
     ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the child died of SIGKILL");
     ok(cgroup_wait_empty(&cg, 2.0) == 0, "group is empty");
+    for (int h = 0; h < cg.ndirs; h++) {
+        if (env.hier[h].version != 2)
+            continue;
+        snprintf(path, sizeof(path), "%s/cgroup.events", cg.dirs[h]);
+        ok(util_read_small(path, buf, sizeof(buf)) > 0 && strstr(buf, "populated 0"),
+           "v2 cgroup.events says unpopulated after the kill");
+    }
     if (cgroup_env_has(&env, CGROUP_RES_MEMORY))
         ok(cgroup_oom_kills(&cg) == 0, "no OOM kill counted");
     else
