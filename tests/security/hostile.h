@@ -273,4 +273,27 @@ static inline void burn_until(double t)
             x += (unsigned long)i;
 }
 
+/* route_probe(what, dotted) — does any route lead to this IPv4 address? A UDP connect()
+ * only looks the route up and sends nothing, so even a broken sandbox emits no traffic to
+ * an address that is not this machine's. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+static inline void route_probe(const char *what, const char *dotted)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(9)};
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+
+    inet_pton(AF_INET, dotted, &a.sin_addr);
+    if (s < 0) {
+        contained("%s: socket: %s", what, strerror(errno));
+        return;
+    }
+    if (connect(s, (struct sockaddr *)&a, sizeof a) == 0)
+        escaped("%s: a route to %s exists", what, dotted);
+    else
+        contained("%s: %s", what, strerror(errno));
+    close(s);
+}
+
 #endif
