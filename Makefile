@@ -15,9 +15,9 @@ WARN   := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototype
           -Wpointer-arith -Wundef -Wvla
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clash-protection \
-          -fPIE $(shell pkg-config --cflags $(PKGS))
+          -fPIE -pthread $(shell pkg-config --cflags $(PKGS))
 LDFLAGS += -pie -Wl,-z,relro,-z,now
-LDLIBS  += $(shell pkg-config --libs $(PKGS))
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
 ifeq ($(SANITIZE),)
 CFLAGS += -D_FORTIFY_SOURCE=2
 else

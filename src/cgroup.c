@@ -275,7 +275,7 @@ static uint64_t key_value(const char *text, const char *key)
     return 0;
 }
 
-static int set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, struct errbuf *err)
+int cgroup_set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, struct errbuf *err)
 {
     const char *d;
     char num[32];
@@ -288,10 +288,15 @@ static int set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, s
             if (r == 0)
                 (void)write_in(d, "memory.swap.max", "0");
         } else {
+            /* v1 keeps memsw >= limit: lowering goes limit first, raising memsw first.
+             * memsw is absent without swap accounting, so its failures are ignored. */
             r = write_in(d, "memory.limit_in_bytes", num);
-            if (r == 0)
-                (void)write_in(d, "memory.memsw.limit_in_bytes",
-                               num); /* absent without swap accounting */
+            if (r == 0) {
+                (void)write_in(d, "memory.memsw.limit_in_bytes", num);
+            } else if (r == -EINVAL) {
+                (void)write_in(d, "memory.memsw.limit_in_bytes", num);
+                r = write_in(d, "memory.limit_in_bytes", num);
+            }
         }
         if (r < 0)
             return errbuf_set(err, "cannot set memory limit in '%s': %s", d, strerror(-r)), r;
@@ -308,16 +313,15 @@ static int set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, s
 int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memory_bytes,
                   uint64_t pids, struct errbuf *err)
 {
-    static unsigned counter;
+    static unsigned counter; /* shared by threads: only touched atomically */
+    unsigned n = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
     int r;
 
     memset(cg, 0, sizeof(*cg));
     cg->env = env;
     cg->v2_fd = -1;
-    counter++;
     for (int h = 0; h < env->nhier; h++) {
-        snprintf(cg->dirs[h], sizeof(cg->dirs[h]), "%s/sb-%d-%u", env->hier[h].base, (int)getpid(),
-                 counter);
+        snprintf(cg->dirs[h], sizeof(cg->dirs[h]), "%s/sb-%d-%u", env->hier[h].base, (int)getpid(), n);
         if (mkdir(cg->dirs[h], 0755) < 0) {
             r = -errno;
             errbuf_set(err, "cannot create cgroup '%s': %s", cg->dirs[h], strerror(errno));
@@ -334,7 +338,7 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memo
             }
         }
     }
-    r = set_limits(cg, memory_bytes, pids, err);
+    r = cgroup_set_limits(cg, memory_bytes, pids, err);
     if (r < 0)
         goto out_destroy;
     return 0;

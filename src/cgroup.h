@@ -65,6 +65,10 @@ const char *cgroup_env_backend(const struct cgroup_env *env, enum cgroup_res res
 int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memory_bytes,
                   uint64_t pids, struct errbuf *err);
 
+/* cgroup_set_limits(cg, memory_bytes, pids, err) — changes the limits of a live group
+ * (0 = leave as is). 0 or -errno with err set. */
+int cgroup_set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, struct errbuf *err);
+
 /* cgroup_attach(cg, pid, skip_v1, skip_v2) — moves pid into the group's hierarchies but
  * the skipped ones (v2: cloned straight in; v1: attached itself). 0 or -errno. */
 int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2);

@@ -11,4 +11,10 @@
 /* cmd_run(argc, argv) — `crucible run`: one command in a fresh sandbox. */
 int cmd_run(int argc, char **argv);
 
+/* cmd_verify(argc, argv) — `crucible verify`: one solution against one task. */
+int cmd_verify(int argc, char **argv);
+
+/* cmd_eval(argc, argv) — `crucible eval`: many solutions against many tasks, in parallel. */
+int cmd_eval(int argc, char **argv);
+
 #endif

@@ -12,6 +12,8 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", cmd_run, "run one command in a fresh sandbox"},
+    {"verify", cmd_verify, "verify one solution against one task"},
+    {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
 };
 
 static void usage(FILE *f)

@@ -844,6 +844,40 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     return 0;
 }
 
+int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, struct errbuf *err)
+{
+    bool loopback = sb->limits.loopback;
+    uint64_t disk = sb->limits.disk_mb;
+    int r;
+
+    if (sb->has_cg &&
+        (r = cgroup_set_limits(&sb->cg, limits->memory_mb << 20, limits->pids + 1, err)) < 0)
+        return r;
+    sb->limits = *limits;
+    sb->limits.loopback = loopback;
+    sb->limits.disk_mb = disk;
+    return 0;
+}
+
+int sandbox_kill_others(struct sandbox *sb, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_KILLALL;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r == 0 && m.type != CTL_KILLED)
+        r = -EPROTO;
+    if (r == 0 && m.err)
+        r = -m.err;
+    if (r < 0)
+        errbuf_set(err, "cannot clear the sandbox's processes: %s", strerror(-r));
+    return r;
+}
+
 int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
 {
     int r = 0, r2;

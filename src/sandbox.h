@@ -107,6 +107,15 @@ struct sandbox_proc {
 int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
                  struct result *res);
 
+/* sandbox_set_limits(sb, limits, err) — the limits of the next execs (a compile step runs
+ * with its own). Memory and pids change in the cgroup; disk and network are fixed at
+ * creation and ignored here. 0 or -errno with err set. */
+int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, struct errbuf *err);
+
+/* sandbox_kill_others(sb, err) — kills every process left in the sandbox but its init
+ * (background children of earlier execs), so the next exec starts alone. 0 or -errno. */
+int sandbox_kill_others(struct sandbox *sb, struct errbuf *err);
+
 /* sandbox_destroy(sb) — kills everything, waits for the cgroup to empty, removes it.
  * Returns 0, or -errno when something could not be cleaned (logged in err if given). */
 int sandbox_destroy(struct sandbox *sb, struct errbuf *err);

@@ -268,12 +268,13 @@ struct exec_req {
     char *strings;
     void *map;
     size_t map_len;
+    size_t vec_len; /* argv and envp share one mapping */
 };
 
 static void exec_req_release(struct exec_req *x)
 {
-    free(x->argv);
-    free(x->envp);
+    if (x->argv)
+        munmap(x->argv, x->vec_len);
     if (x->map)
         munmap(x->map, x->map_len);
 }
@@ -298,10 +299,15 @@ static int parse_spec(int memfd, struct exec_req *x)
     x->strings = map + sizeof(x->spec);
     end = x->strings + x->spec.strings_len;
     nenv = sizeof(fixed_env) / sizeof(fixed_env[0]);
-    x->argv = calloc(x->spec.argc + 1, sizeof(char *));
-    x->envp = calloc(x->spec.envc + nenv + 1, sizeof(char *));
-    if (!x->argv || !x->envp)
+    /* mmap, not malloc: init is cloned from a process whose other threads may have held
+     * malloc's locks at that moment (no atfork handlers run for clone3). */
+    x->vec_len = (x->spec.argc + 1 + x->spec.envc + nenv + 1) * sizeof(char *);
+    x->argv = mmap(NULL, x->vec_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (x->argv == MAP_FAILED) {
+        x->argv = NULL;
         return -ENOMEM;
+    }
+    x->envp = x->argv + x->spec.argc + 1;
     p = x->strings;
     for (uint32_t i = 0; i < x->spec.argc + x->spec.envc; i++) {
         char *nul = memchr(p, '\0', (size_t)(end - p));
@@ -522,6 +528,20 @@ static void reap(int ctl, pid_t *payload)
     }
 }
 
+/* kill_all(ctl, payload) — SIGKILL to every process of the namespace but init (what
+ * kill(-1) means for a namespace's init), then reap them all and confirm. */
+static void kill_all(int ctl, pid_t *payload)
+{
+    int tries = 0;
+
+    kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        if (++tries > 100000)
+            break;
+    *payload = 0;
+    reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
+}
+
 void sandbox__init_main(const struct init_params *params)
 {
     struct init_params self = *params;
@@ -610,6 +630,9 @@ void sandbox__init_main(const struct init_params *params)
                     handle_put(ctl, &m, fds[0]);
                 else
                     reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                break;
+            case CTL_KILLALL:
+                kill_all(ctl, &payload);
                 break;
             case CTL_EXEC:
                 if (payload) {

@@ -29,6 +29,8 @@ enum ctl_type {
     CTL_STARTED,   /* init → sup: payload running (pid inside) */
     CTL_EXEC_FAIL, /* init → sup: could not start it (err, text) */
     CTL_EXITED,    /* init → sup: payload ended (status = wait status, rusage) */
+    CTL_KILLALL,   /* sup → init: kill every other process of the sandbox */
+    CTL_KILLED,    /* init → sup: done, none left (err: processes that would not die) */
 };
 
 struct ctl_msg {

@@ -1,0 +1,459 @@
+/*
+ * cmd_eval.c — `crucible eval --tasks TASKS.jsonl (--reference | --solutions S.jsonl)`.
+ *
+ * Verifies many solutions in parallel (-j worker threads, each running its own sandboxes),
+ * writes one verification record per input line, in input order, as soon as the records
+ * before it are done, shows a progress bar on a terminal, and ends with a summary table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "verify.h"
+
+struct job {
+    const struct task *task;
+    char *program; /* owned */
+    char how[128];
+    size_t line;  /* input line (solutions file) or task index + 1 */
+    char *record; /* JSON line, set by the worker; NULL until done */
+    enum verdict verdict;
+    bool reward_null, flaky;
+    double reward;
+};
+
+struct eval {
+    const struct sandbox_runtime *rt;
+    struct verify_opts opts;
+    struct job *jobs;
+    size_t njobs;
+    size_t next; /* next job to take (under lock) */
+    size_t done;
+    unsigned counts[VERDICT_COUNT];
+    bool stop;
+    pthread_mutex_t lock;
+    pthread_cond_t progress;
+};
+
+static void eval_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: crucible eval --tasks TASKS.jsonl (--reference | --solutions SOLUTIONS.jsonl)\n"
+        "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
+        "[--reward binary|fraction]\n\n"
+        "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
+        "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
+        "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
+        "{\"task_id\", \"response\"}\n(raw model text; its last fenced block is the code). "
+        "--reference verifies each task's\nown reference. RESULTS.jsonl gets one "
+        "verification record per line, in input order\n(stdout without --out; the summary "
+        "then goes to stderr).\n\n"
+        "exit status: 0 all ran; 1 some input was bad or crucible failed on some (infra_error);\n"
+        "2 bad usage or nothing could run.\n");
+}
+
+static void *worker(void *arg)
+{
+    struct eval *ev = arg;
+
+    for (;;) {
+        struct verify_result vr;
+        struct job *jb;
+        json_t *j;
+
+        pthread_mutex_lock(&ev->lock);
+        if (ev->stop || ev->next == ev->njobs) {
+            pthread_mutex_unlock(&ev->lock);
+            return NULL;
+        }
+        jb = &ev->jobs[ev->next++];
+        pthread_mutex_unlock(&ev->lock);
+
+        verify_run(ev->rt, jb->task, jb->program, &ev->opts, &vr);
+        j = verify_result_to_json(jb->task, &vr);
+        if (j && strcmp(jb->how, "full program") != 0)
+            json_object_set_new(j, "extracted", json_string(jb->how));
+        pthread_mutex_lock(&ev->lock);
+        jb->record =
+            j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
+        if (!jb->record)
+            jb->record = strdup("{\"verdict\":\"infra_error\",\"reward\":null,"
+                                "\"message\":\"cannot encode the record\"}");
+        jb->verdict = vr.verdict;
+        jb->reward = vr.reward;
+        jb->reward_null = vr.reward_null;
+        jb->flaky = vr.flaky;
+        ev->counts[vr.verdict]++;
+        ev->done++;
+        pthread_cond_broadcast(&ev->progress);
+        pthread_mutex_unlock(&ev->lock);
+        json_decref(j);
+        verify_result_release(&vr);
+    }
+}
+
+/* load_solutions(path, tasks, n, ev) — jobs from a solutions file; bad lines reported. */
+static int load_solutions(const char *path, const struct task *tasks, size_t ntasks,
+                          struct eval *ev)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    static const char *const keys[] = {"solution", "completion", "response"};
+    char *line = NULL;
+    size_t lcap = 0, lineno = 0, cap = 0;
+    ssize_t len;
+    int bad = 0;
+
+    if (!f) {
+        fprintf(stderr, "crucible eval: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        json_error_t je;
+        json_t *j, *id;
+        const struct task *t;
+        const char *text = NULL;
+        int kind = -1;
+
+        lineno++;
+        if (strspn(line, " \t\r\n") == (size_t)len)
+            continue;
+        j = json_loadb(line, (size_t)len, 0, &je);
+        if (!j || !json_is_object(j)) {
+            fprintf(stderr, "%s:%zu: not a JSON object%s%s\n", path, lineno, j ? "" : ": ",
+                    j ? "" : je.text);
+            json_decref(j);
+            bad++;
+            continue;
+        }
+        id = json_object_get(j, "task_id");
+        for (int k = 0; k < 3; k++) {
+            json_t *v = json_object_get(j, keys[k]);
+            if (v && json_is_string(v)) {
+                if (kind >= 0)
+                    kind = -2;
+                else
+                    kind = k, text = json_string_value(v);
+            }
+        }
+        if (!json_is_string(id) || kind < 0) {
+            fprintf(stderr,
+                    "%s:%zu: needs a string \"task_id\" and exactly one of "
+                    "\"solution\", \"completion\", \"response\"\n",
+                    path, lineno);
+            json_decref(j);
+            bad++;
+            continue;
+        }
+        t = task_list_find(tasks, ntasks, json_string_value(id));
+        if (!t) {
+            fprintf(stderr, "%s:%zu: no task '%s' in the task file\n", path, lineno,
+                    json_string_value(id));
+            json_decref(j);
+            bad++;
+            continue;
+        }
+        if (ev->njobs == cap) {
+            cap = cap ? cap * 2 : 256;
+            struct job *nj = realloc(ev->jobs, cap * sizeof(*nj));
+            if (!nj) {
+                json_decref(j);
+                bad++;
+                break;
+            }
+            ev->jobs = nj;
+        }
+        struct job *jb = &ev->jobs[ev->njobs];
+        memset(jb, 0, sizeof(*jb));
+        jb->task = t;
+        jb->line = lineno;
+        jb->program =
+            verify_program_text(t, (enum solution_kind)kind, text, jb->how, sizeof(jb->how));
+        json_decref(j);
+        if (!jb->program) {
+            bad++;
+            continue;
+        }
+        ev->njobs++;
+    }
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return bad;
+}
+
+static void progress_line(const struct eval *ev, double t0)
+{
+    double el = util_now() - t0, rate = el > 0 ? (double)ev->done / el : 0;
+    double eta = rate > 0 ? (double)(ev->njobs - ev->done) / rate : 0;
+    int width = 30,
+        fill = ev->njobs ? (int)((double)width * (double)ev->done / (double)ev->njobs) : 0;
+
+    fprintf(stderr, "\r[%.*s%*s] %zu/%zu  %.1f/s  ETA %d:%02d  accepted %u ", fill,
+            "##############################", width - fill, "", ev->done, ev->njobs, rate,
+            (int)eta / 60, (int)eta % 60, ev->counts[VERDICT_ACCEPTED]);
+    fflush(stderr);
+}
+
+static void summary(FILE *f, const struct eval *ev, double secs)
+{
+    double rsum = 0;
+    size_t rn = 0, flaky = 0;
+
+    for (size_t i = 0; i < ev->done && i < ev->njobs; i++)
+        ;
+    for (size_t i = 0; i < ev->njobs; i++) {
+        if (!ev->jobs[i].record)
+            continue;
+        if (!ev->jobs[i].reward_null) {
+            rsum += ev->jobs[i].reward;
+            rn++;
+        }
+        flaky += ev->jobs[i].flaky;
+    }
+    fprintf(f, "\n%-22s %8s %7s\n", "verdict", "count", "share");
+    for (int v = 0; v < VERDICT_COUNT; v++)
+        if (ev->counts[v])
+            fprintf(f, "%-22s %8u %6.1f%%\n", verdict_name((enum verdict)v), ev->counts[v],
+                    100.0 * ev->counts[v] / (double)(ev->done ? ev->done : 1));
+    fprintf(f, "%-22s %8zu\n", "total", ev->done);
+    fprintf(f, "\npass rate   %.2f%% (%u of %zu accepted)\n",
+            100.0 * ev->counts[VERDICT_ACCEPTED] / (double)(ev->done ? ev->done : 1),
+            ev->counts[VERDICT_ACCEPTED], ev->done);
+    fprintf(f, "mean reward %.4f over %zu records (infra errors carry no reward)\n",
+            rn ? rsum / (double)rn : 0.0, rn);
+    if (flaky)
+        fprintf(f, "flaky       %zu\n", flaky);
+    fprintf(f, "time        %.1f s, %.1f verifications/s\n", secs,
+            secs > 0 ? (double)ev->done / secs : 0.0);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"tasks", required_argument, NULL, 't'},
+        {"reference", no_argument, NULL, 'R'},
+        {"solutions", required_argument, NULL, 's'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"out", required_argument, NULL, 'o'},
+        {"repeats", required_argument, NULL, 'n'},
+        {"reward", required_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *tasks_path = NULL, *sol_path = NULL, *out_path = NULL;
+    bool reference = false, quiet = false;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    struct eval ev;
+    struct sandbox_runtime rt;
+    struct errbuf err = {{0}};
+    struct task *tasks = NULL;
+    size_t ntasks = 0, written = 0;
+    struct image img;
+    pthread_t *th = NULL;
+    FILE *out = stdout;
+    sigset_t stop;
+    int c, bad, status = 2, sfd = -1, stopped_by = 0;
+    uint64_t u;
+    double t0;
+
+    memset(&ev, 0, sizeof(ev));
+    verify_opts_default(&ev.opts);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+hj:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            tasks_path = optarg;
+            break;
+        case 'R':
+            reference = true;
+            break;
+        case 's':
+            sol_path = optarg;
+            break;
+        case 'j':
+            if (!util_parse_u64(optarg, 1, 256, &u)) {
+                fprintf(stderr,
+                        "crucible eval: -j must be a whole number from 1 to 256, not "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
+            jobs = (long)u;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'n':
+            if (!util_parse_u64(optarg, 1, 100, &u)) {
+                fprintf(stderr,
+                        "crucible eval: --repeats must be a whole number from 1 to 100, "
+                        "not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            ev.opts.repeats = (unsigned)u;
+            break;
+        case 'w':
+            if (!reward_policy_parse(optarg, &ev.opts.reward)) {
+                fprintf(stderr,
+                        "crucible eval: --reward must be 'binary' or 'fraction', not "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'h':
+            eval_usage(stdout);
+            return 0;
+        case '?':
+        default:
+            fprintf(stderr,
+                    "crucible eval: unknown option or missing argument '%s' (see "
+                    "'crucible eval --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "crucible eval: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!tasks_path || reference == (sol_path != NULL)) {
+        fprintf(stderr, "crucible eval: needs --tasks and exactly one of --reference, "
+                        "--solutions\n");
+        return 2;
+    }
+    bad = task_list_load(tasks_path, &tasks, &ntasks, stderr, &err);
+    if (bad < 0) {
+        fprintf(stderr, "crucible eval: %s\n", err.msg);
+        return 2;
+    }
+    if (reference) {
+        ev.jobs = calloc(ntasks ? ntasks : 1, sizeof(*ev.jobs));
+        for (size_t i = 0; ev.jobs && i < ntasks; i++) {
+            if (!tasks[i].reference) {
+                fprintf(stderr, "%s: task '%s' has no reference; skipped\n", tasks_path,
+                        tasks[i].id);
+                bad++;
+                continue;
+            }
+            struct job *jb = &ev.jobs[ev.njobs++];
+            jb->task = &tasks[i];
+            jb->line = i + 1;
+            jb->program = verify_program_text(&tasks[i], SOLUTION_PROGRAM, tasks[i].reference,
+                                              jb->how, sizeof(jb->how));
+            if (!jb->program)
+                ev.njobs--;
+        }
+    } else {
+        int b = load_solutions(sol_path, tasks, ntasks, &ev);
+        if (b < 0)
+            goto out_tasks;
+        bad += b;
+    }
+    if (ev.njobs == 0) {
+        fprintf(stderr, "crucible eval: nothing to verify\n");
+        goto out_jobs;
+    }
+    if (out_path && !(out = fopen(out_path, "we"))) {
+        fprintf(stderr, "crucible eval: cannot write '%s': %s\n", out_path, strerror(errno));
+        out = stdout;
+        goto out_jobs;
+    }
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, NULL); /* inherited by the workers */
+    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
+        fprintf(stderr, "crucible eval: %s\n", err.msg);
+        goto out_jobs;
+    }
+    rt.cancel_fd = sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+    ev.rt = &rt;
+    ev.opts.image = &img;
+    pthread_mutex_init(&ev.lock, NULL);
+    pthread_cond_init(&ev.progress, NULL);
+    if ((size_t)jobs > ev.njobs)
+        jobs = (long)ev.njobs;
+    th = calloc((size_t)jobs, sizeof(*th));
+    t0 = util_now();
+    for (long i = 0; th && i < jobs; i++)
+        if (pthread_create(&th[i], NULL, worker, &ev) != 0)
+            th[i] = 0;
+    quiet = quiet || !isatty(STDERR_FILENO);
+    pthread_mutex_lock(&ev.lock);
+    while (written < ev.njobs) {
+        struct timespec ts;
+        struct pollfd pf = {.fd = sfd, .events = POLLIN};
+        while (written < ev.njobs && ev.jobs[written].record) {
+            fputs(ev.jobs[written].record, out);
+            fputc('\n', out);
+            written++;
+        }
+        fflush(out);
+        if (!quiet)
+            progress_line(&ev, t0);
+        if (written == ev.njobs)
+            break;
+        if (!ev.stop && poll(&pf, 1, 0) == 1)
+            ev.stop = true; /* no new job starts; running ones are interrupted */
+        if (ev.stop && ev.done == ev.next)
+            break;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 200 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&ev.progress, &ev.lock, &ts);
+    }
+    pthread_mutex_unlock(&ev.lock);
+    for (long i = 0; th && i < jobs; i++)
+        if (th[i])
+            pthread_join(th[i], NULL);
+    if (!quiet)
+        fputc('\n', stderr);
+    summary(out_path ? stdout : stderr, &ev, util_now() - t0);
+    status = bad || ev.counts[VERDICT_INFRA_ERROR] ? 1 : 0;
+    if (ev.stop) {
+        struct signalfd_siginfo si;
+        fprintf(stderr, "crucible eval: stopped; %zu of %zu verified\n", written, ev.njobs);
+        if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+            stopped_by = (int)si.ssi_signo;
+    }
+    sandbox_runtime_release(&rt);
+out_jobs:
+    if (out != stdout)
+        fclose(out);
+    for (size_t i = 0; i < ev.njobs; i++) {
+        free(ev.jobs[i].program);
+        free(ev.jobs[i].record);
+    }
+    free(ev.jobs);
+    free(th);
+out_tasks:
+    task_list_free(tasks, ntasks);
+    if (sfd >= 0)
+        close(sfd);
+    if (stopped_by) {
+        sigprocmask(SIG_UNBLOCK, &stop, NULL);
+        signal(stopped_by, SIG_DFL);
+        raise(stopped_by);
+    }
+    return status;
+}

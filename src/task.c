@@ -1,0 +1,405 @@
+/*
+ * task.c — parsing and validating native tasks (see task.h and docs/TASKS.md).
+ */
+#include "task.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const harness_names[] = {
+    [TASK_HARNESS_ASSERT] = "assert",
+    [TASK_HARNESS_STDIO] = "stdio",
+    [TASK_HARNESS_COMMAND] = "command",
+};
+
+const char *task_harness_name(enum task_harness h)
+{
+    return (size_t)h < sizeof(harness_names) / sizeof(harness_names[0]) ? harness_names[h] : "?";
+}
+
+/* str_field(j, key, required, out, err) — a string member copied into *out (NULL if absent). */
+static int str_field(const json_t *j, const char *key, bool required, char **out,
+                     struct errbuf *err)
+{
+    json_t *v = json_object_get(j, key);
+
+    *out = NULL;
+    if (!v || json_is_null(v)) {
+        if (required)
+            return errbuf_set(err, "missing field '%s'", key);
+        return 0;
+    }
+    if (!json_is_string(v))
+        return errbuf_set(err, "field '%s' must be a string", key);
+    *out = strndup(json_string_value(v), json_string_length(v));
+    return *out ? 0 : -ENOMEM;
+}
+
+/* bytes_copy(v, out, len) — a JSON string's bytes (may hold NUL) copied, NUL-terminated. */
+static int bytes_copy(const json_t *v, char **out, size_t *len)
+{
+    *len = json_string_length(v);
+    *out = malloc(*len + 1);
+    if (!*out)
+        return -ENOMEM;
+    memcpy(*out, json_string_value(v), *len);
+    (*out)[*len] = '\0';
+    return 0;
+}
+
+int task_limits_from_json(const json_t *j, struct sandbox_limits *l, struct errbuf *err)
+{
+    static const struct {
+        const char *key;
+        enum sandbox_limit_id id;
+    } keys[] = {{"cpu_time", LIM_CPU}, {"wall_time", LIM_WALL},   {"memory_mb", LIM_MEMORY},
+                {"pids", LIM_PIDS},    {"output_kb", LIM_OUTPUT}, {"disk_mb", LIM_DISK}};
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(j))
+        return errbuf_set(err, "'limits' must be an object");
+    json_object_foreach((json_t *)j, key, v)
+    {
+        bool known = false;
+        if (strcmp(key, "network") == 0) {
+            if (!json_is_string(v) || (strcmp(json_string_value(v), "none") != 0 &&
+                                       strcmp(json_string_value(v), "loopback") != 0))
+                return errbuf_set(err, "limits.network must be \"none\" or \"loopback\"");
+            l->loopback = strcmp(json_string_value(v), "loopback") == 0;
+            continue;
+        }
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+            const struct sandbox_limit_range *r = &sandbox_limit_ranges[keys[i].id];
+            double d;
+            if (strcmp(key, keys[i].key) != 0)
+                continue;
+            known = true;
+            if (!json_is_number(v))
+                return errbuf_set(err, "limits.%s must be a number", key);
+            d = json_number_value(v);
+            if (!(d >= r->min && d <= r->max))
+                return errbuf_set(err, "limits.%s must be from %.10g to %.10g, not %.10g", key,
+                                  r->min, r->max, d);
+            if (keys[i].id != LIM_CPU && keys[i].id != LIM_WALL && d != (double)(uint64_t)d)
+                return errbuf_set(err, "limits.%s must be a whole number", key);
+            switch (keys[i].id) {
+            case LIM_CPU:
+                l->cpu_time = d;
+                break;
+            case LIM_WALL:
+                l->wall_time = d;
+                break;
+            case LIM_MEMORY:
+                l->memory_mb = (uint64_t)d;
+                break;
+            case LIM_PIDS:
+                l->pids = (uint64_t)d;
+                break;
+            case LIM_OUTPUT:
+                l->output_kb = (uint64_t)d;
+                break;
+            case LIM_DISK:
+            case LIM_COUNT:
+            default:
+                l->disk_mb = (uint64_t)d;
+                break;
+            }
+        }
+        if (!known)
+            return errbuf_set(err, "unknown limit '%s'", key);
+    }
+    return 0;
+}
+
+static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
+{
+    size_t i;
+    json_t *tj;
+
+    if (!json_is_array(arr) || json_array_size(arr) == 0)
+        return errbuf_set(err, "'tests' must be a non-empty array");
+    t->tests = calloc(json_array_size(arr), sizeof(*t->tests));
+    if (!t->tests)
+        return -ENOMEM;
+    json_array_foreach(arr, i, tj)
+    {
+        struct task_test *tt = &t->tests[i];
+        char dflt[32];
+        json_t *v;
+        int r;
+
+        t->ntests = i + 1;
+        if (!json_is_object(tj))
+            return errbuf_set(err, "tests[%zu] must be an object", i);
+        if ((r = str_field(tj, "name", false, &tt->name, err)) < 0)
+            return r == -EINVAL ? errbuf_set(err, "tests[%zu].name must be a string", i) : r;
+        if (!tt->name) {
+            snprintf(dflt, sizeof(dflt), "test_%zu", i + 1);
+            if (!(tt->name = strdup(dflt)))
+                return -ENOMEM;
+        }
+        if (t->harness == TASK_HARNESS_ASSERT) {
+            v = json_object_get(tj, "code");
+            if (!json_is_string(v))
+                return errbuf_set(err, "tests[%zu].code must be a string (assert harness)", i);
+            if (!(tt->code = strdup(json_string_value(v))))
+                return -ENOMEM;
+        } else if (t->harness == TASK_HARNESS_STDIO) {
+            v = json_object_get(tj, "stdin");
+            if (v && !json_is_string(v))
+                return errbuf_set(err, "tests[%zu].stdin must be a string", i);
+            if (v && (r = bytes_copy(v, &tt->stdin_data, &tt->stdin_len)) < 0)
+                return r;
+            if (!v && !(tt->stdin_data = calloc(1, 1)))
+                return -ENOMEM;
+            v = json_object_get(tj, "expected");
+            if (!json_is_string(v))
+                return errbuf_set(err, "tests[%zu].expected must be a string (stdio harness)", i);
+            if ((r = bytes_copy(v, &tt->expected, &tt->expected_len)) < 0)
+                return r;
+        }
+    }
+    return 0;
+}
+
+static int parse_constraints(const json_t *c, struct task *t, struct errbuf *err)
+{
+    json_t *v;
+    size_t i;
+
+    if (!c)
+        return 0;
+    if (!json_is_object(c))
+        return errbuf_set(err, "'constraints' must be an object");
+    v = json_object_get(c, "max_bytes");
+    if (v) {
+        if (!json_is_integer(v) || json_integer_value(v) < 1)
+            return errbuf_set(err, "constraints.max_bytes must be a positive integer");
+        t->max_bytes = (size_t)json_integer_value(v);
+    }
+    v = json_object_get(c, "forbid");
+    if (v) {
+        json_t *p;
+        if (!json_is_array(v))
+            return errbuf_set(err, "constraints.forbid must be an array of regular expressions");
+        t->forbid = calloc(json_array_size(v) + 1, sizeof(char *));
+        if (!t->forbid)
+            return -ENOMEM;
+        json_array_foreach(v, i, p)
+        {
+            regex_t re;
+            if (!json_is_string(p))
+                return errbuf_set(err, "constraints.forbid[%zu] must be a string", i);
+            if (regcomp(&re, json_string_value(p), REG_EXTENDED | REG_NOSUB) != 0)
+                return errbuf_set(err, "constraints.forbid[%zu] is not a valid regular expression",
+                                  i);
+            regfree(&re);
+            t->forbid[i] = strdup(json_string_value(p));
+            t->nforbid = i + 1;
+            if (!t->forbid[i])
+                return -ENOMEM;
+        }
+    }
+    return 0;
+}
+
+/* version_of(j, out) — FNV-1a 64 of the canonical (sorted, compact) JSON text. */
+static void version_of(const json_t *j, char out[17])
+{
+    char *text = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    for (const char *p = text ? text : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    free(text);
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
+{
+    char *lang = NULL, *harness = NULL;
+    json_t *v;
+    int r;
+
+    memset(t, 0, sizeof(*t));
+    sandbox_limits_default(&t->limits);
+    t->limits.cpu_time = 10;
+    t->limits.wall_time = 20;
+    if (!json_is_object(j))
+        return errbuf_set(err, "a task must be a JSON object");
+    t->json = json_incref((json_t *)j);
+    if ((r = str_field(j, "id", true, &t->id, err)) < 0)
+        return r;
+    if (!t->id[0])
+        return errbuf_set(err, "field 'id' is empty");
+    if ((r = str_field(j, "language", true, &lang, err)) < 0)
+        return r;
+    t->lang = lang_find(lang);
+    if (!t->lang) {
+        char names[256];
+        lang_names(names, sizeof(names));
+        errbuf_set(err, "unknown language '%s' (known: %s)", lang, names);
+        free(lang);
+        return -EINVAL;
+    }
+    free(lang);
+    if ((r = str_field(j, "harness", true, &harness, err)) < 0)
+        return r;
+    bool known = false;
+    for (size_t i = 0; i < sizeof(harness_names) / sizeof(harness_names[0]); i++) {
+        if (strcmp(harness, harness_names[i]) == 0) {
+            t->harness = (enum task_harness)i;
+            known = true;
+        }
+    }
+    if (!known) {
+        errbuf_set(err, "unknown harness '%s' (assert, stdio or command)", harness);
+        free(harness);
+        return -EINVAL;
+    }
+    free(harness);
+    if (t->harness == TASK_HARNESS_COMMAND)
+        return errbuf_set(err, "the command harness is not implemented yet"), -ENOTSUP;
+    if ((r = str_field(j, "prompt", false, &t->prompt, err)) < 0 ||
+        (r = str_field(j, "reference", false, &t->reference, err)) < 0 ||
+        (r = str_field(j, "entry_point", false, &t->entry_point, err)) < 0 ||
+        (r = str_field(j, "image", false, &t->image, err)) < 0)
+        return r;
+    if (!t->image && !(t->image = strdup("host")))
+        return -ENOMEM;
+    if ((r = parse_tests(json_object_get(j, "tests"), t, err)) < 0)
+        return r;
+    if (t->harness == TASK_HARNESS_STDIO) {
+        if ((r = checker_parse(json_object_get(j, "checker"), &t->checker, err)) < 0)
+            return r;
+    } else if (json_object_get(j, "checker")) {
+        return errbuf_set(err, "'checker' applies to the stdio harness only");
+    }
+    v = json_object_get(j, "limits");
+    if (v && (r = task_limits_from_json(v, &t->limits, err)) < 0)
+        return r;
+    if ((r = parse_constraints(json_object_get(j, "constraints"), t, err)) < 0)
+        return r;
+    v = json_object_get(j, "tags");
+    if (v && !json_is_array(v))
+        return errbuf_set(err, "'tags' must be an array of strings");
+    version_of(j, t->version);
+    return 0;
+}
+
+void task_release(struct task *t)
+{
+    for (size_t i = 0; i < t->ntests; i++) {
+        free(t->tests[i].name);
+        free(t->tests[i].code);
+        free(t->tests[i].stdin_data);
+        free(t->tests[i].expected);
+    }
+    free(t->tests);
+    for (size_t i = 0; i < t->nforbid; i++)
+        free(t->forbid[i]);
+    free(t->forbid);
+    free(t->id);
+    free(t->prompt);
+    free(t->reference);
+    free(t->entry_point);
+    free(t->image);
+    json_decref(t->json);
+    memset(t, 0, sizeof(*t));
+}
+
+const struct task *task_list_find(const struct task *tasks, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(tasks[i].id, id) == 0)
+            return &tasks[i];
+    return NULL;
+}
+
+void task_list_free(struct task *tasks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        task_release(&tasks[i]);
+    free(tasks);
+}
+
+/* add_task(…) — parses one JSON value into the list; false (and a report) when it is bad. */
+static bool add_task(json_t *j, const char *path, size_t line, struct task **tasks, size_t *n,
+                     size_t *cap, FILE *errs)
+{
+    struct errbuf e = {{0}};
+    struct task t;
+
+    if (task_from_json(j, &t, &e) < 0) {
+        fprintf(errs, "%s:%zu: %s\n", path, line, e.msg[0] ? e.msg : "invalid task");
+        task_release(&t);
+        return false;
+    }
+    if (task_list_find(*tasks, *n, t.id)) {
+        fprintf(errs, "%s:%zu: duplicate task id '%s'\n", path, line, t.id);
+        task_release(&t);
+        return false;
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 64;
+        struct task *nt = realloc(*tasks, nc * sizeof(*nt));
+        if (!nt) {
+            fprintf(errs, "%s:%zu: out of memory\n", path, line);
+            task_release(&t);
+            return false;
+        }
+        *tasks = nt;
+        *cap = nc;
+    }
+    (*tasks)[(*n)++] = t;
+    return true;
+}
+
+int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs, struct errbuf *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    char *line = NULL;
+    size_t cap = 0, lcap = 0, lineno = 0;
+    ssize_t len;
+    int bad = 0;
+    json_t *whole;
+    json_error_t je;
+
+    *tasks = NULL;
+    *n = 0;
+    if (!f)
+        return errbuf_set(err, "cannot open '%s': %s", path, strerror(errno)), -errno;
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        json_t *j;
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (strspn(line, " \t") == (size_t)len)
+            continue;
+        j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+        if (!j) {
+            /* perhaps one pretty-printed object: try the whole file once */
+            if (lineno == 1 && f != stdin && fseek(f, 0, SEEK_SET) == 0 &&
+                (whole = json_loadf(f, JSON_REJECT_DUPLICATES, &je)) != NULL) {
+                if (!add_task(whole, path, 1, tasks, n, &cap, errs))
+                    bad++;
+                json_decref(whole);
+                break;
+            }
+            fprintf(errs, "%s:%zu: not valid JSON: %s\n", path, lineno, je.text);
+            bad++;
+            continue;
+        }
+        if (!add_task(j, path, lineno, tasks, n, &cap, errs))
+            bad++;
+        json_decref(j);
+    }
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return bad;
+}

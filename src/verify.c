@@ -1,0 +1,575 @@
+/*
+ * verify.c — the verification of one solution (see verify.h for the contract).
+ *
+ * assert harness: every test is its own program (solution, prologue, test code) in its own
+ * fresh sandbox, so no test's code is ever visible to another test's run.
+ * stdio harness: one sandbox per repeat; the solution is compiled once, then runs once per
+ * test with the test's input on stdin, every other process killed between tests. Expected
+ * outputs stay in the supervisor.
+ */
+#include "verify.h"
+#include "extract.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define EXCERPT_BYTES 512
+
+static const char *const verdict_names[VERDICT_COUNT] = {
+    [VERDICT_ACCEPTED] = "accepted",
+    [VERDICT_WRONG_ANSWER] = "wrong_answer",
+    [VERDICT_RUNTIME_ERROR] = "runtime_error",
+    [VERDICT_TIMEOUT] = "timeout",
+    [VERDICT_MEMORY_LIMIT] = "memory_limit",
+    [VERDICT_OUTPUT_LIMIT] = "output_limit",
+    [VERDICT_COMPILE_ERROR] = "compile_error",
+    [VERDICT_CONSTRAINT_VIOLATION] = "constraint_violation",
+    [VERDICT_INFRA_ERROR] = "infra_error",
+};
+
+const char *verdict_name(enum verdict v)
+{
+    return (size_t)v < VERDICT_COUNT ? verdict_names[v] : "infra_error";
+}
+
+bool reward_policy_parse(const char *name, enum reward_policy *p)
+{
+    if (strcmp(name, "binary") == 0)
+        *p = REWARD_BINARY;
+    else if (strcmp(name, "fraction") == 0)
+        *p = REWARD_FRACTION;
+    else
+        return false;
+    return true;
+}
+
+void verify_opts_default(struct verify_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->repeats = 1;
+    o->reward = REWARD_BINARY;
+    o->infra_retries = 2;
+}
+
+/* memfd_text(data, len) — a read-only-able memfd holding data, positioned at 0; or -errno. */
+static int memfd_text(const char *data, size_t len)
+{
+    int fd = memfd_create("crucible-text", MFD_CLOEXEC);
+    int r;
+
+    if (fd < 0)
+        return -errno;
+    r = util_write_all(fd, data, len);
+    if (r == 0 && lseek(fd, 0, SEEK_SET) < 0)
+        r = -errno;
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len,
+                    struct errbuf *err)
+{
+    int fd = memfd_text(text, len), r;
+
+    if (fd < 0)
+        return errbuf_set(err, "cannot stage '%s': %s", dest, strerror(-fd)), fd;
+    r = sandbox_put_file(sb, dest, fd, 0644, err);
+    close(fd);
+    return r;
+}
+
+/* exec_argv(sb, argv, env, stdin text, flags, res) — one process; res is result_init'ed. */
+static void exec_argv(struct sandbox *sb, const char *const *argv, const char *const *env,
+                      const char *in, size_t in_len, unsigned flags, struct result *res)
+{
+    struct sandbox_proc p = {
+        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
+
+    result_init(res);
+    if (in && in_len) {
+        p.stdin_fd = memfd_text(in, in_len);
+        if (p.stdin_fd < 0) {
+            result_fail(res, "cannot stage stdin: %s", strerror(-p.stdin_fd));
+            return;
+        }
+    }
+    sandbox_exec(sb, &p, flags, res);
+    if (p.stdin_fd >= 0)
+        close(p.stdin_fd);
+}
+
+static void compile_limits(const struct task *t, struct sandbox_limits *l)
+{
+    *l = t->limits;
+    l->cpu_time = t->lang->compile_cpu;
+    l->wall_time = t->lang->compile_wall;
+    l->memory_mb = t->lang->compile_memory_mb;
+    if (l->pids < 256)
+        l->pids = 256;
+    if (l->output_kb < 1024)
+        l->output_kb = 1024;
+}
+
+/* run_verdict(t, tt, res, why) — one run's verdict. */
+static enum verdict run_verdict(const struct task *t, const struct task_test *tt,
+                                const struct result *res, char *why, size_t why_size)
+{
+    why[0] = '\0';
+    switch (res->status) {
+    case RESULT_OK:
+        if (t->harness == TASK_HARNESS_STDIO &&
+            !checker_compare(&t->checker, res->out.data, res->out.len, tt->expected,
+                             tt->expected_len, why, why_size))
+            return VERDICT_WRONG_ANSWER;
+        return VERDICT_ACCEPTED;
+    case RESULT_RUNTIME_ERROR:
+    case RESULT_SIGNALED:
+        /* A failed assertion is a wrong answer; any other crash a runtime error. The marker
+         * only names the verdict: pass or fail rests on the exit status alone. */
+        if (t->harness == TASK_HARNESS_ASSERT && t->lang->assert_marker && res->err.data &&
+            strstr(res->err.data, t->lang->assert_marker)) {
+            snprintf(why, why_size, "assertion failed");
+            return VERDICT_WRONG_ANSWER;
+        }
+        snprintf(why, why_size, "%s", res->message[0] ? res->message : "the program failed");
+        return VERDICT_RUNTIME_ERROR;
+    case RESULT_TIMEOUT:
+        snprintf(why, why_size, "%s", res->message);
+        return VERDICT_TIMEOUT;
+    case RESULT_MEMORY_LIMIT:
+        snprintf(why, why_size, "%s", res->message);
+        return VERDICT_MEMORY_LIMIT;
+    case RESULT_OUTPUT_LIMIT:
+        snprintf(why, why_size, "%s", res->message);
+        return VERDICT_OUTPUT_LIMIT;
+    case RESULT_SANDBOX_ERROR:
+    default:
+        snprintf(why, why_size, "%s", res->message);
+        return VERDICT_INFRA_ERROR;
+    }
+}
+
+/* A sandbox with the solution in place and compiled; the compile record goes to vr. */
+enum box_state { BOX_READY, BOX_COMPILE_ERROR, BOX_INFRA };
+
+static enum box_state box_open(const struct sandbox_runtime *rt, const struct image *img,
+                               const struct task *t, const char *program, size_t program_len,
+                               struct sandbox **out, struct verify_result *vr, char *why,
+                               size_t why_size)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_limits cl;
+    struct sandbox *sb;
+
+    *out = NULL;
+    sb = sandbox_create(rt, img, &t->limits, &err);
+    if (!sb) {
+        snprintf(why, why_size, "%s", err.msg);
+        return BOX_INFRA;
+    }
+    if (put_text(sb, t->lang->source, program, program_len, &err) < 0)
+        goto out_infra;
+    if (t->lang->compile) {
+        if (vr->has_compile)
+            result_release(&vr->compile);
+        compile_limits(t, &cl);
+        if (sandbox_set_limits(sb, &cl, &err) < 0)
+            goto out_infra;
+        exec_argv(sb, t->lang->compile, t->lang->env, NULL, 0, 0, &vr->compile);
+        vr->has_compile = true;
+        if (vr->compile.status == RESULT_SANDBOX_ERROR) {
+            snprintf(why, why_size, "compile step: %s", vr->compile.message);
+            sandbox_destroy(sb, NULL);
+            return BOX_INFRA;
+        }
+        if (vr->compile.status != RESULT_OK) {
+            snprintf(why, why_size, "compilation failed (%s)",
+                     result_status_name(vr->compile.status));
+            sandbox_destroy(sb, NULL);
+            return BOX_COMPILE_ERROR;
+        }
+        if (sandbox_set_limits(sb, &t->limits, &err) < 0 || sandbox_kill_others(sb, &err) < 0)
+            goto out_infra;
+    }
+    *out = sb;
+    return BOX_READY;
+out_infra:
+    snprintf(why, why_size, "%s", err.msg);
+    sandbox_destroy(sb, NULL);
+    return BOX_INFRA;
+}
+
+/* Per-test evidence over the repeats. */
+struct tally {
+    unsigned count[VERDICT_COUNT];
+};
+
+static void test_record(struct verify_test *vt, struct tally *ty, enum verdict v,
+                        struct result *res, const char *why)
+{
+    ty->count[v]++;
+    result_release(&vt->run);
+    vt->run = *res; /* ownership of the streams moves to vt */
+    result_init(res);
+    if (v != VERDICT_ACCEPTED || !vt->why[0])
+        snprintf(vt->why, sizeof(vt->why), "%s", why);
+}
+
+/* assert_test(…) — one test, one repeat, with infra retries. Returns false on compile error
+ * (vr->verdict set). */
+static bool assert_test(const struct sandbox_runtime *rt, const struct image *img,
+                        const struct task *t, const char *solution, size_t i,
+                        const struct verify_opts *o, struct verify_result *vr, struct tally *ty)
+{
+    const struct task_test *tt = &t->tests[i];
+    const char *pro = t->lang->test_prologue ? t->lang->test_prologue : "";
+    size_t len = strlen(solution) + strlen(pro) + strlen(tt->code) + 3;
+    char *program = malloc(len), why[256];
+    struct result res;
+    enum verdict v = VERDICT_INFRA_ERROR;
+
+    result_init(&res);
+    if (!program) {
+        result_fail(&res, "out of memory");
+        test_record(&vr->tests[i], ty, VERDICT_INFRA_ERROR, &res, "out of memory");
+        return true;
+    }
+    snprintf(program, len, "%s\n%s%s\n", solution, pro, tt->code);
+    for (unsigned attempt = 0; attempt <= o->infra_retries; attempt++) {
+        struct sandbox *sb;
+        enum box_state st =
+            box_open(rt, img, t, program, strlen(program), &sb, vr, why, sizeof(why));
+        if (st == BOX_COMPILE_ERROR) {
+            free(program);
+            return false;
+        }
+        if (st == BOX_INFRA) {
+            result_release(&res);
+            result_init(&res);
+            result_fail(&res, "%s", why);
+            continue;
+        }
+        result_release(&res);
+        exec_argv(sb, t->lang->run, t->lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
+        sandbox_destroy(sb, NULL);
+        v = run_verdict(t, tt, &res, why, sizeof(why));
+        if (v != VERDICT_INFRA_ERROR)
+            break;
+    }
+    if (v == VERDICT_INFRA_ERROR && !why[0])
+        snprintf(why, sizeof(why), "%s", res.message);
+    test_record(&vr->tests[i], ty, v, &res, why);
+    result_release(&res);
+    free(program);
+    return true;
+}
+
+/* stdio_repeat(…) — every test once in one sandbox (recreated after an infra failure). */
+static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *img,
+                         const struct task *t, const char *solution, const struct verify_opts *o,
+                         struct verify_result *vr, struct tally *tys)
+{
+    struct sandbox *sb = NULL;
+    unsigned failures = 0;
+    char why[256];
+    size_t i = 0;
+
+    while (i < t->ntests) {
+        const struct task_test *tt = &t->tests[i];
+        struct result res;
+        enum verdict v;
+
+        if (!sb) {
+            enum box_state st =
+                box_open(rt, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
+            if (st == BOX_COMPILE_ERROR)
+                return false;
+            if (st == BOX_INFRA) {
+                if (++failures <= o->infra_retries)
+                    continue;
+                result_init(&res);
+                result_fail(&res, "%s", why);
+                test_record(&vr->tests[i], &tys[i], VERDICT_INFRA_ERROR, &res, why);
+                result_release(&res);
+                failures = 0;
+                i++;
+                continue;
+            }
+        }
+        exec_argv(sb, t->lang->run, t->lang->env, tt->stdin_data, tt->stdin_len,
+                  i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
+        v = run_verdict(t, tt, &res, why, sizeof(why));
+        if (v == VERDICT_INFRA_ERROR ||
+            (i + 1 < t->ntests && res.status != RESULT_OK && sandbox_kill_others(sb, NULL) < 0)) {
+            sandbox_destroy(sb, NULL);
+            sb = NULL;
+            if (v == VERDICT_INFRA_ERROR && ++failures <= o->infra_retries) {
+                result_release(&res);
+                continue;
+            }
+        } else if (i + 1 < t->ntests && res.status == RESULT_OK &&
+                   sandbox_kill_others(sb, NULL) < 0) {
+            sandbox_destroy(sb, NULL);
+            sb = NULL;
+        }
+        test_record(&vr->tests[i], &tys[i], v, &res, why);
+        result_release(&res);
+        failures = 0;
+        i++;
+    }
+    if (sb)
+        sandbox_destroy(sb, NULL);
+    return true;
+}
+
+/* constraints_check(t, solution, why) — false when the solution breaks a constraint. */
+static bool constraints_check(const struct task *t, const char *solution, char *why, size_t n)
+{
+    if (t->max_bytes && strlen(solution) > t->max_bytes) {
+        snprintf(why, n, "solution is %zu bytes, more than the %zu allowed", strlen(solution),
+                 t->max_bytes);
+        return false;
+    }
+    for (size_t i = 0; i < t->nforbid; i++) {
+        regex_t re;
+        bool hit;
+        if (regcomp(&re, t->forbid[i], REG_EXTENDED | REG_NOSUB | REG_NEWLINE) != 0)
+            continue; /* validated at parse time */
+        hit = regexec(&re, solution, 0, NULL, 0) == 0;
+        regfree(&re);
+        if (hit) {
+            snprintf(why, n, "solution matches the forbidden pattern '%s'", t->forbid[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* majority(ty, agree) — the verdict most repeats gave; ties go to the worse (non-accepted,
+ * then the lower-numbered failure). */
+static enum verdict majority(const struct tally *ty, unsigned *agree)
+{
+    enum verdict best = VERDICT_INFRA_ERROR;
+    unsigned n = 0;
+
+    for (int v = VERDICT_COUNT - 1; v >= 0; v--) {
+        if (ty->count[v] > n || (ty->count[v] == n && n > 0 && best == VERDICT_ACCEPTED)) {
+            best = (enum verdict)v;
+            n = ty->count[v];
+        }
+    }
+    *agree = n;
+    return best;
+}
+
+int verify_run(const struct sandbox_runtime *rt, const struct task *t, const char *solution,
+               const struct verify_opts *o, struct verify_result *vr)
+{
+    struct errbuf err = {{0}};
+    struct image *own = NULL;
+    const struct image *img = o->image;
+    struct tally *tys;
+    double t0 = util_now();
+    char why[512];
+
+    memset(vr, 0, sizeof(*vr));
+    vr->repeats = o->repeats ? o->repeats : 1;
+    vr->total = t->ntests;
+    vr->tests = calloc(t->ntests, sizeof(*vr->tests));
+    tys = calloc(t->ntests, sizeof(*tys));
+    if (!vr->tests || !tys) {
+        free(tys);
+        vr->verdict = VERDICT_INFRA_ERROR;
+        vr->reward_null = true;
+        snprintf(vr->message, sizeof(vr->message), "out of memory");
+        return 0;
+    }
+    for (size_t i = 0; i < t->ntests; i++) {
+        vr->tests[i].name = t->tests[i].name;
+        vr->tests[i].verdict = VERDICT_INFRA_ERROR;
+        result_init(&vr->tests[i].run);
+    }
+    if (!constraints_check(t, solution, why, sizeof(why))) {
+        vr->verdict = VERDICT_CONSTRAINT_VIOLATION;
+        snprintf(vr->message, sizeof(vr->message), "%s", why);
+        goto out;
+    }
+    if (!img || strcmp(t->image, "host") != 0) {
+        own = calloc(1, sizeof(*own));
+        if (!own || image_resolve(t->image, own, &err) < 0) {
+            vr->verdict = VERDICT_INFRA_ERROR;
+            vr->reward_null = true;
+            snprintf(vr->message, sizeof(vr->message), "%s", own ? err.msg : "out of memory");
+            goto out;
+        }
+        img = own;
+    }
+    if (!lang_available(t->lang, img, &err)) {
+        vr->verdict = VERDICT_INFRA_ERROR;
+        vr->reward_null = true;
+        snprintf(vr->message, sizeof(vr->message), "%s", err.msg);
+        goto out;
+    }
+    for (unsigned rep = 0; rep < vr->repeats; rep++) {
+        bool compiled = true;
+        if (t->harness == TASK_HARNESS_STDIO) {
+            compiled = stdio_repeat(rt, img, t, solution, o, vr, tys);
+        } else {
+            for (size_t i = 0; i < t->ntests && compiled; i++)
+                compiled = assert_test(rt, img, t, solution, i, o, vr, &tys[i]);
+        }
+        if (!compiled) {
+            vr->verdict = VERDICT_COMPILE_ERROR;
+            snprintf(vr->message, sizeof(vr->message), "compilation failed");
+            goto out;
+        }
+    }
+    /* Aggregate: majority per test, then the task. */
+    vr->verdict = VERDICT_ACCEPTED;
+    for (size_t i = 0; i < t->ntests; i++) {
+        struct verify_test *vt = &vr->tests[i];
+        unsigned kinds = 0;
+        vt->verdict = majority(&tys[i], &vt->agree);
+        for (int v = 0; v < VERDICT_COUNT; v++)
+            kinds += tys[i].count[v] > 0;
+        if (kinds > 1)
+            vr->flaky = true;
+        if (vt->verdict == VERDICT_ACCEPTED)
+            vr->passed++;
+        else if (vr->verdict == VERDICT_ACCEPTED || vt->verdict == VERDICT_INFRA_ERROR)
+            vr->verdict = vt->verdict; /* the first failure names the task, infra wins */
+    }
+    if (vr->verdict == VERDICT_INFRA_ERROR) {
+        vr->reward_null = true;
+        snprintf(vr->message, sizeof(vr->message),
+                 "crucible failed to run a test after %u "
+                 "retries; no reward is given",
+                 o->infra_retries);
+    }
+out:
+    if (!vr->reward_null) {
+        if (vr->verdict == VERDICT_ACCEPTED)
+            vr->reward = 1.0;
+        else if (o->reward == REWARD_FRACTION && vr->verdict != VERDICT_COMPILE_ERROR &&
+                 vr->verdict != VERDICT_CONSTRAINT_VIOLATION && vr->total)
+            vr->reward = (double)vr->passed / (double)vr->total;
+        else
+            vr->reward = 0.0;
+    }
+    vr->wall_time = util_now() - t0;
+    free(tys);
+    free(own);
+    return 0;
+}
+
+void verify_result_release(struct verify_result *vr)
+{
+    for (size_t i = 0; vr->tests && i < vr->total; i++)
+        result_release(&vr->tests[i].run);
+    free(vr->tests);
+    if (vr->has_compile)
+        result_release(&vr->compile);
+    memset(vr, 0, sizeof(*vr));
+}
+
+/* seconds(x) — a time rounded to microseconds, as in result records. */
+static json_t *seconds(double x)
+{
+    return json_real((double)(long long)(x * 1e6 + 0.5) / 1e6);
+}
+
+/* excerpt(s) — the first EXCERPT_BYTES of a stream as JSON text (invalid UTF-8 escaped). */
+static json_t *excerpt(const struct result_stream *st)
+{
+    size_t n = st->len < EXCERPT_BYTES ? st->len : EXCERPT_BYTES;
+    char *esc = result_text_escape(st->data ? st->data : "", n);
+    json_t *j = esc ? json_string(esc) : NULL;
+
+    free(esc);
+    return j ? j : json_string("");
+}
+
+json_t *verify_result_to_json(const struct task *t, const struct verify_result *vr)
+{
+    json_t *o = json_object(), *tests = json_array();
+
+    if (!o || !tests) {
+        json_decref(o);
+        json_decref(tests);
+        return NULL;
+    }
+    json_object_set_new(o, "task_id", json_string(t->id));
+    json_object_set_new(o, "task_version", json_string(t->version));
+    json_object_set_new(o, "verdict", json_string(verdict_name(vr->verdict)));
+    json_object_set_new(o, "reward", vr->reward_null ? json_null() : json_real(vr->reward));
+    json_object_set_new(o, "passed", json_integer((json_int_t)vr->passed));
+    json_object_set_new(o, "total", json_integer((json_int_t)vr->total));
+    json_object_set_new(o, "repeats", json_integer(vr->repeats));
+    json_object_set_new(o, "flaky", json_boolean(vr->flaky));
+    json_object_set_new(o, "compile", vr->has_compile ? result_to_json(&vr->compile) : json_null());
+    for (size_t i = 0; i < vr->total; i++) {
+        const struct verify_test *vt = &vr->tests[i];
+        const struct result *r = &vt->run;
+        json_t *tj = json_object();
+        const char *lim = result_limit_name(r->limit);
+        json_object_set_new(tj, "name", json_string(vt->name));
+        json_object_set_new(tj, "verdict", json_string(verdict_name(vt->verdict)));
+        json_object_set_new(tj, "agree", json_integer(vt->agree));
+        json_object_set_new(tj, "status", json_string(result_status_name(r->status)));
+        json_object_set_new(tj, "exit_code",
+                            r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
+        json_object_set_new(tj, "signal", r->signal ? json_integer(r->signal) : json_null());
+        json_object_set_new(tj, "limit", lim ? json_string(lim) : json_null());
+        json_object_set_new(tj, "cpu_time", seconds(r->cpu_time));
+        json_object_set_new(tj, "wall_time", seconds(r->wall_time));
+        json_object_set_new(tj, "memory_kb", json_integer((json_int_t)r->memory_kb));
+        json_object_set_new(tj, "stdout", excerpt(&r->out));
+        json_object_set_new(tj, "stderr", excerpt(&r->err));
+        if (vt->why[0]) {
+            char *esc = result_text_escape(vt->why, strlen(vt->why));
+            json_object_set_new(tj, "why", json_string(esc ? esc : ""));
+            free(esc);
+        }
+        json_array_append_new(tests, tj);
+    }
+    json_object_set_new(o, "tests", tests);
+    json_object_set_new(o, "wall_time", seconds(vr->wall_time));
+    {
+        char *esc = result_text_escape(vr->message, strlen(vr->message));
+        json_object_set_new(o, "message", json_string(esc ? esc : ""));
+        free(esc);
+    }
+    return o;
+}
+
+char *verify_program_text(const struct task *t, enum solution_kind kind, const char *text,
+                          char *how, size_t how_size)
+{
+    char *out;
+    size_t n;
+
+    switch (kind) {
+    case SOLUTION_COMPLETION:
+        n = (t->prompt ? strlen(t->prompt) : 0) + strlen(text) + 1;
+        out = malloc(n);
+        if (out)
+            snprintf(out, n, "%s%s", t->prompt ? t->prompt : "", text);
+        snprintf(how, how_size,
+                 t->prompt ? "prompt + completion" : "completion (task has no prompt)");
+        return out;
+    case SOLUTION_RESPONSE:
+        return extract_code(text, t->lang->name, how, how_size);
+    case SOLUTION_PROGRAM:
+    default:
+        snprintf(how, how_size, "full program");
+        return strdup(text);
+    }
+}
