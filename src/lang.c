@@ -91,7 +91,12 @@ static const struct lang langs[] = {
         .source = "main.go",
         .compile = ARGV("/usr/bin/go", "build", "-o", "main", "main.go"),
         .run = ARGV("./main"),
-        .env = ARGV("GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go", "GO111MODULE=off", "CGO_ENABLED=0"),
+        .test_source = "main_test.go",
+        .test_compile = ARGV("/usr/bin/go", "test", "-c", "-o", "main.test"),
+        .test_run = ARGV("./main.test", "-test.v"),
+        /* GOPATH mode: Debian's Go libraries (testify for HumanEval-X) from /usr/share/gocode. */
+        .env = ARGV("GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go:/usr/share/gocode", "GO111MODULE=off",
+                    "CGO_ENABLED=0", "GOFLAGS=-mod=mod"),
         .assert_marker = "FAIL",
         .toolchain = "/usr/bin/go",
         .package = "golang-go",
@@ -104,6 +109,8 @@ static const struct lang langs[] = {
         .aliases = ARGV("rs"),
         .source = "main.rs",
         .compile = ARGV("/usr/bin/rustc", "-O", "--edition", "2021", "-o", "main", "main.rs"),
+        .test_compile =
+            ARGV("/usr/bin/rustc", "--test", "--edition", "2021", "-o", "main", "main.rs"),
         .run = ARGV("./main"),
         .assert_marker = "panicked",
         .toolchain = "/usr/bin/rustc",
@@ -113,6 +120,21 @@ static const struct lang langs[] = {
         .compile_memory_mb = 2048,
     },
 };
+
+struct lang_steps lang_steps(const struct lang *l, bool for_tests)
+{
+    struct lang_steps s = {l->source, l->compile, l->run};
+
+    if (for_tests) {
+        if (l->test_source)
+            s.source = l->test_source;
+        if (l->test_compile)
+            s.compile = l->test_compile;
+        if (l->test_run)
+            s.run = l->test_run;
+    }
+    return s;
+}
 
 const struct lang *lang_find(const char *name)
 {

@@ -21,6 +21,9 @@ struct lang {
     const char *const *compile;       /* argv of the compile step, or NULL when interpreted */
     const char *const *run;           /* argv that runs the program */
     const char *const *env;           /* extra "K=V" for both steps, or NULL */
+    const char *test_source;          /* assert harness: file name, when it differs from source */
+    const char *const *test_compile;  /* assert harness: unit-test build step, or NULL */
+    const char *const *test_run;      /* assert harness: what runs the tests, or NULL for run */
     const char *test_prologue;        /* assert harness: text between solution and test code */
     const char *assert_marker;        /* stderr text of a failed assertion (wrong_answer) */
     const char *toolchain;            /* a path in the image the toolchain needs */
@@ -28,6 +31,17 @@ struct lang {
     double compile_cpu, compile_wall; /* seconds */
     uint64_t compile_memory_mb;
 };
+
+/* The source, compile and run of a harness: the assert harness may build a unit-test binary
+ * (Go's `go test -c`, Rust's `rustc --test`) where the stdio harness builds a program. */
+struct lang_steps {
+    const char *source;
+    const char *const *compile;
+    const char *const *run;
+};
+
+/* lang_steps(l, for_tests) — the steps for the assert harness (for_tests) or for programs. */
+struct lang_steps lang_steps(const struct lang *l, bool for_tests);
 
 /* lang_find(name) — by canonical name or alias, case-insensitive; NULL when unknown. */
 const struct lang *lang_find(const char *name);

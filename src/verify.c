@@ -165,6 +165,7 @@ static enum box_state box_open(const struct sandbox_runtime *rt, const struct im
                                struct sandbox **out, struct verify_result *vr, char *why,
                                size_t why_size)
 {
+    struct lang_steps steps = lang_steps(t->lang, t->harness == TASK_HARNESS_ASSERT);
     struct errbuf err = {{0}};
     struct sandbox_limits cl;
     struct sandbox *sb;
@@ -175,15 +176,15 @@ static enum box_state box_open(const struct sandbox_runtime *rt, const struct im
         snprintf(why, why_size, "%s", err.msg);
         return BOX_INFRA;
     }
-    if (put_text(sb, t->lang->source, program, program_len, &err) < 0)
+    if (put_text(sb, steps.source, program, program_len, &err) < 0)
         goto out_infra;
-    if (t->lang->compile) {
+    if (steps.compile) {
         if (vr->has_compile)
             result_release(&vr->compile);
         compile_limits(t, &cl);
         if (sandbox_set_limits(sb, &cl, &err) < 0)
             goto out_infra;
-        exec_argv(sb, t->lang->compile, t->lang->env, NULL, 0, 0, &vr->compile);
+        exec_argv(sb, steps.compile, t->lang->env, NULL, 0, 0, &vr->compile);
         vr->has_compile = true;
         if (vr->compile.status == RESULT_SANDBOX_ERROR) {
             snprintf(why, why_size, "compile step: %s", vr->compile.message);
@@ -258,7 +259,8 @@ static bool assert_test(const struct sandbox_runtime *rt, const struct image *im
             continue;
         }
         result_release(&res);
-        exec_argv(sb, t->lang->run, t->lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
+        exec_argv(sb, lang_steps(t->lang, true).run, t->lang->env, NULL, 0, SANDBOX_EXEC_LAST,
+                  &res);
         sandbox_destroy(sb, NULL);
         v = run_verdict(t, tt, &res, why, sizeof(why));
         if (v != VERDICT_INFRA_ERROR)

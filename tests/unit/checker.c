@@ -256,6 +256,17 @@ static void test_float(void)
     accept(&both6, "1e999", "1e999", "identical overflowing tokens");
     reject(&both6, "1e308", "-1e308", "a difference that overflows");
 
+    /* buffers without a terminating NUL, exactly their length (ASan checks no read past) */
+    char *o = malloc(3), *e = malloc(4);
+    const struct checker *all[] = {&exact, &lines, &tokens, &abs6};
+    memcpy(o, "1.5", 3);
+    memcpy(e, "1.50", 4);
+    for (size_t i = 0; i < 4; i++)
+        ok(checker_compare(all[i], o, 3, e, 4, why, sizeof(why)) == (all[i] == &abs6),
+           "%s: unterminated buffers", checker_name(all[i]->kind));
+    free(o);
+    free(e);
+
     char longnum[260];
     memcpy(longnum, "0.1", 3);
     memset(longnum + 3, '0', 250);

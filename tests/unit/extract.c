@@ -51,7 +51,7 @@ static void test_mixed(void)
           "no block of the language: the last of any");
     check(mixed, NULL, "2\n", "last ```text block (of 4", "no language given");
     check("```\xc3\xa9\x01\nx\n```\n", "h\xc3\xa9", "x\n",
-          "last ```??? block (of 1; none tagged h?\\?)",
+          "last ```??? block (of 1; none tagged h?\?)",
           "how stays ASCII whatever the tags and language");
     check("```java\nclass A {}\n```\n```\nx = 1\n```\n```text\nout\n```\n", "python", "x = 1\n",
           "fenced block (no language tag)", "an untagged block beats other languages");
