@@ -20,6 +20,11 @@ static const struct lang langs[] = {
         .aliases = ARGV("py", "python3", "pytest"),
         .source = "main.py",
         .run = ARGV("/usr/bin/python3", "main.py"),
+        .test_epilogue =
+            "\nimport os as _crucible_os, sys as _crucible_sys\n"
+            "_crucible_sys.stdout.flush()\n"
+            "_crucible_os.write(1, ('\\n' + _crucible_os.environ['CRUCIBLE_TEST_TOKEN'] "
+            "+ '\\n').encode())\n",
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/python3",
         .package = "python3",
@@ -73,6 +78,8 @@ static const struct lang langs[] = {
         /* console.assert only prints: make a failed assertion fail the program. */
         .test_prologue = "console.assert = (ok, ...msg) => { if (!ok) { "
                          "console.error('AssertionError:', ...msg); process.exit(1); } };\n",
+        .test_epilogue = "\n;process.stdout.write('\\n' + process.env.CRUCIBLE_TEST_TOKEN + "
+                         "'\\n');\n",
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/node",
         .package = "nodejs",

@@ -25,6 +25,9 @@ struct lang {
     const char *const *test_compile;  /* assert harness: unit-test build step, or NULL */
     const char *const *test_run;      /* assert harness: what runs the tests, or NULL for run */
     const char *test_prologue;        /* assert harness: text between solution and test code */
+    const char *test_epilogue;        /* assert harness: after the test code, prints
+                                       * $CRUCIBLE_TEST_TOKEN alone on a line: proof that the
+                                       * test code ran to its end */
     const char *assert_marker;        /* stderr text of a failed assertion (wrong_answer) */
     const char *toolchain;            /* a path in the image the toolchain needs */
     const char *package;              /* Debian package that provides it (for the error message) */

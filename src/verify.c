@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #define EXCERPT_BYTES 512
@@ -224,6 +225,36 @@ static void test_record(struct verify_test *vt, struct tally *ty, enum verdict v
         snprintf(vt->why, sizeof(vt->why), "%s", why);
 }
 
+/* new_token(buf, size) — 128 random bits as hex. */
+static void new_token(char *buf, size_t size)
+{
+    unsigned char raw[16];
+
+    if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+        for (size_t i = 0; i < sizeof(raw); i++) /* not expected; still unpredictable enough */
+            raw[i] = (unsigned char)(rand() ^ (int)(util_now() * 1e9) >> (i % 8));
+    for (size_t i = 0; i < sizeof(raw) && 2 * i + 2 < size; i++)
+        snprintf(buf + 2 * i, 3, "%02x", raw[i]);
+}
+
+/* take_token(out, token) — true when the output's last line is the token; the line (and the
+ * newline before it, which the epilogue adds) is removed from the captured output. */
+static bool take_token(struct result_stream *out, const char *token)
+{
+    size_t tl = strlen(token), len = out->len;
+
+    if (!out->data || len < tl + 1 || out->data[len - 1] != '\n')
+        return false;
+    if (memcmp(out->data + len - 1 - tl, token, tl) != 0 ||
+        (len > tl + 1 && out->data[len - tl - 2] != '\n'))
+        return false;
+    out->len = len - tl - 1;
+    if (out->len > 0 && out->data[out->len - 1] == '\n')
+        out->len--;
+    out->data[out->len] = '\0';
+    return true;
+}
+
 /* assert_test(…) — one test, one repeat, with infra retries. Returns false on compile error
  * (vr->verdict set). */
 static bool assert_test(const struct sandbox_runtime *rt, const struct image *img,
@@ -232,10 +263,23 @@ static bool assert_test(const struct sandbox_runtime *rt, const struct image *im
 {
     const struct task_test *tt = &t->tests[i];
     const char *pro = t->lang->test_prologue ? t->lang->test_prologue : "";
-    size_t len = strlen(solution) + strlen(pro) + strlen(tt->code) + 3;
-    char *program = malloc(len), why[256];
+    const char *epi = t->lang->test_epilogue ? t->lang->test_epilogue : "";
+    size_t len = strlen(solution) + strlen(pro) + strlen(tt->code) + strlen(epi) + 3;
+    char *program = malloc(len), why[256], token[40], token_env[64];
+    const char *env[16];
+    size_t nenv = 0;
     struct result res;
     enum verdict v = VERDICT_INFRA_ERROR;
+
+    /* A fresh token per test run: exiting 0 before the test code ends (sys.exit in the
+     * solution, say) cannot pass, since only the epilogue prints the token. */
+    new_token(token, sizeof(token));
+    snprintf(token_env, sizeof(token_env), "CRUCIBLE_TEST_TOKEN=%s", token);
+    for (const char *const *e = t->lang->env; e && *e && nenv < 14; e++)
+        env[nenv++] = *e;
+    if (*epi)
+        env[nenv++] = token_env;
+    env[nenv] = NULL;
 
     result_init(&res);
     if (!program) {
@@ -243,7 +287,7 @@ static bool assert_test(const struct sandbox_runtime *rt, const struct image *im
         test_record(&vr->tests[i], ty, VERDICT_INFRA_ERROR, &res, "out of memory");
         return true;
     }
-    snprintf(program, len, "%s\n%s%s\n", solution, pro, tt->code);
+    snprintf(program, len, "%s\n%s%s\n%s", solution, pro, tt->code, epi);
     for (unsigned attempt = 0; attempt <= o->infra_retries; attempt++) {
         struct sandbox *sb;
         enum box_state st =
@@ -259,9 +303,13 @@ static bool assert_test(const struct sandbox_runtime *rt, const struct image *im
             continue;
         }
         result_release(&res);
-        exec_argv(sb, lang_steps(t->lang, true).run, t->lang->env, NULL, 0, SANDBOX_EXEC_LAST,
-                  &res);
+        exec_argv(sb, lang_steps(t->lang, true).run, env, NULL, 0, SANDBOX_EXEC_LAST, &res);
         sandbox_destroy(sb, NULL);
+        if (*epi && res.status == RESULT_OK && !take_token(&res.out, token)) {
+            res.status = RESULT_RUNTIME_ERROR;
+            snprintf(res.message, sizeof(res.message),
+                     "the program exited before the test code finished");
+        }
         v = run_verdict(t, tt, &res, why, sizeof(why));
         if (v != VERDICT_INFRA_ERROR)
             break;
