@@ -321,7 +321,8 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memo
     cg->env = env;
     cg->v2_fd = -1;
     for (int h = 0; h < env->nhier; h++) {
-        snprintf(cg->dirs[h], sizeof(cg->dirs[h]), "%s/sb-%d-%u", env->hier[h].base, (int)getpid(), n);
+        snprintf(cg->dirs[h], sizeof(cg->dirs[h]), "%s/sb-%d-%u", env->hier[h].base, (int)getpid(),
+                 n);
         if (mkdir(cg->dirs[h], 0755) < 0) {
             r = -errno;
             errbuf_set(err, "cannot create cgroup '%s': %s", cg->dirs[h], strerror(errno));

@@ -380,11 +380,11 @@ int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs,
             line[--len] = '\0';
         if (strspn(line, " \t") == (size_t)len)
             continue;
-        j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES, &je);
+        j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
         if (!j) {
             /* perhaps one pretty-printed object: try the whole file once */
             if (lineno == 1 && f != stdin && fseek(f, 0, SEEK_SET) == 0 &&
-                (whole = json_loadf(f, JSON_REJECT_DUPLICATES, &je)) != NULL) {
+                (whole = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je)) != NULL) {
                 if (!add_task(whole, path, 1, tasks, n, &cap, errs))
                     bad++;
                 json_decref(whole);

@@ -38,7 +38,7 @@ enum reward_policy {
 };
 
 struct verify_opts {
-    unsigned repeats;          /* runs of every test; majority verdict, flaky on disagreement */
+    unsigned repeats; /* runs of every test; majority verdict, flaky on disagreement */
     enum reward_policy reward;
     unsigned infra_retries;    /* fresh-sandbox retries of a run crucible failed (default 2) */
     const struct image *image; /* resolved image for tasks whose image is "host", or NULL */
@@ -46,15 +46,15 @@ struct verify_opts {
 
 struct verify_test {
     char *name;
-    enum verdict verdict;  /* majority over repeats */
-    unsigned agree;        /* how many repeats gave that verdict */
-    struct result run;     /* the last run's record */
-    char why[256];         /* checker's or harness's reason when not accepted */
+    enum verdict verdict; /* majority over repeats */
+    unsigned agree;       /* how many repeats gave that verdict */
+    struct result run;    /* the last run's record */
+    char why[256];        /* checker's or harness's reason when not accepted */
 };
 
 struct verify_result {
     enum verdict verdict;
-    bool reward_null;      /* infra_error: no reward at all */
+    bool reward_null; /* infra_error: no reward at all */
     double reward;
     size_t passed, total;
     struct verify_test *tests;
@@ -62,7 +62,7 @@ struct verify_result {
     bool has_compile;
     unsigned repeats;
     bool flaky;
-    double wall_time;      /* seconds for the whole verification */
+    double wall_time; /* seconds for the whole verification */
     char message[512];
 };
 

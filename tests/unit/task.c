@@ -1,0 +1,138 @@
+/* Unit tests for src/task.c: the native task format, field by field, and JSONL loading. */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "task.h"
+
+static int parse(const char *text, struct task *t, struct errbuf *err)
+{
+    json_error_t je;
+    json_t *j = json_loads(text, JSON_ALLOW_NUL, &je);
+    int r = task_from_json(j, t, err);
+    json_decref(j);
+    return r;
+}
+
+#define BAD(json, needle, name)                                                                    \
+    do {                                                                                           \
+        struct task t_;                                                                            \
+        struct errbuf e_ = {{0}};                                                                  \
+        int r_ = parse(json, &t_, &e_);                                                            \
+        if (!ok(r_ < 0 && strstr(e_.msg, needle) != NULL, "%s", name))                             \
+            diag("  message: %s", e_.msg);                                                         \
+        task_release(&t_);                                                                         \
+    } while (0)
+
+int main(void)
+{
+    struct task t;
+    struct errbuf err = {{0}};
+    char path[] = "/tmp/crucible-tasks-XXXXXX";
+    struct task *list;
+    size_t n;
+    FILE *f, *errs;
+    char *errtext = NULL;
+    size_t errlen = 0;
+    int fd;
+
+    ok(parse("{\"id\":\"a/1\",\"language\":\"py\",\"harness\":\"assert\",\"reference\":\"x=1\","
+             "\"tests\":[{\"code\":\"assert x==1\"}],\"limits\":{\"cpu_time\":1.5,\"memory_mb\":"
+             "128,\"network\":\"loopback\"},\"constraints\":{\"max_bytes\":100,\"forbid\":"
+             "[\"import +os\"]},\"tags\":[\"x\"]}",
+             &t, &err) == 0,
+       "a full assert task parses (%s)", err.msg);
+    is_str(t.lang->name, "python", "alias py is python");
+    is_str(t.tests[0].name, "test_1", "unnamed tests are numbered");
+    ok(t.limits.cpu_time == 1.5 && t.limits.memory_mb == 128 && t.limits.loopback,
+       "limits applied");
+    ok(t.max_bytes == 100 && t.nforbid == 1, "constraints kept");
+    is_str(t.image, "host", "image defaults to host");
+    ok(strlen(t.version) == 16, "version is a 64-bit hex hash");
+    char v1[17];
+    memcpy(v1, t.version, 17);
+    task_release(&t);
+    ok(parse("{\"tags\":[\"x\"],\"constraints\":{\"forbid\":[\"import +os\"],\"max_bytes\":100},"
+             "\"limits\":{\"network\":\"loopback\",\"memory_mb\":128,\"cpu_time\":1.5},\"tests\":"
+             "[{\"code\":\"assert x==1\"}],\"reference\":\"x=1\",\"harness\":\"assert\","
+             "\"language\":\"py\",\"id\":\"a/1\"}",
+             &t, &err) == 0 &&
+           strcmp(t.version, v1) == 0,
+       "the version ignores key order");
+    task_release(&t);
+    ok(parse("{\"id\":\"a/1\",\"language\":\"py\",\"harness\":\"assert\",\"reference\":\"x=2\","
+             "\"tests\":[{\"code\":\"assert x==1\"}],\"limits\":{\"cpu_time\":1.5,\"memory_mb\":"
+             "128,\"network\":\"loopback\"},\"constraints\":{\"max_bytes\":100,\"forbid\":"
+             "[\"import +os\"]},\"tags\":[\"x\"]}",
+             &t, &err) == 0 &&
+           strcmp(t.version, v1) != 0,
+       "a changed task has another version");
+    task_release(&t);
+
+    ok(parse("{\"id\":\"s\",\"language\":\"c\",\"harness\":\"stdio\",\"checker\":{\"type\":"
+             "\"float\",\"abs_tol\":1e-6},\"tests\":[{\"name\":\"n\",\"stdin\":\"1\\u0000 2\","
+             "\"expected\":\"3\"}]}",
+             &t, &err) == 0,
+       "a stdio task parses (%s)", err.msg);
+    ok(t.checker.kind == CHECKER_FLOAT && t.checker.abs_tol == 1e-6, "float checker");
+    ok(t.tests && t.tests[0].stdin_len == 4 && t.tests[0].stdin_data[1] == 0,
+       "stdin keeps NUL bytes");
+    task_release(&t);
+
+    BAD("[1]", "JSON object", "not an object");
+    BAD("{\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}]}", "'id'",
+        "missing id");
+    BAD("{\"id\":\"x\",\"language\":\"cobol\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}]}",
+        "unknown language 'cobol'", "unknown language");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"magic\",\"tests\":[{\"code\":\"\"}]}",
+        "unknown harness 'magic'", "unknown harness");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[]}", "non-empty",
+        "no tests");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"stdin\":\"\"}]}",
+        "tests[0].code", "assert test without code");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"stdio\",\"tests\":[{\"stdin\":\"\"}]}",
+        "tests[0].expected", "stdio test without expected");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"limits\":{\"cpu_time\":-1}}",
+        "limits.cpu_time", "negative limit");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"limits\":{\"memory_mb\":1e12}}",
+        "limits.memory_mb", "absurd limit");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"limits\":{\"pids\":2.5}}",
+        "whole number", "fractional pids");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"limits\":{\"gpu\":1}}",
+        "unknown limit 'gpu'", "unknown limit");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"stdio\",\"tests\":[{\"expected\":\"\"}],"
+        "\"checker\":\"fuzzy\"}",
+        "fuzzy", "unknown checker");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"constraints\":{\"forbid\":[\"(\"]}}",
+        "regular expression", "bad forbid pattern");
+
+    fd = mkstemp(path);
+    f = fdopen(fd, "w");
+    fputs(
+        "{\"id\":\"a\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}]}\n"
+        "not json\n"
+        "\n"
+        "{\"id\":\"a\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}]}\n"
+        "{\"id\":\"b\",\"language\":\"bash\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}]}\n",
+        f);
+    fclose(f);
+    errs = open_memstream(&errtext, &errlen);
+    ok(task_list_load(path, &list, &n, errs, &err) == 2 && n == 2,
+       "a JSONL file: 2 good tasks, 2 bad lines");
+    fclose(errs);
+    ok(strstr(errtext, ":2: not valid JSON") != NULL, "a malformed line is named by number");
+    ok(strstr(errtext, ":4: duplicate task id 'a'") != NULL, "a duplicate id is named");
+    ok(task_list_find(list, n, "b") != NULL && task_list_find(list, n, "zz") == NULL, "find");
+    task_list_free(list, n);
+    free(errtext);
+    unlink(path);
+    ok(task_list_load("/nonexistent/tasks.jsonl", &list, &n, stderr, &err) < 0 &&
+           strstr(err.msg, "/nonexistent/tasks.jsonl"),
+       "a missing file is an error naming it");
+    return done_testing();
+}
