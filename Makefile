@@ -6,7 +6,7 @@
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
 
 CC       ?= cc
-PKGS     := libseccomp jansson
+PKGS     := libseccomp jansson zlib
 SANITIZE ?=
 BUILD    := build$(if $(SANITIZE),-san)
 

@@ -207,6 +207,47 @@ static int parse_constraints(const json_t *c, struct task *t, struct errbuf *err
     return 0;
 }
 
+/* parse_time_limit(v, t, err) — {"factor": F, "min": M, "reference_time": R}: the CPU limit
+ * of every test becomes max(M, F × R), R measured from the reference when not given. */
+static int parse_time_limit(const json_t *v, struct task *t, struct errbuf *err)
+{
+    const char *key;
+    json_t *x;
+
+    t->reference_time = -1;
+    if (!v)
+        return 0;
+    if (!json_is_object(v))
+        return errbuf_set(err, "'time_limit' must be an object");
+    t->time_min = 1.0;
+    json_object_foreach((json_t *)v, key, x)
+    {
+        double d = json_number_value(x);
+        if (!json_is_number(x))
+            return errbuf_set(err, "time_limit.%s must be a number", key);
+        if (strcmp(key, "factor") == 0 && d >= 1 && d <= 100)
+            t->time_factor = d;
+        else if (strcmp(key, "min") == 0 && d >= 0.01 && d <= 3600)
+            t->time_min = d;
+        else if (strcmp(key, "reference_time") == 0 && d >= 0 && d <= 3600)
+            t->reference_time = d;
+        else if (strcmp(key, "factor") == 0 || strcmp(key, "min") == 0 ||
+                 strcmp(key, "reference_time") == 0)
+            return errbuf_set(err,
+                              "time_limit.%s is out of range (factor 1..100, min 0.01..3600, "
+                              "reference_time 0..3600)",
+                              key);
+        else
+            return errbuf_set(err, "unknown field time_limit.%s", key);
+    }
+    if (t->time_factor == 0)
+        return errbuf_set(err, "time_limit needs a 'factor'");
+    if (t->reference_time < 0 && !t->reference)
+        return errbuf_set(err, "time_limit needs 'reference_time' or a task 'reference' to "
+                               "measure");
+    return 0;
+}
+
 /* version_of(j, out) — FNV-1a 64 of the canonical (sorted, compact) JSON text. */
 static void version_of(const json_t *j, char out[17])
 {
@@ -226,6 +267,7 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     int r;
 
     memset(t, 0, sizeof(*t));
+    t->reference_time = -1;
     sandbox_limits_default(&t->limits);
     t->limits.cpu_time = 10;
     t->limits.wall_time = 20;
@@ -283,6 +325,8 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     if (v && (r = task_limits_from_json(v, &t->limits, err)) < 0)
         return r;
     if ((r = parse_constraints(json_object_get(j, "constraints"), t, err)) < 0)
+        return r;
+    if ((r = parse_time_limit(json_object_get(j, "time_limit"), t, err)) < 0)
         return r;
     v = json_object_get(j, "tags");
     if (v && !json_is_array(v))

@@ -41,8 +41,11 @@ struct task {
     size_t ntests;
     struct checker checker;
     struct sandbox_limits limits; /* the defaults, overridden by the task's "limits" */
-    size_t max_bytes;             /* constraint: solution size (0 = none) */
-    char **forbid;                /* constraint: ERE patterns the solution must not match */
+    double time_factor;    /* "time_limit": CPU limit = max(time_min, factor x reference time) */
+    double time_min;       /* seconds */
+    double reference_time; /* CPU seconds the reference needs per test; < 0 when unknown */
+    size_t max_bytes;      /* constraint: solution size (0 = none) */
+    char **forbid;         /* constraint: ERE patterns the solution must not match */
     size_t nforbid;
     char version[17]; /* 64-bit hash of the canonical JSON, hex */
     json_t *json;     /* the task as given (owned reference) */

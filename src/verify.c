@@ -255,24 +255,23 @@ static bool take_token(struct result_stream *out, const char *token)
     return true;
 }
 
-/* assert_test(…) — one test, one repeat, with infra retries. Returns false on compile error
- * (vr->verdict set). */
-static bool assert_test(const struct sandbox_runtime *rt, const struct image *img,
-                        const struct task *t, const char *solution, size_t i,
-                        const struct verify_opts *o, struct verify_result *vr, struct tally *ty)
+/* assert_program(…) — runs solution + prologue + test_code + epilogue in a fresh sandbox,
+ * with infra retries; res and *v get the outcome. Returns false on a compile error. */
+static bool assert_program(const struct sandbox_runtime *rt, const struct image *img,
+                           const struct task *t, const char *solution, const char *test_code,
+                           const struct task_test *tt, const struct verify_opts *o,
+                           struct verify_result *vr, struct result *res, enum verdict *v, char *why,
+                           size_t why_size)
 {
-    const struct task_test *tt = &t->tests[i];
     const char *pro = t->lang->test_prologue ? t->lang->test_prologue : "";
     const char *epi = t->lang->test_epilogue ? t->lang->test_epilogue : "";
-    size_t len = strlen(solution) + strlen(pro) + strlen(tt->code) + strlen(epi) + 3;
-    char *program = malloc(len), why[256], token[40], token_env[64];
+    size_t len = strlen(solution) + strlen(pro) + strlen(test_code) + strlen(epi) + 3;
+    char *program = malloc(len), token[40], token_env[64];
     const char *env[16];
     size_t nenv = 0;
-    struct result res;
-    enum verdict v = VERDICT_INFRA_ERROR;
 
-    /* A fresh token per test run: exiting 0 before the test code ends (sys.exit in the
-     * solution, say) cannot pass, since only the epilogue prints the token. */
+    /* A fresh token per run: exiting 0 before the test code ends (sys.exit in the solution,
+     * say) cannot pass, since only the epilogue prints the token. */
     new_token(token, sizeof(token));
     snprintf(token_env, sizeof(token_env), "CRUCIBLE_TEST_TOKEN=%s", token);
     for (const char *const *e = t->lang->env; e && *e && nenv < 14; e++)
@@ -280,45 +279,108 @@ static bool assert_test(const struct sandbox_runtime *rt, const struct image *im
     if (*epi)
         env[nenv++] = token_env;
     env[nenv] = NULL;
-
-    result_init(&res);
+    *v = VERDICT_INFRA_ERROR;
+    why[0] = '\0';
+    result_init(res);
     if (!program) {
-        result_fail(&res, "out of memory");
-        test_record(&vr->tests[i], ty, VERDICT_INFRA_ERROR, &res, "out of memory");
+        result_fail(res, "out of memory");
+        snprintf(why, why_size, "out of memory");
         return true;
     }
-    snprintf(program, len, "%s\n%s%s\n%s", solution, pro, tt->code, epi);
+    snprintf(program, len, "%s\n%s%s\n%s", solution, pro, test_code, epi);
     for (unsigned attempt = 0; attempt <= o->infra_retries; attempt++) {
         struct sandbox *sb;
-        enum box_state st =
-            box_open(rt, img, t, program, strlen(program), &sb, vr, why, sizeof(why));
+        enum box_state st = box_open(rt, img, t, program, strlen(program), &sb, vr, why, why_size);
         if (st == BOX_COMPILE_ERROR) {
             free(program);
             return false;
         }
+        result_release(res);
+        result_init(res);
         if (st == BOX_INFRA) {
-            result_release(&res);
-            result_init(&res);
-            result_fail(&res, "%s", why);
+            result_fail(res, "%s", why);
             continue;
         }
-        result_release(&res);
-        exec_argv(sb, lang_steps(t->lang, true).run, env, NULL, 0, SANDBOX_EXEC_LAST, &res);
+        exec_argv(sb, lang_steps(t->lang, true).run, env, NULL, 0, SANDBOX_EXEC_LAST, res);
         sandbox_destroy(sb, NULL);
-        if (*epi && res.status == RESULT_OK && !take_token(&res.out, token)) {
-            res.status = RESULT_RUNTIME_ERROR;
-            snprintf(res.message, sizeof(res.message),
+        if (*epi && res->status == RESULT_OK && !take_token(&res->out, token)) {
+            res->status = RESULT_RUNTIME_ERROR;
+            snprintf(res->message, sizeof(res->message),
                      "the program exited before the test code finished");
         }
-        v = run_verdict(t, tt, &res, why, sizeof(why));
-        if (v != VERDICT_INFRA_ERROR)
+        *v = run_verdict(t, tt, res, why, why_size);
+        if (*v != VERDICT_INFRA_ERROR)
             break;
     }
-    if (v == VERDICT_INFRA_ERROR && !why[0])
-        snprintf(why, sizeof(why), "%s", res.message);
+    if (*v == VERDICT_INFRA_ERROR && !why[0])
+        snprintf(why, why_size, "%s", res->message);
+    free(program);
+    return true;
+}
+
+/* assert_test(…) — one test, one repeat. Returns false on a compile error. */
+static bool assert_test(const struct sandbox_runtime *rt, const struct image *img,
+                        const struct task *t, const char *solution, size_t i,
+                        const struct verify_opts *o, struct verify_result *vr, struct tally *ty)
+{
+    struct result res;
+    enum verdict v;
+    char why[256];
+
+    if (!assert_program(rt, img, t, solution, t->tests[i].code, &t->tests[i], o, vr, &res, &v, why,
+                        sizeof(why)))
+        return false;
     test_record(&vr->tests[i], ty, v, &res, why);
     result_release(&res);
-    free(program);
+    return true;
+}
+
+/* assert_all(…) — every test of an interpreted language in one program first: when that
+ * passes (exit 0 and the token after the last test), every test passed, for the price of one
+ * interpreter start. Otherwise each test runs alone to say which failed and how. Returns true
+ * when the combined run settled all tests. */
+static bool assert_all(const struct sandbox_runtime *rt, const struct image *img,
+                       const struct task *t, const char *solution, const struct verify_opts *o,
+                       struct verify_result *vr, struct tally *tys)
+{
+    struct task whole = *t;
+    struct result res;
+    enum verdict v;
+    size_t len = 1;
+    char *code, why[256];
+
+    for (size_t i = 0; i < t->ntests; i++)
+        len += strlen(t->tests[i].code) + 1;
+    code = malloc(len);
+    if (!code)
+        return false;
+    code[0] = '\0';
+    for (size_t i = 0; i < t->ntests; i++) {
+        strcat(code, t->tests[i].code);
+        strcat(code, "\n");
+    }
+    /* the limits are per test: the combined program gets the sum */
+    whole.limits.cpu_time *= (double)t->ntests;
+    whole.limits.wall_time *= (double)t->ntests;
+    if (whole.limits.cpu_time > sandbox_limit_ranges[LIM_CPU].max)
+        whole.limits.cpu_time = sandbox_limit_ranges[LIM_CPU].max;
+    if (whole.limits.wall_time > sandbox_limit_ranges[LIM_WALL].max)
+        whole.limits.wall_time = sandbox_limit_ranges[LIM_WALL].max;
+    assert_program(rt, img, &whole, solution, code, &t->tests[0], o, vr, &res, &v, why,
+                   sizeof(why));
+    free(code);
+    if (v != VERDICT_ACCEPTED) {
+        result_release(&res);
+        return false;
+    }
+    /* The run's streams go to the first test's record; the others share its figures. */
+    test_record(&vr->tests[0], &tys[0], VERDICT_ACCEPTED, &res, "");
+    for (size_t i = 1; i < t->ntests; i++) {
+        struct result shared = vr->tests[0].run;
+        shared.out = (struct result_stream){0};
+        shared.err = (struct result_stream){0};
+        test_record(&vr->tests[i], &tys[i], VERDICT_ACCEPTED, &shared, "");
+    }
     return true;
 }
 
@@ -420,9 +482,34 @@ static enum verdict majority(const struct tally *ty, unsigned *agree)
     return best;
 }
 
-int verify_run(const struct sandbox_runtime *rt, const struct task *t, const char *solution,
+int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
+                     const struct verify_opts *o, double *seconds)
+{
+    struct verify_result vr;
+    struct verify_opts ro = *o;
+    struct task plain = *t;
+    int r = 0;
+
+    if (!t->reference)
+        return -ENOENT;
+    plain.time_factor = 0; /* the task's own limits, not relative ones */
+    ro.repeats = 1;
+    verify_run(rt, &plain, t->reference, &ro, &vr);
+    *seconds = 0;
+    for (size_t i = 0; i < vr.total; i++)
+        if (vr.tests[i].run.cpu_time > *seconds)
+            *seconds = vr.tests[i].run.cpu_time;
+    if (vr.verdict != VERDICT_ACCEPTED)
+        r = -EINVAL;
+    verify_result_release(&vr);
+    return r;
+}
+
+int verify_run(const struct sandbox_runtime *rt, const struct task *task, const char *solution,
                const struct verify_opts *o, struct verify_result *vr)
 {
+    struct task relative;
+    const struct task *t = task;
     struct errbuf err = {{0}};
     struct image *own = NULL;
     const struct image *img = o->image;
@@ -468,12 +555,36 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *t, const cha
         snprintf(vr->message, sizeof(vr->message), "%s", err.msg);
         goto out;
     }
+    if (t->time_factor > 0) {
+        /* EvalPlus-style: the limit scales with what the reference needs. */
+        double ref = t->reference_time, lim;
+        if (ref < 0 && verify_calibrate(rt, t, o, &ref) < 0) {
+            vr->verdict = VERDICT_INFRA_ERROR;
+            vr->reward_null = true;
+            snprintf(vr->message, sizeof(vr->message),
+                     "cannot calibrate the relative time limit: the task's reference is not "
+                     "accepted");
+            goto out;
+        }
+        lim = t->time_factor * ref;
+        if (lim < t->time_min)
+            lim = t->time_min;
+        if (lim > sandbox_limit_ranges[LIM_CPU].max)
+            lim = sandbox_limit_ranges[LIM_CPU].max;
+        relative = *t;
+        relative.limits.cpu_time = lim;
+        if (relative.limits.wall_time < 2 * lim + 1)
+            relative.limits.wall_time = 2 * lim + 1;
+        t = &relative;
+    }
     for (unsigned rep = 0; rep < vr->repeats; rep++) {
         bool compiled = true;
         if (t->harness == TASK_HARNESS_STDIO) {
             compiled = stdio_repeat(rt, img, t, solution, o, vr, tys);
         } else {
-            for (size_t i = 0; i < t->ntests && compiled; i++)
+            bool settled = t->ntests > 1 && !lang_steps(t->lang, true).compile &&
+                           assert_all(rt, img, t, solution, o, vr, tys);
+            for (size_t i = 0; !settled && i < t->ntests && compiled; i++)
                 compiled = assert_test(rt, img, t, solution, i, o, vr, &tys[i]);
         }
         if (!compiled) {

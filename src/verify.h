@@ -74,6 +74,12 @@ void verify_opts_default(struct verify_opts *o);
 int verify_run(const struct sandbox_runtime *rt, const struct task *t, const char *solution,
                const struct verify_opts *o, struct verify_result *vr);
 
+/* verify_calibrate(rt, t, o, seconds) — runs the task's reference once and gives the CPU
+ * time of its slowest test: the base of a relative time limit ("time_limit" in the task).
+ * 0, or -errno when the reference is missing or not accepted (then no relative limit). */
+int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
+                     const struct verify_opts *o, double *seconds);
+
 /* verify_result_release(vr) — frees what verify_run made. */
 void verify_result_release(struct verify_result *vr);
 

@@ -99,7 +99,8 @@ int main(void)
     verify_result_release(&vr);
     ok(run(&ta, "def add(a, b):\n    print('noise')\n    return a + b\n", &o, &vr) ==
                VERDICT_ACCEPTED &&
-           strcmp(vr.tests[0].run.out.data, "noise\n") == 0,
+           strncmp(vr.tests[0].run.out.data, "noise\n", 6) == 0 &&
+           strspn(vr.tests[0].run.out.data, "noise\n") == vr.tests[0].run.out.len,
        "the solution's own output is kept, the completion token removed");
     verify_result_release(&vr);
 
