@@ -159,10 +159,11 @@ int convert_validator_flags(const char *flags, double *abs_tol, double *rel_tol)
 static const char *const html_skip[] = {"head", "script", "style", "noscript", "template"};
 /* Classes of the Code Jam page's widgets (icon ligatures, "Copied!" pop-ups). */
 static const char *const html_skip_class[] = {"material-icons", "copy-popup"};
-/* Elements that end a line. */
-static const char *const html_block[] = {
-    "address", "blockquote", "br", "dd", "div", "dl",  "dt",      "h1",    "h2", "h3", "h4", "h5",
-    "h6",      "hr",         "li", "ol", "p",   "pre", "section", "table", "td", "th", "tr", "ul"};
+/* Elements that end a line, and those that end a paragraph (a blank line follows). */
+static const char *const html_line[] = {"br", "dd", "dt", "li", "td", "th", "tr"};
+static const char *const html_para[] = {"address", "blockquote", "div",     "dl",    "h1", "h2",
+                                        "h3",      "h4",         "h5",      "h6",    "hr", "ol",
+                                        "p",       "pre",        "section", "table", "ul"};
 
 static const struct {
     const char *name;
@@ -240,14 +241,20 @@ static size_t entity(const char *p, const char *end, struct convert_buf *b)
     return 0;
 }
 
-/* line_break(b) — ends the current line: trailing spaces dropped, at most one blank line. */
-static void line_break(struct convert_buf *b)
+/* line_break(b, blank) — ends the current line (trailing spaces dropped), and with blank
+ * the paragraph; never more than one blank line, none at the start. */
+static void line_break(struct convert_buf *b, bool blank)
 {
+    size_t have = 0, want = blank ? 2 : 1;
+
     while (b->len && b->s[b->len - 1] == ' ')
         b->s[--b->len] = '\0';
-    if (b->len == 0 || (b->len >= 2 && b->s[b->len - 1] == '\n' && b->s[b->len - 2] == '\n'))
+    while (have < b->len && b->s[b->len - 1 - have] == '\n')
+        have++;
+    if (b->len == 0)
         return;
-    convert__buf_puts(b, "\n");
+    for (; have < want; have++)
+        convert__buf_puts(b, "\n");
 }
 
 /* tag_end(p, end) — the '>' that closes the tag at p, quotes respected; end if none. */
@@ -344,12 +351,16 @@ char *convert_html_text(const char *html, size_t len)
                 p = skip_element(p, end, name);
                 continue;
             }
-            if (strcmp(name, "pre") == 0)
+            if (name_in(html_line, sizeof(html_line) / sizeof(html_line[0]), name))
+                line_break(&b, false);
+            if (name_in(html_para, sizeof(html_para) / sizeof(html_para[0]), name))
+                line_break(&b, true);
+            if (!closing && strcmp(name, "li") == 0)
+                convert__buf_puts(&b, "- ");
+            if (strcmp(name, "pre") == 0) {
                 pre += closing ? (pre > 0 ? -1 : 0) : 1;
-            if (name_in(html_block, sizeof(html_block) / sizeof(html_block[0]), name)) {
-                line_break(&b);
-                if (!closing && strcmp(name, "li") == 0)
-                    convert__buf_puts(&b, "- ");
+                if (!closing && p < end && *p == '\n')
+                    p++; /* a newline right after <pre> is not content (HTML) */
             }
             continue;
         }
@@ -369,7 +380,7 @@ char *convert_html_text(const char *html, size_t len)
         convert__buf_add(&b, p, 1);
         p++;
     }
-    line_break(&b);
+    line_break(&b, false);
     while (b.len && b.s[b.len - 1] == '\n')
         b.s[--b.len] = '\0';
     convert__buf_puts(&b, "\n");

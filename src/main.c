@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "cmd_tasks.h"
 
 static const struct {
     const char *name;
@@ -14,6 +15,7 @@ static const struct {
     {"run", cmd_run, "run one command in a fresh sandbox"},
     {"verify", cmd_verify, "verify one solution against one task"},
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
+    {"tasks", cmd_tasks, "the task library: convert public datasets to native tasks"},
 };
 
 static void usage(FILE *f)
