@@ -99,7 +99,7 @@ static bool word_in(const char *list, const char *word, size_t n)
 /* ---- templates ----------------------------------------------------------------------- */
 
 /* An output field and its template: literal text with {spec} parts, where spec is
- *   name        the record's string field, or an integer field in decimal
+ *   name        the record's string field
  *   name.N      element N (a string) of an array field
  *   name:num    the task number: an integer field, or a string's text after its last '/'
  *   name:lf     a string field with its CRLF line ends made LF
@@ -139,7 +139,7 @@ static int field_text(const json_t *in, const char *spec, size_t n, struct conve
             return errbuf_set(err, "field '%s' has no element %zu", name, idx);
         v = json_array_get(v, idx);
     }
-    if (json_is_integer(v)) {
+    if (json_is_integer(v) && mod && strcmp(mod, "num") == 0) {
         snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
         convert__buf_puts(b, num);
         return 0;
