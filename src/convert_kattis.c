@@ -41,6 +41,9 @@
 #define CPU_TIME_MAX    3600.0            /* seconds, as the sandbox's range */
 #define MEMORY_MB_MAX   1048576.0
 #define OUTPUT_KB_DEF   1024 /* the sandbox's default output cap */
+/* Paths longer than PATH_MAX - PATH_SLACK are refused, never truncated: the slack is room
+ * for what is appended to a package or test path ("/problem_statement/problem.en.html"). */
+#define PATH_SLACK 64
 
 /* ---- problem.yaml -------------------------------------------------------------------- */
 
@@ -479,6 +482,8 @@ static int find_tests(const char *data, const char *rel, int depth, struct names
     for (int i = 0; i < n; i++) {
         const char *name = ents[i]->d_name;
         size_t len = strlen(name);
+        if (strlen(data) + strlen(rel) + len + PATH_SLACK > PATH_MAX)
+            e = e ? e : -ENAMETOOLONG;
         snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", name);
         snprintf(dir, sizeof(dir), "%s/%s", data, sub);
         if (!e && depth < KATTIS_DEPTH && is_dir(dir))
@@ -734,7 +739,9 @@ static int walk(struct convert_run *r, const char *root, const char *rel, int de
     for (int i = 0; i < n; i++) {
         snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", ents[i]->d_name);
         snprintf(dir, sizeof(dir), "%s/%s", root, sub);
-        if (!e && is_dir(dir)) {
+        if (strlen(root) + strlen(rel) + strlen(ents[i]->d_name) + PATH_SLACK > PATH_MAX) {
+            convert__bad(r, dir, "path too long; skipped");
+        } else if (!e && is_dir(dir)) {
             char yaml[PATH_MAX + 16];
             snprintf(yaml, sizeof(yaml), "%s/problem.yaml", dir);
             if (is_file(yaml)) {
@@ -766,6 +773,10 @@ int convert__kattis(struct convert_run *r, const char *path, struct errbuf *err)
     if (!S_ISDIR(st.st_mode)) {
         errbuf_set(err, "'%s' is not a directory (want a problem package or a tree of them)", path);
         return -ENOTDIR;
+    }
+    if (strlen(path) + PATH_SLACK > PATH_MAX) {
+        errbuf_set(err, "'%s': path too long", path);
+        return -ENAMETOOLONG;
     }
     snprintf(root, sizeof(root), "%s", path);
     while (strlen(root) > 1 && root[strlen(root) - 1] == '/')

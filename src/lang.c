@@ -103,7 +103,7 @@ static const struct lang langs[] = {
         .test_run = ARGV("./main.test", "-test.v"),
         /* GOPATH mode: Debian's Go libraries (testify for HumanEval-X) from /usr/share/gocode. */
         .env = ARGV("GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go:/usr/share/gocode", "GO111MODULE=off",
-                    "CGO_ENABLED=0", "GOFLAGS=-mod=mod"),
+                    "CGO_ENABLED=0"),
         .assert_marker = "FAIL",
         .toolchain = "/usr/bin/go",
         .package = "golang-go",

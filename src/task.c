@@ -309,6 +309,7 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     if ((r = str_field(j, "prompt", false, &t->prompt, err)) < 0 ||
         (r = str_field(j, "reference", false, &t->reference, err)) < 0 ||
         (r = str_field(j, "entry_point", false, &t->entry_point, err)) < 0 ||
+        (r = str_field(j, "test_setup", false, &t->test_setup, err)) < 0 ||
         (r = str_field(j, "image", false, &t->image, err)) < 0)
         return r;
     if (!t->image && !(t->image = strdup("host")))
@@ -351,6 +352,7 @@ void task_release(struct task *t)
     free(t->prompt);
     free(t->reference);
     free(t->entry_point);
+    free(t->test_setup);
     free(t->image);
     json_decref(t->json);
     memset(t, 0, sizeof(*t));

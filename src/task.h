@@ -35,6 +35,7 @@ struct task {
     char *prompt;      /* may be NULL */
     char *reference;   /* may be NULL */
     char *entry_point; /* may be NULL */
+    char *test_setup;  /* assert harness: text before the solution (Go: package, test imports) */
     char *image;       /* "host" when absent */
     enum task_harness harness;
     struct task_test *tests;

@@ -265,7 +265,9 @@ static bool assert_program(const struct sandbox_runtime *rt, const struct image 
 {
     const char *pro = t->lang->test_prologue ? t->lang->test_prologue : "";
     const char *epi = t->lang->test_epilogue ? t->lang->test_epilogue : "";
-    size_t len = strlen(solution) + strlen(pro) + strlen(test_code) + strlen(epi) + 3;
+    const char *setup = t->test_setup ? t->test_setup : "";
+    size_t len =
+        strlen(setup) + strlen(solution) + strlen(pro) + strlen(test_code) + strlen(epi) + 4;
     char *program = malloc(len), token[40], token_env[64];
     const char *env[16];
     size_t nenv = 0;
@@ -287,7 +289,8 @@ static bool assert_program(const struct sandbox_runtime *rt, const struct image 
         snprintf(why, why_size, "out of memory");
         return true;
     }
-    snprintf(program, len, "%s\n%s%s\n%s", solution, pro, test_code, epi);
+    snprintf(program, len, "%s%s%s\n%s%s\n%s", setup, *setup ? "\n" : "", solution, pro, test_code,
+             epi);
     for (unsigned attempt = 0; attempt <= o->infra_retries; attempt++) {
         struct sandbox *sb;
         enum box_state st = box_open(rt, img, t, program, strlen(program), &sb, vr, why, why_size);
