@@ -4,7 +4,7 @@
 # toolchain, hostile solutions, and bad command lines.
 . "$(dirname "$0")/lib.sh"
 
-plan 137
+plan 142
 
 TASKS=$REPO_ROOT/examples/tasks.jsonl
 F=$T/f
@@ -63,6 +63,10 @@ base = {"id": "e2e/ver", "language": "python", "harness": "assert",
 task("ver1.json", base)
 task("ver1_pretty.json", base, pretty=True)
 task("ver2.json", dict(base, tests=[{"name": "a", "code": "assert add(2, 2) == 4"}]))
+w("ver1_lead.json", "\n" + json.dumps(base, indent=2) + "\n")   # a blank line first
+# a pretty-printed task with a syntax error on line 5
+w("pretty_bad.json", '{\n  "id": "e2e/pb",\n  "language": "python",\n  "harness": "assert",\n'
+                     '  "tests": [oops]\n}\n')
 
 # One stdio task per checker; the solution prints argv-free fixed text.
 checkers = {
@@ -190,6 +194,16 @@ cru verify --task "$F/ver2.json" --solution "$F/add.py"
 v2=$(jf task_version)
 is "$RC" 0 "a single task given as one JSON object (no --task-id needed)"
 is "$v1p" "$v1" "task_version: the same task (pretty-printed) has the same version"
+cru verify --task "$F/ver1_lead.json" --solution "$F/add.py"
+jcheck 'd["verdict"] == "accepted" and d["task_version"] == "'"$v1"'"' \
+    "a pretty-printed task after a blank line is read like the same task"
+cru_in "$F/ver1_pretty.json" verify --task - --solution "$F/add.py"
+jcheck 'd["verdict"] == "accepted" and d["task_version"] == "'"$v1"'"' \
+    "--task -: a pretty-printed task on stdin is read"
+cru verify --task "$F/pretty_bad.json" --solution "$F/add.py"
+is "$RC" 2 "a pretty-printed task with a syntax error: exit 2"
+like "$(head -n 1 "$ERR")" 'pretty_bad\.json:5: .*oops' "a pretty-printed task with a syntax error: FILE:5 (its line) and the bad token named"
+unlike "$(cat "$ERR")" 'pretty_bad\.json:[^5]' "a pretty-printed task with a syntax error: no errors reported for other lines"
 [ "$v1" != "$v2" ] && [ -n "$v1" ]
 ok $? "task_version: changing a test changes the version ($v1 vs $v2)"
 

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# A stdio task from the Code Jam slice (Kattis package format, float_tolerance checker):
+# a solution written for this test is accepted on the sample and secret data, a wrong one is
+# a wrong answer with the checker's reason. Needs ../shared/datasets (skips without it).
+. "$(dirname "$0")/lib.sh"
+
+plan 5
+CJ=$REPO_ROOT/../shared/datasets/codejam-slice
+if [ ! -d "$CJ" ]; then
+    for i in $(seq 1 5); do skip "Code Jam slice" "../shared/datasets not found (a user's clone does not have it)"; done
+    exit 0
+fi
+
+"$CRUCIBLE" tasks convert --from kattis "$CJ" >"$T/cj.jsonl"
+is "$(wc -l <"$T/cj.jsonl")" "39" "the slice converts to 39 stdio tasks"
+
+cat >"$T/reversort.py" <<'PYEOF'
+import sys
+
+def reversort_cost(values):
+    cost = 0
+    for i in range(len(values) - 1):
+        j = values.index(min(values[i:]), i)
+        values[i:j + 1] = values[i:j + 1][::-1]
+        cost += j - i + 1
+    return cost
+
+data = sys.stdin.read().split()
+cases, pos = int(data[0]), 1
+for case in range(1, cases + 1):
+    n = int(data[pos])
+    values = [int(x) for x in data[pos + 1:pos + 1 + n]]
+    pos += 1 + n
+    print(f"Case #{case}: {reversort_cost(values)}")
+PYEOF
+sed 's/cost += j - i + 1/cost += j - i/' "$T/reversort.py" >"$T/reversort-wrong.py"
+
+ID=kattis/2021/qualification_round/reversort
+cru verify --task "$T/cj.jsonl" --task-id "$ID" --solution "$T/reversort.py"
+jcheck 'd["verdict"] == "accepted" and d["passed"] == d["total"] >= 2' \
+    "Reversort: our solution is accepted on every data file"
+is "$RC" "0" "accepted exits 0"
+cru verify --task "$T/cj.jsonl" --task-id "$ID" --solution "$T/reversort-wrong.py"
+jcheck 'd["verdict"] == "wrong_answer" and d["reward"] == 0 and "tolerance" in d["tests"][0]["why"]' \
+    "an off-by-one variant is a wrong answer, with the checker's reason"
+is "$RC" "1" "a wrong answer exits 1"
