@@ -82,6 +82,8 @@ static void *worker(void *arg)
         j = verify_result_to_json(jb->task, &vr);
         if (j && strcmp(jb->how, "full program") != 0)
             json_object_set_new(j, "extracted", json_string(jb->how));
+        if (j)
+            json_object_set_new(j, "input_line", json_integer((json_int_t)jb->line));
         pthread_mutex_lock(&ev->lock);
         jb->record =
             j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
@@ -428,11 +430,21 @@ int cmd_eval(int argc, char **argv)
             pthread_join(th[i], NULL);
     if (!quiet)
         fputc('\n', stderr);
+    {
+        /* A signal may have come while the last jobs ended: it still means "stopped". */
+        struct pollfd pf = {.fd = sfd, .events = POLLIN};
+        if (poll(&pf, 1, 0) == 1)
+            ev.stop = true;
+    }
     summary(out_path ? stdout : stderr, &ev, util_now() - t0);
+    fflush(stdout);
     status = bad || ev.counts[VERDICT_INFRA_ERROR] ? 1 : 0;
     if (ev.stop) {
         struct signalfd_siginfo si;
-        fprintf(stderr, "crucible eval: stopped; %zu of %zu verified\n", written, ev.njobs);
+        fprintf(stderr,
+                "crucible eval: stopped; %zu of %zu written (runs cut short are "
+                "infra_error)\n",
+                written, ev.njobs);
         if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
             stopped_by = (int)si.ssi_signo;
     }

@@ -41,14 +41,22 @@ static void convert_usage(FILE *f)
             "were written); 2 the command line is wrong or the input cannot be read.\n");
 }
 
+/* Where the tasks go, and the first write error (errno), if any. */
+struct sink {
+    FILE *out;
+    int error;
+};
+
 /* emit_line — prints one task as a line of compact JSON. */
 static int emit_line(json_t *task, void *arg)
 {
-    FILE *out = arg;
+    struct sink *k = arg;
 
-    if (json_dumpf(task, out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) ||
-        fputc('\n', out) == EOF)
-        return -EIO;
+    if (json_dumpf(task, k->out, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15)) ||
+        fputc('\n', k->out) == EOF) {
+        k->error = errno ? errno : EIO;
+        return -k->error;
+    }
     return 0;
 }
 
@@ -63,6 +71,7 @@ static int tasks_convert(int argc, char **argv)
     struct convert_opts o = {0};
     struct convert_stats st;
     struct errbuf err = {{0}};
+    struct sink sink = {.out = stdout};
     const char *from = NULL;
     int c, e;
 
@@ -105,10 +114,13 @@ static int tasks_convert(int argc, char **argv)
         fprintf(stderr, "crucible tasks convert: one PATH only, got also '%s'\n", argv[optind + 1]);
         return 2;
     }
-    e = convert_path(&o, argv[optind], emit_line, stdout, stderr, &st, &err);
-    if (fflush(stdout) == EOF || ferror(stdout) || e == -EIO) {
+    errno = 0;
+    e = convert_path(&o, argv[optind], emit_line, &sink, stderr, &st, &err);
+    if (!sink.error && (fflush(stdout) == EOF || ferror(stdout)))
+        sink.error = errno ? errno : EIO;
+    if (sink.error) {
         fprintf(stderr, "crucible tasks convert: cannot write the output: %s\n",
-                strerror(errno ? errno : EIO));
+                strerror(sink.error));
         return 2;
     }
     if (e) {

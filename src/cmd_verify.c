@@ -84,7 +84,7 @@ int cmd_verify(int argc, char **argv)
     struct image img;
     char *text = NULL, *program = NULL, how[128];
     bool pretty = false;
-    int c, status = 2, nsol = 0;
+    int c, status = 2, nsol = 0, bad;
     uint64_t u;
 
     verify_opts_default(&o);
@@ -148,17 +148,21 @@ int cmd_verify(int argc, char **argv)
                         "--completion, --response\n");
         return 2;
     }
-    if (task_list_load(task_path, &tasks, &ntasks, stderr, &err) < 0) {
+    bad = task_list_load(task_path, &tasks, &ntasks, stderr, &err);
+    if (bad < 0) {
         fprintf(stderr, "crucible verify: %s\n", err.msg);
         return 2;
     }
     if (ntasks == 0) {
-        fprintf(stderr, "crucible verify: no valid task in '%s'\n", task_path);
+        if (bad == 0) /* the bad lines have been named already */
+            fprintf(stderr, "crucible verify: no task in '%s'\n", task_path);
         goto out_tasks;
     }
     t = task_id ? task_list_find(tasks, ntasks, task_id) : ntasks == 1 ? &tasks[0] : NULL;
     if (!t) {
-        if (task_id)
+        if (task_id && bad)
+            ; /* the task may be one of the bad lines, named above */
+        else if (task_id)
             fprintf(stderr, "crucible verify: no task '%s' in '%s'\n", task_id, task_path);
         else
             fprintf(stderr, "crucible verify: '%s' holds %zu tasks: name one with --task-id\n",

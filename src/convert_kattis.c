@@ -1,10 +1,10 @@
 /*
  * convert_kattis.c — Kattis / problemtools problem packages to stdio tasks (convert.h).
  *
- * A package is a directory with problem.yaml, problem_statement/ and data/ (.in and .ans files)
- * (https://www.kattis.com/problem-package-format/). PATH is one package or a tree of
- * them; a package's id is kattis/ + its path relative to PATH (the directory's own name
- * when PATH is the package), packages in byte order of their paths.
+ * A package is a directory with problem.yaml, problem_statement/ and data/ holding .in
+ * and .ans files (https://www.kattis.com/problem-package-format/). PATH is one package
+ * or a tree of them; a package's id is kattis/ + its path relative to PATH (the
+ * directory's own name when PATH is the package), packages in byte order of their paths.
  *
  * problem.yaml is read by convert_yaml_get, a line scanner, not a YAML parser: the keys
  * used here are plain scalars (validation, output_validator_flags or the older
@@ -12,14 +12,16 @@
  * (validation: custom, or an output_validators/ directory) cannot be checked by a
  * built-in checker and is reported and skipped.
  *
- * The task: harness stdio; one test per .in file under data/ with its .ans, named by its path
- * under data/ without the extension, sorted; checker float with the default validator's
- * tolerances, else "tokens" (as the default validator compares tokens; note that it
- * ignores case unless case_sensitive is given, and "tokens" does not); prompt = the
- * statement as text (convert_html_text), or problem.tex as written; limits from
- * problem.yaml, else from the statement's "Time limit: N seconds" / "Memory limit: N GB"
- * lines (Code Jam packages have no limits in problem.yaml). No reference: packages ship
- * none. A .in or .ans that is not UTF-8 makes the problem an error (reported, skipped).
+ * The task: language python (packages ship no reference; the language is only the
+ * default), harness stdio; one test per .in file under data/ with its .ans, named by its
+ * path under data/ without the extension, sorted; checker float with the default
+ * validator's tolerances, else "tokens" (the default validator compares tokens too, but
+ * ignores case unless case_sensitive is given; "tokens" does not); prompt = the statement
+ * as text (convert_html_text), or problem.tex as written; limits: cpu_time and memory_mb
+ * from problem.yaml, else from the statement's "Time limit: N seconds" and "Memory limit:
+ * N GB" lines (the largest; Code Jam packages have none in problem.yaml), wall_time twice
+ * cpu_time, and output_kb raised when an .ans is near the default output cap. A .in or
+ * .ans that is not UTF-8 makes the problem an error (reported, skipped).
  */
 #include "convert_int.h"
 
@@ -651,11 +653,10 @@ static int convert_package(struct convert_run *r, const char *dir, const char *i
         goto out;
     for (size_t i = 0; i < tests.n; i++) {
         e = add_test(r, list, data, tests.v[i], id, &maxans);
-        if (e == 1)
-            e = 0;
-        else if (!e)
-            continue;
-        goto out;
+        if (e) {
+            e = e == 1 ? 0 : e; /* 1: reported, the problem is skipped */
+            goto out;
+        }
     }
 
     e = statement(dir, &text);

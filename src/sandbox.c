@@ -204,13 +204,16 @@ static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
     double deadline = util_now() + timeout_s;
 
     for (;;) {
-        struct pollfd pf = {.fd = sb->ctl, .events = POLLIN};
+        struct pollfd pf[2] = {{.fd = sb->ctl, .events = POLLIN},
+                               {.fd = sb->rt->cancel_fd, .events = POLLIN}};
         int ms = (int)ceil((deadline - util_now()) * 1000);
         if (ms <= 0)
             return -ETIMEDOUT;
-        int n = poll(&pf, 1, ms);
+        int n = poll(pf, 2, ms);
         if (n < 0 && errno != EINTR)
             return -errno;
+        if (n > 0 && (pf[1].revents & POLLIN))
+            return -ECANCELED;
         if (n > 0)
             return sandbox__ctl_recv(sb->ctl, m, NULL, NULL);
     }

@@ -161,14 +161,17 @@ static int raise_effective_caps(void)
     return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
+/* become_sandbox_user(root) — raw system calls, not glibc's wrappers: those broadcast the
+ * change to every thread of the process and wait for them, and init, cloned from a
+ * multi-threaded supervisor, has only the one thread the others will never answer from. */
 static int become_sandbox_user(bool root)
 {
     if (prctl(PR_SET_KEEPCAPS, 1) < 0)
         return -errno;
-    if (root && setgroups(0, NULL) < 0)
+    if (root && syscall(SYS_setgroups, 0, NULL) < 0)
         return -errno;
-    if (setresgid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0 ||
-        setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+    if (syscall(SYS_setresgid, SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0 ||
+        syscall(SYS_setresuid, SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
         return -errno;
     return raise_effective_caps();
 }

@@ -4,10 +4,13 @@
 #include "task.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const harness_names[] = {
     [TASK_HARNESS_ASSERT] = "assert",
@@ -407,35 +410,68 @@ static bool add_task(json_t *j, const char *path, size_t line, struct task **tas
 
 int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs, struct errbuf *err)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-    char *line = NULL;
-    size_t cap = 0, lcap = 0, lineno = 0;
-    ssize_t len;
-    int bad = 0;
-    json_t *whole;
+    const size_t flags = JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL;
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    size_t len, cap = 0, lineno = 1, first_line;
+    char *buf, *p, *end;
+    struct stat st;
     json_error_t je;
+    json_t *whole;
+    int bad = 0, r;
 
     *tasks = NULL;
     *n = 0;
-    if (!f)
+    if (fd < 0)
         return errbuf_set(err, "cannot open '%s': %s", path, strerror(errno)), -errno;
-    while ((len = getline(&line, &lcap, f)) >= 0) {
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+        close(fd);
+        return errbuf_set(err, "'%s' is a directory, not a task file", path), -EISDIR;
+    }
+    r = util_read_fd(fd, &buf, &len, (size_t)1 << 30);
+    if (!is_stdin)
+        close(fd);
+    if (r < 0)
+        return errbuf_set(err, "cannot read '%s': %s", path, strerror(-r)), r;
+    /* One JSON object over several lines (a pretty-printed task), or JSON lines? */
+    p = buf + strspn(buf, " \t\r\n");
+    first_line = 1;
+    for (const char *q = buf; q < p; q++)
+        first_line += *q == '\n';
+    whole = *p == '{' ? json_loadb(p, len - (size_t)(p - buf), flags, &je) : NULL;
+    if (whole) {
+        if (!add_task(whole, path, first_line, tasks, n, &cap, errs))
+            bad++;
+        json_decref(whole);
+        free(buf);
+        return bad;
+    }
+    if (*p == '{') {
+        const char *nl = strchr(p, '\n');
+        json_error_t le;
+        json_t *one = json_loadb(p, nl ? (size_t)(nl - p) : strlen(p), flags, &le);
+        if (!one) {
+            /* its first line is no JSON object of its own: a broken multi-line document */
+            fprintf(errs, "%s:%d: not valid JSON: %s\n", path, je.line + (int)first_line - 1,
+                    je.text);
+            free(buf);
+            return 1;
+        }
+        json_decref(one);
+    }
+    for (p = buf; p < buf + len; p = end + 1, lineno++) {
         json_t *j;
-        lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (strspn(line, " \t") == (size_t)len)
+        size_t ll;
+        end = memchr(p, '\n', len - (size_t)(p - buf));
+        if (!end)
+            end = buf + len;
+        ll = (size_t)(end - p);
+        while (ll > 0 && (p[ll - 1] == '\r' || p[ll - 1] == ' ' || p[ll - 1] == '\t'))
+            ll--;
+        if (strspn(p, " \t") >= ll)
             continue;
-        j = json_loadb(line, (size_t)len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je);
+        j = json_loadb(p, ll, flags, &je);
         if (!j) {
-            /* perhaps one pretty-printed object: try the whole file once */
-            if (lineno == 1 && f != stdin && fseek(f, 0, SEEK_SET) == 0 &&
-                (whole = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je)) != NULL) {
-                if (!add_task(whole, path, 1, tasks, n, &cap, errs))
-                    bad++;
-                json_decref(whole);
-                break;
-            }
             fprintf(errs, "%s:%zu: not valid JSON: %s\n", path, lineno, je.text);
             bad++;
             continue;
@@ -444,8 +480,6 @@ int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs,
             bad++;
         json_decref(j);
     }
-    free(line);
-    if (f != stdin)
-        fclose(f);
+    free(buf);
     return bad;
 }

@@ -11,6 +11,7 @@
 #include "extract.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@ static const char *const verdict_names[VERDICT_COUNT] = {
     [VERDICT_COMPILE_ERROR] = "compile_error",
     [VERDICT_CONSTRAINT_VIOLATION] = "constraint_violation",
     [VERDICT_INFRA_ERROR] = "infra_error",
+    [VERDICT_NOT_RUN] = "not_run",
 };
 
 const char *verdict_name(enum verdict v)
@@ -225,6 +227,15 @@ static void test_record(struct verify_test *vt, struct tally *ty, enum verdict v
         snprintf(vt->why, sizeof(vt->why), "%s", why);
 }
 
+/* cancelled(rt) — the caller asked running work to stop (its cancel fd is readable):
+ * a failure then is no reason to retry. */
+static bool cancelled(const struct sandbox_runtime *rt)
+{
+    struct pollfd pf = {.fd = rt->cancel_fd, .events = POLLIN};
+
+    return rt->cancel_fd >= 0 && poll(&pf, 1, 0) == 1;
+}
+
 /* new_token(buf, size) — 128 random bits as hex. */
 static void new_token(char *buf, size_t size)
 {
@@ -291,7 +302,7 @@ static bool assert_program(const struct sandbox_runtime *rt, const struct image 
     }
     snprintf(program, len, "%s%s%s\n%s%s\n%s", setup, *setup ? "\n" : "", solution, pro, test_code,
              epi);
-    for (unsigned attempt = 0; attempt <= o->infra_retries; attempt++) {
+    for (unsigned attempt = 0; attempt <= o->infra_retries && !cancelled(rt); attempt++) {
         struct sandbox *sb;
         enum box_state st = box_open(rt, img, t, program, strlen(program), &sb, vr, why, why_size);
         if (st == BOX_COMPILE_ERROR) {
@@ -408,7 +419,7 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
             if (st == BOX_COMPILE_ERROR)
                 return false;
             if (st == BOX_INFRA) {
-                if (++failures <= o->infra_retries)
+                if (++failures <= o->infra_retries && !cancelled(rt))
                     continue;
                 result_init(&res);
                 result_fail(&res, "%s", why);
@@ -426,7 +437,7 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
             (i + 1 < t->ntests && res.status != RESULT_OK && sandbox_kill_others(sb, NULL) < 0)) {
             sandbox_destroy(sb, NULL);
             sb = NULL;
-            if (v == VERDICT_INFRA_ERROR && ++failures <= o->infra_retries) {
+            if (v == VERDICT_INFRA_ERROR && ++failures <= o->infra_retries && !cancelled(rt)) {
                 result_release(&res);
                 continue;
             }
@@ -534,7 +545,7 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     }
     for (size_t i = 0; i < t->ntests; i++) {
         vr->tests[i].name = t->tests[i].name;
-        vr->tests[i].verdict = VERDICT_INFRA_ERROR;
+        vr->tests[i].verdict = VERDICT_NOT_RUN;
         result_init(&vr->tests[i].run);
     }
     if (!constraints_check(t, solution, why, sizeof(why))) {
@@ -613,10 +624,12 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     }
     if (vr->verdict == VERDICT_INFRA_ERROR) {
         vr->reward_null = true;
-        snprintf(vr->message, sizeof(vr->message),
-                 "crucible failed to run a test after %u "
-                 "retries; no reward is given",
-                 o->infra_retries);
+        if (cancelled(rt))
+            snprintf(vr->message, sizeof(vr->message), "interrupted before the tests finished");
+        else
+            snprintf(vr->message, sizeof(vr->message),
+                     "crucible failed to run a test after %u retries; no reward is given",
+                     o->infra_retries);
     }
 out:
     if (!vr->reward_null) {
@@ -687,7 +700,10 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
         json_object_set_new(tj, "name", json_string(vt->name));
         json_object_set_new(tj, "verdict", json_string(verdict_name(vt->verdict)));
         json_object_set_new(tj, "agree", json_integer(vt->agree));
-        json_object_set_new(tj, "status", json_string(result_status_name(r->status)));
+        json_object_set_new(tj, "status",
+                            vt->verdict == VERDICT_NOT_RUN
+                                ? json_null()
+                                : json_string(result_status_name(r->status)));
         json_object_set_new(tj, "exit_code",
                             r->exit_code >= 0 ? json_integer(r->exit_code) : json_null());
         json_object_set_new(tj, "signal", r->signal ? json_integer(r->signal) : json_null());

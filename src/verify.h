@@ -29,6 +29,7 @@ enum verdict {
     VERDICT_COMPILE_ERROR,
     VERDICT_CONSTRAINT_VIOLATION,
     VERDICT_INFRA_ERROR,
+    VERDICT_NOT_RUN, /* a test's verdict only: the task ended before it ran (compile error...) */
     VERDICT_COUNT
 };
 

@@ -427,6 +427,8 @@ static void test_humaneval_x(void)
 static void test_bad_lines(void)
 {
     struct run r;
+    struct stat st;
+    char path[512];
 
     puts_file("bad.jsonl",
               "{\"task_id\": \"HumanEval/0\", \"prompt\": \"p\", \"entry_point\": \"f\", "
@@ -468,6 +470,18 @@ static void test_bad_lines(void)
     convert(&r, CONVERT_MBPP, false, "hx");
     ok(r.rc == -EISDIR && strstr(r.err.msg, "is a directory"), "a directory for a file format");
     run_release(&r);
+
+    put_gz("cut.jsonl.gz", mbpp_fixture);
+    snprintf(path, sizeof(path), "%s/cut.jsonl.gz", tmp);
+    if (stat(path, &st) == 0 && truncate(path, st.st_size / 2) == 0) {
+        convert(&r, CONVERT_MBPP, false, "cut.jsonl.gz");
+        ok(r.rc == -EIO && strstr(r.err.msg, "unexpected end of file") &&
+               json_array_size(r.tasks) == 0,
+           "a gzip file cut short is an error, nothing converted");
+        run_release(&r);
+    } else {
+        skip("cannot truncate the fixture");
+    }
 }
 
 static void test_yaml_and_flags(void)
