@@ -34,7 +34,7 @@ static const char *ASSERT_TASK =
     "{\"id\":\"u/add\",\"language\":\"python\",\"harness\":\"assert\",\"prompt\":\"def add(a, "
     "b):\\n\",\"tests\":[{\"name\":\"a\",\"code\":\"assert add(1, 2) == 3\"},{\"name\":\"b\","
     "\"code\":\"assert add(2, 2) == 4\"},{\"name\":\"c\",\"code\":\"assert add(0, 0) == 0\"}],"
-    "\"limits\":{\"cpu_time\":1,\"wall_time\":3},\"constraints\":{\"max_bytes\":400,\"forbid\":"
+    "\"limits\":{\"cpu_time\":1,\"wall_time\":10},\"constraints\":{\"max_bytes\":400,\"forbid\":"
     "[\"import +subprocess\"]}}";
 
 static const char *STDIO_TASK =
