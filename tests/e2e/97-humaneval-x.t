@@ -39,27 +39,17 @@ is "$(failing rust "0 1 13 29 38 47 63 90 91 140 162 163")" "38 91 162" "rust: a
 is "$(failing go "0 13 90")" "" "go: a sample of 3 accepted (go test with Debian's testify)"
 
 # Stubs: the prompt with a body that returns nothing useful must be rejected everywhere.
-"$PY" - "$T/python.jsonl" >"$T/py-stub.jsonl" <<'PYEOF'
-import json, sys
+# stub_run LANG CODE — every task of LANG with CODE as its completion; prints how many passed.
+stub_run() {
+    "$PY" -c 'import json, sys
 for line in open(sys.argv[1]):
-    t = json.loads(line)
-    print(json.dumps({"task_id": t["id"], "completion": "    return None\n"}))
-PYEOF
-"$CRUCIBLE" eval --tasks "$T/python.jsonl" --solutions "$T/py-stub.jsonl" --quiet --out "$T/py-stub.res" >/dev/null 2>&1
-is "$(grep -c '"task_version":"[^"]*","verdict":"accepted"' "$T/py-stub.res")" "0" "python: a 'return None' stub rejected on all 164"
-"$PY" - "$T/js.jsonl" >"$T/js-stub.jsonl" <<'PYEOF'
-import json, sys
-for line in open(sys.argv[1]):
-    t = json.loads(line)
-    print(json.dumps({"task_id": t["id"], "completion": "  return undefined;\n}\n"}))
-PYEOF
-"$CRUCIBLE" eval --tasks "$T/js.jsonl" --solutions "$T/js-stub.jsonl" --quiet --out "$T/js-stub.res" >/dev/null 2>&1
-is "$(grep -c '"task_version":"[^"]*","verdict":"accepted"' "$T/js-stub.res")" "0" "javascript: a stub rejected on all 164 (console.assert made to fail)"
-"$PY" - "$T/cpp.jsonl" >"$T/cpp-stub.jsonl" <<'PYEOF'
-import json, sys
-for line in open(sys.argv[1]):
-    t = json.loads(line)
-    print(json.dumps({"task_id": t["id"], "completion": "    abort();\n}\n"}))
-PYEOF
-"$CRUCIBLE" eval --tasks "$T/cpp.jsonl" --solutions "$T/cpp-stub.jsonl" --quiet --out "$T/cpp-stub.res" >/dev/null 2>&1
-is "$(grep -c '"task_version":"[^"]*","verdict":"accepted"' "$T/cpp-stub.res")" "0" "cpp: an aborting stub rejected on all 164"
+    print(json.dumps({"task_id": json.loads(line)["id"], "completion": sys.argv[2]}))' \
+        "$T/$1.jsonl" "$2" >"$T/$1-stub.jsonl"
+    "$CRUCIBLE" eval --tasks "$T/$1.jsonl" --solutions "$T/$1-stub.jsonl" --quiet \
+        --out "$T/$1-stub.res" >/dev/null 2>&1
+    "$PY" -c 'import json, sys
+print(sum(json.loads(l)["verdict"] == "accepted" for l in open(sys.argv[1])))' "$T/$1-stub.res"
+}
+is "$(stub_run python $'    return None\n')" "0" "python: a 'return None' stub rejected on all 164"
+is "$(stub_run js $'  return undefined;\n}\n')" "0" "javascript: a stub rejected on all 164 (console.assert made to fail)"
+is "$(stub_run cpp $'    abort();\n}\n')" "0" "cpp: an aborting stub rejected on all 164"
