@@ -251,6 +251,32 @@ static int parse_time_limit(const json_t *v, struct task *t, struct errbuf *err)
     return 0;
 }
 
+/* parse_judge(v, t, err) — {"type": "program", "language": L, "code": C}: a checker program
+ * run in its own sandbox with the files input, output and expected in its work directory;
+ * exit 0 accepts, 1 or 2 reject, anything else is the checker's failure. */
+static int parse_judge(const json_t *v, struct task *t, struct errbuf *err)
+{
+    const char *key;
+    json_t *x;
+
+    json_object_foreach((json_t *)v, key, x)
+    {
+        if (strcmp(key, "type") != 0 && strcmp(key, "language") != 0 && strcmp(key, "code") != 0)
+            return errbuf_set(err,
+                              "unknown checker field '%s' (a program checker takes "
+                              "language and code)",
+                              key);
+    }
+    x = json_object_get(v, "language");
+    if (!json_is_string(x) || !(t->judge_lang = lang_find(json_string_value(x))))
+        return errbuf_set(err, "checker program needs a known 'language'");
+    x = json_object_get(v, "code");
+    if (!json_is_string(x) || json_string_length(x) == 0)
+        return errbuf_set(err, "checker program needs its 'code'");
+    t->judge_code = strdup(json_string_value(x));
+    return t->judge_code ? 0 : -ENOMEM;
+}
+
 /* version_of(j, out) — FNV-1a 64 of the canonical (sorted, compact) JSON text. */
 static void version_of(const json_t *j, char out[17])
 {
@@ -319,8 +345,14 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
         return -ENOMEM;
     if ((r = parse_tests(json_object_get(j, "tests"), t, err)) < 0)
         return r;
-    if (t->harness == TASK_HARNESS_STDIO) {
-        if ((r = checker_parse(json_object_get(j, "checker"), &t->checker, err)) < 0)
+    v = json_object_get(j, "checker");
+    if (t->harness == TASK_HARNESS_STDIO && json_is_object(v) &&
+        json_is_string(json_object_get(v, "type")) &&
+        strcmp(json_string_value(json_object_get(v, "type")), "program") == 0) {
+        if ((r = parse_judge(v, t, err)) < 0)
+            return r;
+    } else if (t->harness == TASK_HARNESS_STDIO) {
+        if ((r = checker_parse(v, &t->checker, err)) < 0)
             return r;
     } else if (json_object_get(j, "checker")) {
         return errbuf_set(err, "'checker' applies to the stdio harness only");
@@ -356,6 +388,7 @@ void task_release(struct task *t)
     free(t->reference);
     free(t->entry_point);
     free(t->test_setup);
+    free(t->judge_code);
     free(t->image);
     json_decref(t->json);
     memset(t, 0, sizeof(*t));

@@ -36,7 +36,9 @@ struct task {
     char *reference;   /* may be NULL */
     char *entry_point; /* may be NULL */
     char *test_setup;  /* assert harness: text before the solution (Go: package, test imports) */
-    char *image;       /* "host" when absent */
+    const struct lang *judge_lang; /* stdio: a checker program (special judge), or NULL */
+    char *judge_code;
+    char *image; /* "host" when absent */
     enum task_harness harness;
     struct task_test *tests;
     size_t ntests;

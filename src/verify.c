@@ -128,7 +128,7 @@ static enum verdict run_verdict(const struct task *t, const struct task_test *tt
     why[0] = '\0';
     switch (res->status) {
     case RESULT_OK:
-        if (t->harness == TASK_HARNESS_STDIO &&
+        if (t->harness == TASK_HARNESS_STDIO && !t->judge_code &&
             !checker_compare(&t->checker, res->out.data, res->out.len, tt->expected,
                              tt->expected_len, why, why_size))
             return VERDICT_WRONG_ANSWER;
@@ -398,6 +398,61 @@ static bool assert_all(const struct sandbox_runtime *rt, const struct image *img
     return true;
 }
 
+/* judge(…) — the task's checker program on one run's output, in a sandbox of its own (the
+ * solution never sees the expected output). Returns the verdict: accepted, wrong_answer, or
+ * infra_error when the checker itself fails (the task's fault, never the solution's). */
+static enum verdict judge(const struct sandbox_runtime *rt, const struct image *img,
+                          const struct task *t, const struct task_test *tt,
+                          const struct result *run, char *why, size_t why_size)
+{
+    struct lang_steps steps = lang_steps(t->judge_lang, false);
+    struct sandbox_limits lim;
+    struct errbuf err = {{0}};
+    struct result res;
+    struct sandbox *sb;
+    enum verdict v = VERDICT_INFRA_ERROR;
+
+    sandbox_limits_default(&lim);
+    lim.disk_mb = 64 + (uint64_t)((tt->stdin_len + tt->expected_len + run->out.len) >> 20) * 2;
+    if (!lang_available(t->judge_lang, img, &err) || !(sb = sandbox_create(rt, img, &lim, &err))) {
+        snprintf(why, why_size, "checker program: %s", err.msg);
+        return v;
+    }
+    if (put_text(sb, "input", tt->stdin_data, tt->stdin_len, &err) < 0 ||
+        put_text(sb, "expected", tt->expected, tt->expected_len, &err) < 0 ||
+        put_text(sb, "output", run->out.data ? run->out.data : "", run->out.len, &err) < 0 ||
+        put_text(sb, steps.source, t->judge_code, strlen(t->judge_code), &err) < 0) {
+        snprintf(why, why_size, "checker program: %s", err.msg);
+        sandbox_destroy(sb, NULL);
+        return v;
+    }
+    if (steps.compile) {
+        exec_argv(sb, steps.compile, t->judge_lang->env, NULL, 0, 0, &res);
+        if (res.status != RESULT_OK) {
+            snprintf(why, why_size, "checker program does not compile: %.200s",
+                     res.err.data ? res.err.data : "");
+            result_release(&res);
+            sandbox_destroy(sb, NULL);
+            return v;
+        }
+        result_release(&res);
+    }
+    exec_argv(sb, steps.run, t->judge_lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
+    sandbox_destroy(sb, NULL);
+    if (res.status == RESULT_OK) {
+        v = VERDICT_ACCEPTED;
+    } else if (res.status == RESULT_RUNTIME_ERROR && (res.exit_code == 1 || res.exit_code == 2)) {
+        const char *msg = res.err.len ? res.err.data : res.out.data ? res.out.data : "";
+        v = VERDICT_WRONG_ANSWER;
+        snprintf(why, why_size, "checker: %.*s", (int)strcspn(msg, "\n"), msg);
+    } else {
+        snprintf(why, why_size, "the checker program failed (%s%s%s)",
+                 result_status_name(res.status), res.message[0] ? ": " : "", res.message);
+    }
+    result_release(&res);
+    return v;
+}
+
 /* stdio_repeat(…) — every test once in one sandbox (recreated after an infra failure). */
 static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *img,
                          const struct task *t, const char *solution, const struct verify_opts *o,
@@ -433,6 +488,19 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
         exec_argv(sb, t->lang->run, t->lang->env, tt->stdin_data, tt->stdin_len,
                   i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
         v = run_verdict(t, tt, &res, why, sizeof(why));
+        if (v == VERDICT_ACCEPTED && t->judge_code) {
+            v = judge(rt, img, t, tt, &res, why, sizeof(why));
+            if (v == VERDICT_INFRA_ERROR) { /* the checker's failure: no retry of the solution */
+                test_record(&vr->tests[i], &tys[i], v, &res, why);
+                result_release(&res);
+                failures = 0;
+                if (++i < t->ntests && sandbox_kill_others(sb, NULL) < 0) {
+                    sandbox_destroy(sb, NULL);
+                    sb = NULL;
+                }
+                continue;
+            }
+        }
         if (v == VERDICT_INFRA_ERROR ||
             (i + 1 < t->ntests && res.status != RESULT_OK && sandbox_kill_others(sb, NULL) < 0)) {
             sandbox_destroy(sb, NULL);
@@ -626,10 +694,15 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
         vr->reward_null = true;
         if (cancelled(rt))
             snprintf(vr->message, sizeof(vr->message), "interrupted before the tests finished");
-        else
+        else {
+            const char *cause = "";
+            for (size_t i = 0; i < t->ntests && !cause[0]; i++)
+                if (vr->tests[i].verdict == VERDICT_INFRA_ERROR)
+                    cause = vr->tests[i].why;
             snprintf(vr->message, sizeof(vr->message),
-                     "crucible failed to run a test after %u retries; no reward is given",
-                     o->infra_retries);
+                     "no reward is given: a test could not be judged (%u retries): %s",
+                     o->infra_retries, cause);
+        }
     }
 out:
     if (!vr->reward_null) {

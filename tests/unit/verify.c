@@ -148,6 +148,27 @@ int main(void)
     verify_result_release(&vr);
     task_release(&tc);
 
+    /* A checker program (special judge): accepts any multiple of the expected number. */
+    load("{\"id\":\"u/judge\",\"language\":\"python\",\"harness\":\"stdio\",\"checker\":"
+         "{\"type\":\"program\",\"language\":\"python\",\"code\":\"import sys\\nw = "
+         "int(open('expected').read())\\ng = int(open('output').read())\\nif g % w:\\n    "
+         "print('not a multiple')\\n    sys.exit(1)\\n\"},\"tests\":[{\"stdin\":\"3\",\"expected\":"
+         "\"3\"}]}",
+         &tc);
+    ok(run(&tc, "print(int(input()) * 5)\n", &o, &vr) == VERDICT_ACCEPTED,
+       "checker program: an answer it approves is accepted");
+    verify_result_release(&vr);
+    ok(run(&tc, "print(int(input()) + 1)\n", &o, &vr) == VERDICT_WRONG_ANSWER &&
+           strstr(vr.tests[0].why, "not a multiple"),
+       "checker program: its rejection is a wrong answer with its message");
+    verify_result_release(&vr);
+    free(tc.judge_code);
+    tc.judge_code = strdup("import sys\nsys.exit(7)\n");
+    ok(run(&tc, "print(int(input()) * 5)\n", &o, &vr) == VERDICT_INFRA_ERROR && vr.reward_null,
+       "checker program: its own failure is infra_error, never the solution's fault");
+    verify_result_release(&vr);
+    task_release(&tc);
+
     o.repeats = 20;
     ok(run(&ts,
            "import os, sys\na, b = map(int, input().split())\nprint(a + b + (os.urandom(1)[0] & "
