@@ -70,7 +70,12 @@ static void *worker(void *arg)
         struct job *jb;
         json_t *j;
 
+        struct pollfd pf = {.fd = ev->rt->cancel_fd, .events = POLLIN};
+        bool cancel = ev->rt->cancel_fd >= 0 && poll(&pf, 1, 0) == 1;
+
         pthread_mutex_lock(&ev->lock);
+        if (cancel)
+            ev->stop = true; /* a signal came: take no new job, do not wait for the main loop */
         if (ev->stop || ev->next == ev->njobs) {
             pthread_mutex_unlock(&ev->lock);
             return NULL;
@@ -210,8 +215,6 @@ static void summary(FILE *f, const struct eval *ev, double secs)
     double rsum = 0;
     size_t rn = 0, flaky = 0;
 
-    for (size_t i = 0; i < ev->done && i < ev->njobs; i++)
-        ;
     for (size_t i = 0; i < ev->njobs; i++) {
         if (!ev->jobs[i].record)
             continue;
