@@ -127,9 +127,16 @@ int main(void)
            vr.tests[0].run.exit_code == 3,
        "stdio: a non-zero exit is a runtime error");
     verify_result_release(&vr);
+    /* The hog gets CPU and wall time to spare, so that on a loaded machine the memory limit,
+     * not the clock, is what stops it. */
+    ts.limits.cpu_time = 10;
+    ts.limits.wall_time = 30;
     run(&ts, "x = bytearray(1 << 30)\n", &o, &vr);
+    ts.limits.cpu_time = 1;
+    ts.limits.wall_time = 3;
     if (cgroup_env_has(&rt.cg, CGROUP_RES_MEMORY))
-        ok(vr.verdict == VERDICT_MEMORY_LIMIT, "stdio: a memory hog hits the memory limit");
+        ok(vr.verdict == VERDICT_MEMORY_LIMIT, "stdio: a memory hog hits the memory limit (%s: %s)",
+           verdict_name(vr.verdict), vr.message);
     else
         ok(vr.verdict == VERDICT_RUNTIME_ERROR, "stdio: a memory hog fails (rlimit fallback)");
     verify_result_release(&vr);
