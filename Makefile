@@ -6,7 +6,7 @@
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
 
 CC       ?= cc
-PKGS     := libseccomp jansson zlib
+PKGS     := libseccomp jansson zlib expat
 SANITIZE ?=
 BUILD    := build$(if $(SANITIZE),-san)
 

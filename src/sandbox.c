@@ -198,8 +198,10 @@ static int write_maps(const struct sandbox_runtime *rt, pid_t pid)
     return util_write_file(path, map);
 }
 
-/* recv_reply(sb, msg, timeout_s) — the next message from init, watching for its death. */
-static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
+/* recv_reply_fds(sb, msg, fds, nfds, timeout_s) — the next message from init, with any fds
+ * it carries (see sandbox__ctl_recv), watching for cancellation and a deadline. */
+static int recv_reply_fds(struct sandbox *sb, struct ctl_msg *m, int *fds, int *nfds,
+                          double timeout_s)
 {
     double deadline = util_now() + timeout_s;
 
@@ -215,8 +217,13 @@ static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
         if (n > 0 && (pf[1].revents & POLLIN))
             return -ECANCELED;
         if (n > 0)
-            return sandbox__ctl_recv(sb->ctl, m, NULL, NULL);
+            return sandbox__ctl_recv(sb->ctl, m, fds, nfds);
     }
+}
+
+static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
+{
+    return recv_reply_fds(sb, m, NULL, NULL, timeout_s);
 }
 
 static pid_t clone_init(struct sandbox *sb, int *pidfd)
@@ -370,6 +377,49 @@ int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, 
         errbuf_set(err, "%s", m.text);
         return -m.err;
     }
+    return 0;
+}
+
+int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                     struct errbuf *err)
+{
+    struct ctl_msg m;
+    struct stat st;
+    int fd = -1, nfds = 1, r;
+
+    *data = NULL;
+    *len = 0;
+    if (!sandbox_dest_valid(path, err))
+        return -EINVAL;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_GET;
+    snprintf(m.text, sizeof(m.text), "%s", path);
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply_fds(sb, &m, &fd, &nfds, 60.0);
+    if (r < 0)
+        return errbuf_set(err, "cannot read '%s' from the sandbox: %s", path, strerror(-r)), r;
+    if (m.type != CTL_GOT || (m.err == 0 && nfds != 1)) {
+        if (nfds == 1)
+            close(fd);
+        return errbuf_set(err, "unexpected reply from sandbox init"), -EPROTO;
+    }
+    if (m.err) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        errbuf_set(err, "%s", m.text);
+        return -m.err;
+    }
+    /* Init checked too, but the file is the sandbox's: trust only what we see ourselves. */
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return errbuf_set(err, "'%s' is not a regular file", path), -EINVAL;
+    }
+    r = util_read_fd(fd, data, len, max);
+    close(fd);
+    if (r == -EFBIG)
+        return errbuf_set(err, "'%s' is larger than %zu bytes", path, max), r;
+    if (r < 0)
+        return errbuf_set(err, "cannot read '%s': %s", path, strerror(-r)), r;
     return 0;
 }
 

@@ -87,6 +87,14 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
  * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
 int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
 
+/* sandbox_get_file(sb, path, max, &data, &len, err) — reads the regular file at PATH
+ * (relative to the work directory; symlinks are not followed anywhere on the way) into a
+ * new NUL-terminated buffer the caller frees. -ENOENT when it does not exist, -EFBIG when
+ * longer than max, -EINVAL when not a regular file; err says which. Meant for after the
+ * payload ended (a report it wrote): the contents are the sandbox's, so untrusted. */
+int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                     struct errbuf *err);
+
 #define SANDBOX_STDIN_MAX      ((size_t)1 << 30) /* bytes of stdin a process may be given */
 #define SANDBOX_STDIN_MAX_TEXT "1 GiB"
 

@@ -197,21 +197,24 @@ static int loopback_up(void)
 
 /* ---- init: requests ---- */
 
-/* open_dest(dest, mode) — walks DEST below /work without following any symlink,
- * creating missing directories; returns a new file fd opened O_EXCL, or -errno. */
-static int open_dest(const char *dest, mode_t mode)
+/* open_beneath(path, create, mode) — walks PATH below /work without following any symlink.
+ * create: missing directories are made and the file is created O_EXCL for writing;
+ * otherwise the existing file is opened for reading, without blocking (a FIFO does not
+ * hang init) and only when it is a regular file. A new fd, or -errno. */
+static int open_beneath(const char *path, bool create, mode_t mode)
 {
     char buf[4096], *comp, *next;
+    struct stat st;
     int dir, fd;
 
-    snprintf(buf, sizeof(buf), "%s", dest);
+    snprintf(buf, sizeof(buf), "%s", path);
     dir = open("/work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir < 0)
         return -errno;
     for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
         int sub;
         *next = '\0';
-        if (mkdirat(dir, comp, 0755) < 0 && errno != EEXIST) {
+        if (create && mkdirat(dir, comp, 0755) < 0 && errno != EEXIST) {
             int e = errno;
             close(dir);
             return -e;
@@ -222,9 +225,18 @@ static int open_dest(const char *dest, mode_t mode)
             return errno == ENOTDIR || errno == ELOOP ? -ENOTDIR : -errno;
         dir = sub;
     }
-    fd = openat(dir, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    if (create)
+        fd = openat(dir, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    else
+        fd = openat(dir, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     close(dir);
-    return fd < 0 ? -errno : fd;
+    if (fd < 0)
+        return errno == ELOOP ? -EINVAL : -errno;
+    if (!create && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
 }
 
 static void handle_put(int ctl, const struct ctl_msg *req, int src)
@@ -234,7 +246,7 @@ static void handle_put(int ctl, const struct ctl_msg *req, int src)
     int dst, r = 0;
     ssize_t n;
 
-    dst = open_dest(req->text, req->mode);
+    dst = open_beneath(req->text, true, req->mode);
     if (dst < 0) {
         errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text, strerror(-dst));
         reply(ctl, CTL_PUT_DONE, -dst, err.msg);
@@ -261,6 +273,24 @@ static void handle_put(int ctl, const struct ctl_msg *req, int src)
         return;
     }
     reply(ctl, CTL_PUT_DONE, 0, NULL);
+}
+
+static void handle_get(int ctl, const struct ctl_msg *req)
+{
+    struct errbuf err = {{0}};
+    struct ctl_msg m;
+    int fd = open_beneath(req->text, false, 0);
+
+    if (fd < 0) {
+        errbuf_set(&err, "cannot read '%s' in the work directory: %s", req->text,
+                   fd == -EINVAL ? "not a regular file" : strerror(-fd));
+        reply(ctl, CTL_GOT, -fd, err.msg);
+        return;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_GOT;
+    (void)sandbox__ctl_send(ctl, &m, &fd, 1);
+    close(fd);
 }
 
 /* Parsed exec request: pointers into the mapped spec. */
@@ -633,6 +663,10 @@ void sandbox__init_main(const struct init_params *params)
                     handle_put(ctl, &m, fds[0]);
                 else
                     reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                break;
+            case CTL_GET:
+                m.text[sizeof(m.text) - 1] = '\0';
+                handle_get(ctl, &m);
                 break;
             case CTL_KILLALL:
                 kill_all(ctl, &payload);

@@ -31,6 +31,8 @@ enum ctl_type {
     CTL_EXITED,    /* init → sup: payload ended (status = wait status, rusage) */
     CTL_KILLALL,   /* sup → init: kill every other process of the sandbox */
     CTL_KILLED,    /* init → sup: done, none left (err: processes that would not die) */
+    CTL_GET,       /* sup → init: open text (relative path) for reading */
+    CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
 };
 
 struct ctl_msg {

@@ -123,6 +123,8 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
     size_t i;
     json_t *tj;
 
+    if (t->harness == TASK_HARNESS_COMMAND && !arr)
+        return 0; /* the report's test cases, or the fail_to_pass / pass_to_pass lists */
     if (!json_is_array(arr) || json_array_size(arr) == 0)
         return errbuf_set(err, "'tests' must be a non-empty array");
     t->tests = calloc(json_array_size(arr), sizeof(*t->tests));
@@ -140,6 +142,11 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
             return errbuf_set(err, "tests[%zu] must be an object", i);
         if ((r = str_field(tj, "name", false, &tt->name, err)) < 0)
             return r == -EINVAL ? errbuf_set(err, "tests[%zu].name must be a string", i) : r;
+        if (!tt->name && t->harness == TASK_HARNESS_COMMAND)
+            return errbuf_set(err,
+                              "tests[%zu].name is required: it names a test case of the "
+                              "JUnit report (command harness)",
+                              i);
         if (!tt->name) {
             snprintf(dflt, sizeof(dflt), "test_%zu", i + 1);
             if (!(tt->name = strdup(dflt)))
@@ -166,6 +173,155 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
                 return r;
         }
     }
+    return 0;
+}
+
+/* parse_files(v, t, err) — "files": {"relative/path": "text", ...}. */
+static int parse_files(const json_t *v, struct task *t, struct errbuf *err)
+{
+    const char *path;
+    json_t *text;
+    int r;
+
+    if (!v)
+        return 0;
+    if (!json_is_object(v))
+        return errbuf_set(err, "'files' must be an object mapping paths to their text");
+    t->files = calloc(json_object_size(v) + 1, sizeof(*t->files));
+    if (!t->files)
+        return -ENOMEM;
+    json_object_foreach((json_t *)v, path, text)
+    {
+        struct task_file *f = &t->files[t->nfiles];
+        struct errbuf why = {{0}};
+        if (!sandbox_dest_valid(path, &why))
+            return errbuf_set(err, "files: '%s': %s", path, why.msg);
+        if (!json_is_string(text))
+            return errbuf_set(err, "files: '%s' must be a string (the file's text)", path);
+        if (!(f->path = strdup(path)))
+            return -ENOMEM;
+        t->nfiles++;
+        if ((r = bytes_copy(text, &f->data, &f->len)) < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* argv_field(j, key, out, err) — an argv: a non-empty array of strings, or one string run
+ * by /bin/sh -c. *out stays NULL when the key is absent. */
+static int argv_field(const json_t *j, const char *key, char ***out, struct errbuf *err)
+{
+    json_t *v = json_object_get(j, key), *e;
+    size_t i, n;
+
+    *out = NULL;
+    if (!v)
+        return 0;
+    if (json_is_string(v)) {
+        if (!json_string_length(v))
+            return errbuf_set(err, "'%s' is empty", key);
+        if (!(*out = calloc(4, sizeof(char *))) || !((*out)[0] = strdup("/bin/sh")) ||
+            !((*out)[1] = strdup("-c")) || !((*out)[2] = strdup(json_string_value(v))))
+            return -ENOMEM;
+        return 0;
+    }
+    n = json_is_array(v) ? json_array_size(v) : 0;
+    if (n == 0 || n > 1024)
+        return errbuf_set(err,
+                          "'%s' must be a shell command (string) or an argv array of 1 to "
+                          "1024 strings",
+                          key);
+    if (!(*out = calloc(n + 1, sizeof(char *))))
+        return -ENOMEM;
+    json_array_foreach(v, i, e)
+    {
+        if (!json_is_string(e) || (i == 0 && !json_string_length(e)))
+            return errbuf_set(err, "%s[%zu] must be a%s string", key, i, i ? "" : " non-empty");
+        if (!((*out)[i] = strdup(json_string_value(e))))
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* add_named_tests(t, key, err) — fail_to_pass / pass_to_pass names become tests of t. */
+static int add_named_tests(const json_t *j, struct task *t, const char *key, struct errbuf *err)
+{
+    json_t *v = json_object_get(j, key), *e;
+    struct task_test *grown;
+    size_t i;
+
+    if (!v)
+        return 0;
+    if (!json_is_array(v))
+        return errbuf_set(err, "'%s' must be an array of test names", key);
+    grown = realloc(t->tests, (t->ntests + json_array_size(v) + 1) * sizeof(*t->tests));
+    if (!grown)
+        return -ENOMEM;
+    t->tests = grown;
+    json_array_foreach(v, i, e)
+    {
+        struct task_test *tt = &t->tests[t->ntests];
+        if (!json_is_string(e) || !json_string_length(e))
+            return errbuf_set(err, "%s[%zu] must be a non-empty string", key, i);
+        for (size_t k = 0; k < t->ntests; k++)
+            if (strcmp(t->tests[k].name, json_string_value(e)) == 0)
+                return errbuf_set(err, "test '%s' is named twice (%s)", json_string_value(e), key);
+        memset(tt, 0, sizeof(*tt));
+        if (!(tt->name = strdup(json_string_value(e))))
+            return -ENOMEM;
+        tt->group = key;
+        t->ntests++;
+    }
+    return 0;
+}
+
+/* parse_command_harness(j, t, err) — the command harness's fields; elsewhere an error. */
+static int parse_command_harness(const json_t *j, struct task *t, struct errbuf *err)
+{
+    static const char *const own[] = {"command",       "build",        "report",
+                                      "solution_file", "fail_to_pass", "pass_to_pass"};
+    struct errbuf why = {{0}};
+    int r;
+
+    if (t->harness != TASK_HARNESS_COMMAND) {
+        for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+            if (json_object_get(j, own[i]))
+                return errbuf_set(err, "'%s' applies to the command harness only", own[i]);
+        return 0;
+    }
+    if (!json_object_get(j, "command"))
+        return errbuf_set(err, "missing field 'command' (the test command of the command "
+                               "harness)");
+    if ((r = argv_field(j, "command", &t->command, err)) < 0 ||
+        (r = argv_field(j, "build", &t->build, err)) < 0 ||
+        (r = str_field(j, "report", false, &t->report, err)) < 0 ||
+        (r = str_field(j, "solution_file", false, &t->solution_file, err)) < 0 ||
+        (r = add_named_tests(j, t, "fail_to_pass", err)) < 0 ||
+        (r = add_named_tests(j, t, "pass_to_pass", err)) < 0)
+        return r;
+    if (!t->report && !(t->report = strdup("report.xml")))
+        return -ENOMEM;
+    if (!t->solution_file && !(t->solution_file = strdup(t->lang->source)))
+        return -ENOMEM;
+    if (!sandbox_dest_valid(t->report, &why))
+        return errbuf_set(err, "report: %s", why.msg);
+    if (!sandbox_dest_valid(t->solution_file, &why))
+        return errbuf_set(err, "solution_file: %s", why.msg);
+    if (strcmp(t->report, t->solution_file) == 0)
+        return errbuf_set(err, "the report and the solution cannot be the same file");
+    for (size_t i = 0; i < t->nfiles; i++) {
+        if (strcmp(t->files[i].path, t->solution_file) == 0)
+            return errbuf_set(err, "files: '%s' is where the solution goes", t->files[i].path);
+        if (strcmp(t->files[i].path, t->report) == 0)
+            return errbuf_set(err,
+                              "files: '%s' is where the report goes: the test command "
+                              "must write it",
+                              t->files[i].path);
+    }
+    for (size_t i = 0; i < t->ntests; i++)
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(t->tests[i].name, t->tests[k].name) == 0)
+                return errbuf_set(err, "test '%s' is named twice", t->tests[i].name);
     return 0;
 }
 
@@ -333,8 +489,6 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
         return -EINVAL;
     }
     free(harness);
-    if (t->harness == TASK_HARNESS_COMMAND)
-        return errbuf_set(err, "the command harness is not implemented yet"), -ENOTSUP;
     if ((r = str_field(j, "prompt", false, &t->prompt, err)) < 0 ||
         (r = str_field(j, "reference", false, &t->reference, err)) < 0 ||
         (r = str_field(j, "entry_point", false, &t->entry_point, err)) < 0 ||
@@ -344,6 +498,10 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     if (!t->image && !(t->image = strdup("host")))
         return -ENOMEM;
     if ((r = parse_tests(json_object_get(j, "tests"), t, err)) < 0)
+        return r;
+    if ((r = parse_files(json_object_get(j, "files"), t, err)) < 0)
+        return r;
+    if ((r = parse_command_harness(j, t, err)) < 0)
         return r;
     v = json_object_get(j, "checker");
     if (t->harness == TASK_HARNESS_STDIO && json_is_object(v) &&
@@ -380,6 +538,19 @@ void task_release(struct task *t)
         free(t->tests[i].expected);
     }
     free(t->tests);
+    for (size_t i = 0; i < t->nfiles; i++) {
+        free(t->files[i].path);
+        free(t->files[i].data);
+    }
+    free(t->files);
+    for (char **a = t->command; a && *a; a++)
+        free(*a);
+    free(t->command);
+    for (char **a = t->build; a && *a; a++)
+        free(*a);
+    free(t->build);
+    free(t->report);
+    free(t->solution_file);
     for (size_t i = 0; i < t->nforbid; i++)
         free(t->forbid[i]);
     free(t->forbid);

@@ -27,6 +27,14 @@ struct task_test {
     size_t stdin_len;
     char *expected; /* stdio */
     size_t expected_len;
+    const char *group; /* command: "fail_to_pass", "pass_to_pass", or NULL (named in "tests") */
+};
+
+/* A file the task puts in the work directory (read-only) before the solution runs. */
+struct task_file {
+    char *path; /* relative, validated as sandbox_dest_valid */
+    char *data;
+    size_t len;
 };
 
 struct task {
@@ -50,8 +58,14 @@ struct task {
     size_t max_bytes;      /* constraint: solution size (0 = none) */
     char **forbid;         /* constraint: ERE patterns the solution must not match */
     size_t nforbid;
-    char version[17]; /* 64-bit hash of the canonical JSON, hex */
-    json_t *json;     /* the task as given (owned reference) */
+    struct task_file *files; /* "files": test files, fixtures, data */
+    size_t nfiles;
+    char *solution_file; /* command: where the solution goes (default: the language's source) */
+    char **command;      /* command: the test command's argv (a string runs with /bin/sh -c) */
+    char **build;        /* command: optional build step's argv, under the compile limits */
+    char *report;        /* command: path of the JUnit XML report below the work directory */
+    char version[17];    /* 64-bit hash of the canonical JSON, hex */
+    json_t *json;        /* the task as given (owned reference) */
 };
 
 /* task_from_json(j, t, err) — validates and copies; the caller releases t even on error.

@@ -8,7 +8,9 @@
  * outputs stay in the supervisor.
  */
 #include "verify.h"
+
 #include "extract.h"
+#include "junit.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -77,14 +79,14 @@ static int memfd_text(const char *data, size_t len)
     return fd;
 }
 
-static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len,
+static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len, mode_t mode,
                     struct errbuf *err)
 {
     int fd = memfd_text(text, len), r;
 
     if (fd < 0)
         return errbuf_set(err, "cannot stage '%s': %s", dest, strerror(-fd)), fd;
-    r = sandbox_put_file(sb, dest, fd, 0644, err);
+    r = sandbox_put_file(sb, dest, fd, mode, err);
     close(fd);
     return r;
 }
@@ -174,13 +176,20 @@ static enum box_state box_open(const struct sandbox_runtime *rt, const struct im
     struct sandbox *sb;
 
     *out = NULL;
+    if (t->harness == TASK_HARNESS_COMMAND) {
+        steps.source = t->solution_file;
+        steps.compile = (const char *const *)t->build;
+    }
     sb = sandbox_create(rt, img, &t->limits, &err);
     if (!sb) {
         snprintf(why, why_size, "%s", err.msg);
         return BOX_INFRA;
     }
-    if (put_text(sb, steps.source, program, program_len, &err) < 0)
+    if (put_text(sb, steps.source, program, program_len, 0644, &err) < 0)
         goto out_infra;
+    for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only for the payload */
+        if (put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len, 0444, &err) < 0)
+            goto out_infra;
     if (steps.compile) {
         if (vr->has_compile)
             result_release(&vr->compile);
@@ -418,10 +427,10 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct image *
         snprintf(why, why_size, "checker program: %s", err.msg);
         return v;
     }
-    if (put_text(sb, "input", tt->stdin_data, tt->stdin_len, &err) < 0 ||
-        put_text(sb, "expected", tt->expected, tt->expected_len, &err) < 0 ||
-        put_text(sb, "output", run->out.data ? run->out.data : "", run->out.len, &err) < 0 ||
-        put_text(sb, steps.source, t->judge_code, strlen(t->judge_code), &err) < 0) {
+    if (put_text(sb, "input", tt->stdin_data, tt->stdin_len, 0644, &err) < 0 ||
+        put_text(sb, "expected", tt->expected, tt->expected_len, 0644, &err) < 0 ||
+        put_text(sb, "output", run->out.data ? run->out.data : "", run->out.len, 0644, &err) < 0 ||
+        put_text(sb, steps.source, t->judge_code, strlen(t->judge_code), 0644, &err) < 0) {
         snprintf(why, why_size, "checker program: %s", err.msg);
         sandbox_destroy(sb, NULL);
         return v;
@@ -524,6 +533,187 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
     return true;
 }
 
+/* The command harness: one run of the task's test command per repeat, judged by the
+ * JUnit report it leaves in the work directory. */
+
+#define REPORT_MAX_BYTES (16u << 20)
+#define WHOLE_RUN_TEST   "(test command)" /* the one test when the report names none */
+
+/* add_test(vr, tys, name) — a test found in the first report (no names in the task). */
+static int add_test(struct verify_result *vr, struct tally **tys, const char *name)
+{
+    struct verify_test *vt = realloc(vr->tests, (vr->total + 1) * sizeof(*vt));
+    struct tally *ty;
+
+    if (!vt)
+        return -ENOMEM;
+    vr->tests = vt;
+    ty = realloc(*tys, (vr->total + 1) * sizeof(*ty));
+    if (!ty)
+        return -ENOMEM;
+    *tys = ty;
+    vt = &vr->tests[vr->total];
+    memset(vt, 0, sizeof(*vt));
+    memset(&ty[vr->total], 0, sizeof(*ty));
+    result_init(&vt->run);
+    vt->verdict = VERDICT_NOT_RUN;
+    if (!(vt->name = strdup(name)))
+        return -ENOMEM;
+    vt->name_owned = true;
+    vr->total++;
+    return 0;
+}
+
+static bool has_test(const struct verify_result *vr, const char *name)
+{
+    for (size_t i = 0; i < vr->total; i++)
+        if (strcmp(vr->tests[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* case_verdict(c, why) — a report's outcome as a test verdict. */
+static enum verdict case_verdict(const struct junit_case *c, char *why, size_t n)
+{
+    switch (c->outcome) {
+    case JUNIT_PASSED:
+        why[0] = '\0';
+        return VERDICT_ACCEPTED;
+    case JUNIT_ERROR:
+        snprintf(why, n, "error%s%s", c->message[0] ? ": " : "", c->message);
+        return VERDICT_RUNTIME_ERROR;
+    case JUNIT_SKIPPED:
+        snprintf(why, n, "skipped%s%s (a named test must pass)", c->message[0] ? ": " : "",
+                 c->message);
+        return VERDICT_WRONG_ANSWER;
+    case JUNIT_FAILED:
+    default:
+        snprintf(why, n, "failed%s%s", c->message[0] ? ": " : "", c->message);
+        return VERDICT_WRONG_ANSWER;
+    }
+}
+
+/* command_judge(t, vr, tys, res, rep, report_err) — every test's verdict for one run: a run
+ * stopped by a limit fails every test with that limit (its report cannot be complete); no
+ * usable report fails every test as a runtime error; otherwise each test takes its case's
+ * outcome, and a test missing from the report fails. */
+static void command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
+                          struct result *res, const struct junit_report *rep,
+                          const char *report_err)
+{
+    char run_why[256], why[300];
+    enum verdict run_v = run_verdict(t, NULL, res, run_why, sizeof(run_why));
+    bool limit = res->status == RESULT_TIMEOUT || res->status == RESULT_MEMORY_LIMIT ||
+                 res->status == RESULT_OUTPUT_LIMIT;
+    bool all_passed = rep != NULL;
+
+    for (size_t i = 0; rep && i < rep->n; i++)
+        if (rep->cases[i].outcome != JUNIT_PASSED && rep->cases[i].outcome != JUNIT_SKIPPED)
+            all_passed = false;
+    if (t->ntests == 0 && vr->total == 0) {
+        /* Discovery: the first run's cases are the tests (skipped ones are not counted). */
+        for (size_t i = 0; rep && !limit && i < rep->n; i++)
+            if (rep->cases[i].outcome != JUNIT_SKIPPED && !has_test(vr, rep->cases[i].id) &&
+                add_test(vr, tys, rep->cases[i].id) < 0)
+                break;
+        if (vr->total == 0 && add_test(vr, tys, WHOLE_RUN_TEST) < 0)
+            return;
+    }
+    for (size_t i = 0; i < vr->total; i++) {
+        struct verify_test *vt = &vr->tests[i];
+        struct result copy = *res; /* the command's record, without its streams */
+        const struct junit_case *c;
+        enum verdict v;
+
+        memset(&copy.out, 0, sizeof(copy.out));
+        memset(&copy.err, 0, sizeof(copy.err));
+        if (limit || run_v == VERDICT_INFRA_ERROR) {
+            v = run_v;
+            snprintf(why, sizeof(why), "%s", run_why);
+        } else if (!rep) {
+            v = VERDICT_RUNTIME_ERROR;
+            if (res->exit_code > 0)
+                snprintf(why, sizeof(why), "no JUnit report (%s); the test command exited with %d",
+                         report_err, res->exit_code);
+            else
+                snprintf(why, sizeof(why), "no JUnit report (%s)", report_err);
+        } else if (strcmp(vt->name, WHOLE_RUN_TEST) == 0 && t->ntests == 0) {
+            v = all_passed && rep->n ? VERDICT_ACCEPTED : VERDICT_WRONG_ANSWER;
+            snprintf(why, sizeof(why), "%s",
+                     v == VERDICT_ACCEPTED ? ""
+                     : rep->n              ? "a test case did not pass"
+                                           : "the report lists no test that ran");
+        } else if (!(c = junit_find(rep, vt->name))) {
+            v = VERDICT_WRONG_ANSWER;
+            snprintf(why, sizeof(why), "not in the JUnit report");
+        } else {
+            v = case_verdict(c, why, sizeof(why));
+        }
+        test_record(vt, &(*tys)[i], v, &copy, why);
+    }
+}
+
+/* command_repeat(…) — one run of the test command in a fresh sandbox (recreated after an
+ * infra failure). Returns false on a build (compile) error. */
+static bool command_repeat(const struct sandbox_runtime *rt, const struct image *img,
+                           const struct task *t, const char *solution, const struct verify_opts *o,
+                           struct verify_result *vr, struct tally **tys)
+{
+    unsigned failures = 0;
+
+    for (;;) {
+        struct errbuf err = {{0}}, rerr = {{0}};
+        struct junit_report rep = {0};
+        struct sandbox *sb;
+        struct result res;
+        char why[256], *xml = NULL;
+        size_t xml_len = 0;
+        bool have_report = false;
+        enum box_state st =
+            box_open(rt, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
+
+        if (st == BOX_COMPILE_ERROR)
+            return false;
+        result_init(&res);
+        if (st == BOX_INFRA) {
+            result_fail(&res, "%s", why);
+        } else {
+            bool readable;
+            exec_argv(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
+            /* A run a limit stopped has no complete report (and its sandbox is torn down);
+             * otherwise nothing may still be writing the report while we read it. */
+            readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
+                       res.status == RESULT_SIGNALED;
+            if (readable && sandbox_kill_others(sb, &err) < 0)
+                result_fail(&res, "%s", err.msg);
+            if (readable && res.status != RESULT_SANDBOX_ERROR)
+                have_report =
+                    sandbox_get_file(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
+                    junit_parse(xml, xml_len, &rep, &rerr) == 0;
+            if (sandbox_destroy(sb, &err) < 0 && res.status != RESULT_SANDBOX_ERROR)
+                result_fail(&res, "%s", err.msg);
+        }
+        if (res.status == RESULT_SANDBOX_ERROR && ++failures <= o->infra_retries &&
+            !cancelled(rt)) {
+            result_release(&res);
+            junit_release(&rep);
+            free(xml);
+            continue;
+        }
+        if (!have_report && !rerr.msg[0])
+            snprintf(rerr.msg, sizeof(rerr.msg), "not read");
+        command_judge(t, vr, tys, &res,
+                      res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep, rerr.msg);
+        if (vr->has_command)
+            result_release(&vr->command);
+        vr->command = res; /* the streams move to the record */
+        vr->has_command = true;
+        junit_release(&rep);
+        free(xml);
+        return true;
+    }
+}
+
 /* constraints_check(t, solution, why) — false when the solution breaks a constraint. */
 static bool constraints_check(const struct task *t, const char *solution, char *why, size_t n)
 {
@@ -602,8 +792,8 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     memset(vr, 0, sizeof(*vr));
     vr->repeats = o->repeats ? o->repeats : 1;
     vr->total = t->ntests;
-    vr->tests = calloc(t->ntests, sizeof(*vr->tests));
-    tys = calloc(t->ntests, sizeof(*tys));
+    vr->tests = calloc(t->ntests + 1, sizeof(*vr->tests));
+    tys = calloc(t->ntests + 1, sizeof(*tys));
     if (!vr->tests || !tys) {
         free(tys);
         vr->verdict = VERDICT_INFRA_ERROR;
@@ -663,6 +853,8 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
         bool compiled = true;
         if (t->harness == TASK_HARNESS_STDIO) {
             compiled = stdio_repeat(rt, img, t, solution, o, vr, tys);
+        } else if (t->harness == TASK_HARNESS_COMMAND) {
+            compiled = command_repeat(rt, img, t, solution, o, vr, &tys);
         } else {
             bool settled = t->ntests > 1 && !lang_steps(t->lang, true).compile &&
                            assert_all(rt, img, t, solution, o, vr, tys);
@@ -677,7 +869,7 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     }
     /* Aggregate: majority per test, then the task. */
     vr->verdict = VERDICT_ACCEPTED;
-    for (size_t i = 0; i < t->ntests; i++) {
+    for (size_t i = 0; i < vr->total; i++) {
         struct verify_test *vt = &vr->tests[i];
         unsigned kinds = 0;
         vt->verdict = majority(&tys[i], &vt->agree);
@@ -696,7 +888,7 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
             snprintf(vr->message, sizeof(vr->message), "interrupted before the tests finished");
         else {
             const char *cause = "";
-            for (size_t i = 0; i < t->ntests && !cause[0]; i++)
+            for (size_t i = 0; i < vr->total && !cause[0]; i++)
                 if (vr->tests[i].verdict == VERDICT_INFRA_ERROR)
                     cause = vr->tests[i].why;
             snprintf(vr->message, sizeof(vr->message),
@@ -722,11 +914,16 @@ out:
 
 void verify_result_release(struct verify_result *vr)
 {
-    for (size_t i = 0; vr->tests && i < vr->total; i++)
+    for (size_t i = 0; vr->tests && i < vr->total; i++) {
         result_release(&vr->tests[i].run);
+        if (vr->tests[i].name_owned)
+            free(vr->tests[i].name);
+    }
     free(vr->tests);
     if (vr->has_compile)
         result_release(&vr->compile);
+    if (vr->has_command)
+        result_release(&vr->command);
     memset(vr, 0, sizeof(*vr));
 }
 
@@ -765,12 +962,16 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
     json_object_set_new(o, "repeats", json_integer(vr->repeats));
     json_object_set_new(o, "flaky", json_boolean(vr->flaky));
     json_object_set_new(o, "compile", vr->has_compile ? result_to_json(&vr->compile) : json_null());
+    if (vr->has_command)
+        json_object_set_new(o, "test_command", result_to_json(&vr->command));
     for (size_t i = 0; i < vr->total; i++) {
         const struct verify_test *vt = &vr->tests[i];
         const struct result *r = &vt->run;
         json_t *tj = json_object();
         const char *lim = result_limit_name(r->limit);
         json_object_set_new(tj, "name", json_string(vt->name));
+        if (i < t->ntests && t->tests[i].group)
+            json_object_set_new(tj, "group", json_string(t->tests[i].group));
         json_object_set_new(tj, "verdict", json_string(verdict_name(vt->verdict)));
         json_object_set_new(tj, "agree", json_integer(vt->agree));
         json_object_set_new(tj, "status",

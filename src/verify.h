@@ -46,7 +46,8 @@ struct verify_opts {
 };
 
 struct verify_test {
-    char *name;
+    char *name; /* the task\'s, or owned (name_owned) when read from a report */
+    bool name_owned;
     enum verdict verdict; /* majority over repeats */
     unsigned agree;       /* how many repeats gave that verdict */
     struct result run;    /* the last run's record */
@@ -61,6 +62,8 @@ struct verify_result {
     struct verify_test *tests;
     struct result compile; /* valid when has_compile */
     bool has_compile;
+    struct result command; /* command harness: the test command\'s last run */
+    bool has_command;
     unsigned repeats;
     bool flaky;
     double wall_time; /* seconds for the whole verification */

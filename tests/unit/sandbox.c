@@ -89,6 +89,41 @@ int main(void)
     ok(sandbox_put_file(sb, "link", fd, 0644, &err) < 0, "nor overwritten");
     close(fd);
 
+    /* Reading files back (a report the payload wrote): only regular files below /work. */
+    {
+        char *data;
+        size_t len;
+        char *mk[] = {"/bin/sh", "-c",
+                      "mkdir -p out && printf '<r/>' > out/report.xml && mkfifo fifo && "
+                      "ln -s /etc/passwd passwd && ln -s out outlink && "
+                      "head -c 70000 /dev/zero > big",
+                      NULL};
+        run(sb, mk, -1, NULL, 0, &res);
+        ok(res.status == RESULT_OK, "payload wrote files to read back (%s)", res.err.data);
+        result_release(&res);
+        ok(sandbox_get_file(sb, "out/report.xml", 4096, &data, &len, &err) == 0 && len == 4 &&
+               strcmp(data, "<r/>") == 0,
+           "get a file the payload wrote (%s)", err.msg);
+        free(data);
+        ok(sandbox_get_file(sb, "kept", 4096, &data, &len, &err) == 0 && len == 6, "get kept");
+        free(data);
+        ok(sandbox_get_file(sb, "missing.xml", 4096, &data, &len, &err) == -ENOENT &&
+               data == NULL && strstr(err.msg, "missing.xml"),
+           "a missing file is ENOENT (%s)", err.msg);
+        ok(sandbox_get_file(sb, "fifo", 4096, &data, &len, &err) == -EINVAL,
+           "a FIFO is refused without blocking (%s)", err.msg);
+        ok(sandbox_get_file(sb, "passwd", 4096, &data, &len, &err) == -EINVAL,
+           "a symlink out of the sandbox is not followed (%s)", err.msg);
+        ok(sandbox_get_file(sb, "outlink/report.xml", 4096, &data, &len, &err) < 0,
+           "nor a symlinked directory (%s)", err.msg);
+        ok(sandbox_get_file(sb, "out", 4096, &data, &len, &err) == -EINVAL,
+           "a directory is refused (%s)", err.msg);
+        ok(sandbox_get_file(sb, "big", 65536, &data, &len, &err) == -EFBIG && data == NULL,
+           "a file over the cap is refused (%s)", err.msg);
+        ok(sandbox_get_file(sb, "../etc/passwd", 4096, &data, &len, &err) == -EINVAL,
+           "a path with '..' is refused before reaching init");
+    }
+
     fd = tmpfile_with("line one\nline two\n");
     char *a4[] = {"/usr/bin/wc", "-l", NULL};
     run(sb, a4, fd, NULL, 0, &res);
