@@ -2,13 +2,13 @@
 # HumanEval-X through `crucible eval --reference`: every canonical solution accepted except the
 # tasks docs/DATASETS.md lists as broken or needing what Debian's toolchains lack, each with
 # the reason verified. Python, JavaScript and C++ run in full; Java, Rust and Go (slow to
-# compile) run on a fixed sample. Stubs are rejected. Needs ../shared/datasets (skips without).
+# compile) run on a fixed sample. Stubs are rejected in every language. Needs ../shared/datasets (skips without).
 . "$(dirname "$0")/lib.sh"
 
-plan 9
+plan 12
 HX=$REPO_ROOT/../shared/datasets/humaneval-x
 if [ ! -d "$HX" ]; then
-    for i in $(seq 1 9); do skip "HumanEval-X" "../shared/datasets not found (a user's clone does not have it)"; done
+    for i in $(seq 1 12); do skip "HumanEval-X" "../shared/datasets not found (a user's clone does not have it)"; done
     exit 0
 fi
 
@@ -53,3 +53,6 @@ print(sum(json.loads(l)["verdict"] == "accepted" for l in open(sys.argv[1])))' "
 is "$(stub_run python $'    return None\n')" "0" "python: a 'return None' stub rejected on all 164"
 is "$(stub_run js $'  return undefined;\n}\n')" "0" "javascript: a stub rejected on all 164 (console.assert made to fail)"
 is "$(stub_run cpp $'    abort();\n}\n')" "0" "cpp: an aborting stub rejected on all 164"
+is "$(stub_run java $'        throw new UnsupportedOperationException("stub");\n    }\n}\n')" "0" "java: a throwing stub rejected on the sample"
+is "$(stub_run rust $'    unimplemented!()\n}\n')" "0" "rust: an unimplemented!() stub rejected on the sample"
+is "$(stub_run go $'    panic("stub")\n}\n')" "0" "go: a panicking stub rejected on the sample"
