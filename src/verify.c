@@ -111,12 +111,16 @@ static void exec_argv(struct sandbox *sb, const char *const *argv, const char *c
         close(p.stdin_fd);
 }
 
+/* compile_limits(t, l) — the language's compile limits; a build step of an interpreted
+ * language's command task (a syntax check, an install) gets the defaults for builds. */
 static void compile_limits(const struct task *t, struct sandbox_limits *l)
 {
+    bool own = t->lang->compile_cpu > 0;
+
     *l = t->limits;
-    l->cpu_time = t->lang->compile_cpu;
-    l->wall_time = t->lang->compile_wall;
-    l->memory_mb = t->lang->compile_memory_mb;
+    l->cpu_time = own ? t->lang->compile_cpu : 30;
+    l->wall_time = own ? t->lang->compile_wall : 60;
+    l->memory_mb = own ? t->lang->compile_memory_mb : 1024;
     if (l->pids < 256)
         l->pids = 256;
     if (l->output_kb < 1024)
@@ -633,10 +637,11 @@ static void command_judge(const struct task *t, struct verify_result *vr, struct
         } else if (!rep) {
             v = VERDICT_RUNTIME_ERROR;
             if (res->exit_code > 0)
-                snprintf(why, sizeof(why), "no JUnit report (%s); the test command exited with %d",
-                         report_err, res->exit_code);
+                snprintf(why, sizeof(why),
+                         "no usable JUnit report (%s); the test command exited with %d", report_err,
+                         res->exit_code);
             else
-                snprintf(why, sizeof(why), "no JUnit report (%s)", report_err);
+                snprintf(why, sizeof(why), "no usable JUnit report (%s)", report_err);
         } else if (strcmp(vt->name, WHOLE_RUN_TEST) == 0 && t->ntests == 0) {
             v = all_passed && rep->n ? VERDICT_ACCEPTED : VERDICT_WRONG_ANSWER;
             snprintf(why, sizeof(why), "%s",

@@ -111,6 +111,59 @@ int main(void)
         "\"constraints\":{\"forbid\":[\"(\"]}}",
         "regular expression", "bad forbid pattern");
 
+    /* The command harness. */
+#define CMD "{\"id\":\"c\",\"language\":\"python\",\"harness\":\"command\","
+    ok(parse(CMD "\"command\":\"pytest -q --junitxml=r.xml\",\"files\":{\"tests/test_a.py\":"
+                 "\"import a\"},\"solution_file\":\"a.py\",\"report\":\"r.xml\",\"fail_to_pass\":"
+                 "[\"tests/test_a.py::test_x\"],\"pass_to_pass\":[\"test_y\"]}",
+             &t, &err) == 0,
+       "a command task parses (%s)", err.msg);
+    ok(t.command && strcmp(t.command[0], "/bin/sh") == 0 && strcmp(t.command[1], "-c") == 0 &&
+           strcmp(t.command[2], "pytest -q --junitxml=r.xml") == 0 && !t.command[3],
+       "a string command runs with /bin/sh -c");
+    ok(t.nfiles == 1 && strcmp(t.files[0].path, "tests/test_a.py") == 0 && t.files[0].len == 8,
+       "files kept");
+    ok(t.ntests == 2 && strcmp(t.tests[0].group, "fail_to_pass") == 0 &&
+           strcmp(t.tests[1].name, "test_y") == 0 && strcmp(t.tests[1].group, "pass_to_pass") == 0,
+       "fail_to_pass and pass_to_pass become the named tests");
+    is_str(t.solution_file, "a.py", "solution_file");
+    is_str(t.report, "r.xml", "report");
+    task_release(&t);
+    ok(parse(CMD "\"command\":[\"python3\",\"-m\",\"pytest\"]}", &t, &err) == 0 && t.ntests == 0 &&
+           strcmp(t.command[2], "pytest") == 0 && strcmp(t.report, "report.xml") == 0 &&
+           strcmp(t.solution_file, "main.py") == 0,
+       "defaults: no named tests (the report's), report.xml, the language's file (%s)", err.msg);
+    task_release(&t);
+    BAD(CMD "\"reference\":\"\"}", "missing field 'command'", "command harness without a command");
+    BAD(CMD "\"command\":[]}", "argv array", "an empty argv");
+    BAD(CMD "\"command\":[\"\"]}", "command[0] must be a non-empty string", "an empty program");
+    BAD(CMD "\"command\":[\"x\", 3]}", "command[1]", "a number in argv");
+    BAD(CMD "\"command\":\"x\",\"build\":7}", "'build'", "a bad build step");
+    BAD(CMD "\"command\":\"x\",\"report\":\"../r.xml\"}", "report", "a report outside /work");
+    BAD(CMD "\"command\":\"x\",\"solution_file\":\"/etc/passwd\"}", "solution_file",
+        "an absolute solution file");
+    BAD(CMD "\"command\":\"x\",\"files\":{\"a/../../b\":\"\"}}", "files: 'a/../../b'",
+        "a file escaping the work directory");
+    BAD(CMD "\"command\":\"x\",\"files\":{\"a\":1}}", "must be a string",
+        "a file that is not text");
+    BAD(CMD "\"command\":\"x\",\"files\":[]}", "'files' must be an object", "files not an object");
+    BAD(CMD "\"command\":\"x\",\"files\":{\"report.xml\":\"<x/>\"}}", "where the report goes",
+        "a task cannot ship the report");
+    BAD(CMD "\"command\":\"x\",\"files\":{\"main.py\":\"\"}}", "where the solution goes",
+        "a task file cannot replace the solution");
+    BAD(CMD "\"command\":\"x\",\"report\":\"s.py\",\"solution_file\":\"s.py\"}", "same file",
+        "report and solution the same");
+    BAD(CMD "\"command\":\"x\",\"fail_to_pass\":[\"a\"],\"pass_to_pass\":[\"a\"]}", "named twice",
+        "a test in both lists");
+    BAD(CMD "\"command\":\"x\",\"fail_to_pass\":\"a\"}", "array of test names",
+        "fail_to_pass not an array");
+    BAD(CMD "\"command\":\"x\",\"tests\":[{\"code\":\"\"}]}", "tests[0].name is required",
+        "command tests are names");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"fail_to_pass\":[\"a\"]}",
+        "command harness only", "fail_to_pass on an assert task");
+#undef CMD
+
     fd = mkstemp(path);
     f = fdopen(fd, "w");
     fputs(

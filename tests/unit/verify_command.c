@@ -1,0 +1,180 @@
+/*
+ * Unit tests for the command harness of src/verify.c, with real sandboxes: a Bash test
+ * runner that writes its own JUnit XML (so no test framework is needed), graded on the
+ * report's cases or on fail_to_pass / pass_to_pass lists; a build step; and solutions that
+ * hang, leave no report, or plant a symlink or a FIFO where the report should be.
+ * (tests/e2e/92-command.t runs the same harness with pytest.)
+ */
+#include <stdlib.h>
+
+#include "tap.h"
+#include "verify.h"
+
+static struct sandbox_runtime rt;
+static struct image host;
+static struct verify_opts o;
+static struct verify_result vr;
+
+/* The runner sources the solution, runs each test function in a subshell and writes one
+ * <testcase> per test. t_skip is reported as skipped. */
+static const char *RUNNER =
+    ". ./lib.sh\n"
+    ". ./cases.sh\n"
+    "{\n"
+    "  echo '<testsuites><testsuite name=\"lib\">'\n"
+    "  for t in t_add t_sub t_neg; do\n"
+    "    if ( $t ) >/dev/null 2>&1; then echo \"<testcase classname=\\\"lib\\\" "
+    "name=\\\"$t\\\"/>\"\n"
+    "    else echo \"<testcase classname=\\\"lib\\\" name=\\\"$t\\\"><failure message=\\\"$t "
+    "failed\\\">$t</failure></testcase>\"; fi\n"
+    "  done\n"
+    "  echo '<testcase classname=\"lib\" name=\"t_skip\"><skipped/></testcase>'\n"
+    "  echo '</testsuite></testsuites>'\n"
+    "} > report.xml\n";
+
+static const char *TESTS = "t_add() { [ \"$(add 2 3)\" = 5 ]; }\n"
+                           "t_sub() { [ \"$(sub 5 3)\" = 2 ]; }\n"
+                           "t_neg() { [ \"$(add -1 -2)\" = -3 ]; }\n";
+
+static const char *GOOD = "add() { echo $(( $1 + $2 )); }\nsub() { echo $(( $1 - $2 )); }\n";
+static const char *BAD_SUB = "add() { echo $(( $1 + $2 )); }\nsub() { echo 0; }\n";
+
+/* task(extra) — the command task, with extra fields merged in (a new reference consumed). */
+static void task(struct task *t, json_t *extra)
+{
+    struct errbuf err = {{0}};
+    json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:[s,s], s:{s:s, s:s}, s:{s:f, s:f}}", "id",
+                          "u/cmd", "language", "bash", "harness", "command", "solution_file",
+                          "lib.sh", "command", "/bin/bash", "run.sh", "files", "run.sh", RUNNER,
+                          "cases.sh", TESTS, "limits", "cpu_time", 2.0, "wall_time", 10.0);
+    if (extra)
+        json_object_update(j, extra);
+    json_decref(extra);
+    if (task_from_json(j, t, &err) < 0)
+        diag("bad fixture: %s", err.msg);
+    json_decref(j);
+}
+
+static void run(const struct task *t, const char *solution)
+{
+    verify_run(&rt, t, solution, &o, &vr);
+}
+
+static const char *test_why(const char *name)
+{
+    for (size_t i = 0; i < vr.total; i++)
+        if (strcmp(vr.tests[i].name, name) == 0)
+            return vr.tests[i].why;
+    return "(no such test)";
+}
+
+int main(void)
+{
+    struct errbuf err = {{0}};
+    struct task t, swe, built;
+    json_t *j;
+
+    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &host, &err) < 0) {
+        skip("no sandbox runtime");
+        return done_testing();
+    }
+    verify_opts_default(&o);
+    o.image = &host;
+    task(&t, NULL);
+
+    run(&t, GOOD);
+    ok(vr.verdict == VERDICT_ACCEPTED && vr.total == 3 && vr.passed == 3 && vr.reward == 1.0,
+       "a correct solution: every case of the report passes (%s, %zu/%zu)",
+       verdict_name(vr.verdict), vr.passed, vr.total);
+    ok(vr.total == 3 && strcmp(vr.tests[0].name, "lib.t_add") == 0 &&
+           strcmp(vr.tests[2].name, "lib.t_neg") == 0,
+       "the tests are the report's cases, in order, skipped ones left out");
+    j = verify_result_to_json(&t, &vr);
+    ok(j && json_is_object(json_object_get(j, "test_command")) &&
+           json_integer_value(json_object_get(json_object_get(j, "test_command"), "exit_code")) ==
+               0,
+       "the record carries the test command's own result");
+    json_decref(j);
+    verify_result_release(&vr);
+
+    run(&t, BAD_SUB);
+    ok(vr.verdict == VERDICT_WRONG_ANSWER && vr.passed == 2 && vr.reward == 0.0,
+       "a failing case is a wrong answer");
+    is_str(test_why("lib.t_sub"), "failed: t_sub failed", "with the report's message");
+    verify_result_release(&vr);
+    o.reward = REWARD_FRACTION;
+    run(&t, BAD_SUB);
+    ok(vr.reward > 0.66 && vr.reward < 0.67, "fraction reward: 2 of 3 cases");
+    verify_result_release(&vr);
+    o.reward = REWARD_BINARY;
+
+    /* SWE-bench grading: only the named tests count, and each must be in the report. */
+    task(&swe, json_pack("{s:[s], s:[s,s]}", "fail_to_pass", "lib.t_sub", "pass_to_pass", "t_add",
+                         "lib.t_neg"));
+    run(&swe, GOOD);
+    ok(vr.verdict == VERDICT_ACCEPTED && vr.total == 3,
+       "fail_to_pass and pass_to_pass all pass: accepted (%s)", verdict_name(vr.verdict));
+    verify_result_release(&vr);
+    run(&swe, BAD_SUB);
+    ok(vr.verdict == VERDICT_WRONG_ANSWER && vr.passed == 2 &&
+           vr.tests[0].verdict == VERDICT_WRONG_ANSWER,
+       "a fail_to_pass test still failing: wrong answer");
+    verify_result_release(&vr);
+    task_release(&swe);
+    task(&swe,
+         json_pack("{s:[s], s:[s]}", "fail_to_pass", "lib.t_gone", "pass_to_pass", "lib.t_skip"));
+    run(&swe, GOOD);
+    is_str(test_why("lib.t_gone"), "not in the JUnit report", "a named test missing: fails");
+    ok(strstr(test_why("lib.t_skip"), "skipped") != NULL, "a named test skipped: fails (%s)",
+       test_why("lib.t_skip"));
+    ok(vr.verdict == VERDICT_WRONG_ANSWER && vr.passed == 0, "...so the task is a wrong answer");
+    verify_result_release(&vr);
+    task_release(&swe);
+
+    /* No usable report. */
+    run(&t, "exit 0\n");
+    ok(vr.verdict == VERDICT_RUNTIME_ERROR && vr.total == 1 &&
+           strstr(vr.tests[0].why, "no usable JUnit report"),
+       "exiting before the tests run leaves no report: runtime error (%s)", vr.tests[0].why);
+    verify_result_release(&vr);
+    run(&t, "ln -s /etc/passwd report.xml; exit 0\n");
+    ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "not a regular file"),
+       "a symlink planted as the report is not followed (%s)", vr.tests[0].why);
+    verify_result_release(&vr);
+    run(&t, "mkfifo report.xml; exit 0\n");
+    ok(vr.verdict == VERDICT_RUNTIME_ERROR && vr.wall_time < 9,
+       "a FIFO as the report neither hangs nor passes (%s)", vr.tests[0].why);
+    verify_result_release(&vr);
+    run(&t, "echo '<testsuite><testcase name=' > report.xml; exit 0\n");
+    ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "not well-formed"),
+       "a malformed report: runtime error naming the problem (%s)", vr.tests[0].why);
+    verify_result_release(&vr);
+    run(&t, "while :; do :; done\n");
+    ok(vr.verdict == VERDICT_TIMEOUT && vr.tests[0].verdict == VERDICT_TIMEOUT,
+       "a hanging solution: timeout (%s)", vr.tests[0].why);
+    verify_result_release(&vr);
+
+    /* A build step runs under the compile limits; its failure is a compile error. */
+    task(&built, json_pack("{s:[s,s,s]}", "build", "/bin/bash", "-n", "lib.sh"));
+    run(&built, GOOD);
+    ok(vr.verdict == VERDICT_ACCEPTED && vr.has_compile && vr.compile.status == RESULT_OK,
+       "build step passes, tests run (%s)", verdict_name(vr.verdict));
+    verify_result_release(&vr);
+    run(&built, "add() { echo $(( $1 + $2 ));\n");
+    ok(vr.verdict == VERDICT_COMPILE_ERROR && vr.compile.err.data &&
+           strstr(vr.compile.err.data, "syntax"),
+       "a build failure is a compile error with the tool's message");
+    verify_result_release(&vr);
+    task_release(&built);
+
+    o.repeats = 2;
+    run(&t, GOOD);
+    ok(vr.verdict == VERDICT_ACCEPTED && !vr.flaky && vr.total == 3 && vr.tests[1].agree == 2,
+       "repeats: each run of the command is judged; the cases agree");
+    verify_result_release(&vr);
+    o.repeats = 1;
+
+    task_release(&t);
+    sandbox_runtime_release(&rt);
+    return done_testing();
+}
