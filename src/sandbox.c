@@ -380,6 +380,35 @@ int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, 
     return 0;
 }
 
+int sandbox_memfd(const char *data, size_t len)
+{
+    int fd = memfd_create("crucible-data", MFD_CLOEXEC);
+    int r;
+
+    if (fd < 0)
+        return -errno;
+    r = util_write_all(fd, data, len);
+    if (r == 0 && lseek(fd, 0, SEEK_SET) < 0)
+        r = -errno;
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int sandbox_put_data(struct sandbox *sb, const char *dest, const char *data, size_t len,
+                     mode_t mode, struct errbuf *err)
+{
+    int fd = sandbox_memfd(data, len), r;
+
+    if (fd < 0)
+        return errbuf_set(err, "cannot stage '%s': %s", dest, strerror(-fd)), fd;
+    r = sandbox_put_file(sb, dest, fd, mode, err);
+    close(fd);
+    return r;
+}
+
 int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **data, size_t *len,
                      struct errbuf *err)
 {

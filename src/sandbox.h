@@ -87,6 +87,14 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
  * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
 int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
 
+/* sandbox_put_data(sb, dest, data, len, mode, err) — sandbox_put_file from memory. */
+int sandbox_put_data(struct sandbox *sb, const char *dest, const char *data, size_t len,
+                     mode_t mode, struct errbuf *err);
+
+/* sandbox_memfd(data, len) — a sealed-size memfd holding data, at offset 0 (for stdin);
+ * the fd or -errno. */
+int sandbox_memfd(const char *data, size_t len);
+
 /* sandbox_get_file(sb, path, max, &data, &len, err) — reads the regular file at PATH
  * (relative to the work directory; symlinks are not followed anywhere on the way) into a
  * new NUL-terminated buffer the caller frees. -ENOENT when it does not exist, -EFBIG when

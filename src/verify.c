@@ -61,34 +61,10 @@ void verify_opts_default(struct verify_opts *o)
     o->infra_retries = 2;
 }
 
-/* memfd_text(data, len) — a read-only-able memfd holding data, positioned at 0; or -errno. */
-static int memfd_text(const char *data, size_t len)
+static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len,
+                    mode_t mode, struct errbuf *err)
 {
-    int fd = memfd_create("crucible-text", MFD_CLOEXEC);
-    int r;
-
-    if (fd < 0)
-        return -errno;
-    r = util_write_all(fd, data, len);
-    if (r == 0 && lseek(fd, 0, SEEK_SET) < 0)
-        r = -errno;
-    if (r < 0) {
-        close(fd);
-        return r;
-    }
-    return fd;
-}
-
-static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len, mode_t mode,
-                    struct errbuf *err)
-{
-    int fd = memfd_text(text, len), r;
-
-    if (fd < 0)
-        return errbuf_set(err, "cannot stage '%s': %s", dest, strerror(-fd)), fd;
-    r = sandbox_put_file(sb, dest, fd, mode, err);
-    close(fd);
-    return r;
+    return sandbox_put_data(sb, dest, text, len, mode, err);
 }
 
 /* exec_argv(sb, argv, env, stdin text, flags, res) — one process; res is result_init'ed. */
@@ -100,7 +76,7 @@ static void exec_argv(struct sandbox *sb, const char *const *argv, const char *c
 
     result_init(res);
     if (in && in_len) {
-        p.stdin_fd = memfd_text(in, in_len);
+        p.stdin_fd = sandbox_memfd(in, in_len);
         if (p.stdin_fd < 0) {
             result_fail(res, "cannot stage stdin: %s", strerror(-p.stdin_fd));
             return;

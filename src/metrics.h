@@ -1,0 +1,33 @@
+/*
+ * metrics.h — counters, gauges and histograms, rendered in the Prometheus text format.
+ *
+ * A family is created on first use by name (the "crucible_" prefix is added here); each
+ * distinct label string ("route=\"/v1/run\",code=\"200\"", already formatted, or "") is one
+ * series. Thread-safe: one mutex, held for a lookup and an add.
+ */
+#ifndef CRUCIBLE_METRICS_H
+#define CRUCIBLE_METRICS_H
+
+struct metrics;
+
+struct metrics *metrics_new(void);
+void metrics_free(struct metrics *m);
+
+/* metrics_add(m, name, help, labels, by) — a counter (name should end in _total). */
+void metrics_add(struct metrics *m, const char *name, const char *help, const char *labels,
+                 double by);
+/* metrics_set(m, name, help, labels, v) — a gauge. */
+void metrics_set(struct metrics *m, const char *name, const char *help, const char *labels,
+                 double v);
+/* metrics_observe(m, name, help, labels, seconds) — a histogram with buckets from 100 µs
+ * to 60 s. */
+void metrics_observe(struct metrics *m, const char *name, const char *help, const char *labels,
+                     double seconds);
+
+/* metrics_render(m) — the exposition text, malloc'd (caller frees); NULL on ENOMEM. */
+char *metrics_render(struct metrics *m);
+
+/* metrics_label_escape(in, out, size) — a label value with \ " and newline escaped. */
+void metrics_label_escape(const char *in, char *out, unsigned long size);
+
+#endif
