@@ -17,7 +17,7 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clash-protection \
           -fPIE -pthread $(shell pkg-config --cflags $(PKGS))
 LDFLAGS += -pie -Wl,-z,relro,-z,now
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -pthread
+LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -pthread
 ifeq ($(SANITIZE),)
 CFLAGS += -D_FORTIFY_SOURCE=2
 else

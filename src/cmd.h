@@ -17,4 +17,6 @@ int cmd_verify(int argc, char **argv);
 /* cmd_eval(argc, argv) — `crucible eval`: many solutions against many tasks, in parallel. */
 int cmd_eval(int argc, char **argv);
 
+/* cmd_serve(argc, argv) — `crucible serve`: the HTTP service (docs/API.md). */
+int cmd_serve(int argc, char **argv);
 #endif

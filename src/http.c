@@ -35,9 +35,9 @@ struct http_request {
     char *body;
     size_t len, cap;
     bool too_large;
-    bool handled;     /* the handler has been called */
+    bool handled; /* the handler has been called */
     bool suspended;
-    int watch_fd;     /* the socket, watched for the client leaving while suspended; -1 */
+    int watch_fd; /* the socket, watched for the client leaving while suspended; -1 */
     bool aborted;
     struct MHD_Response *resp; /* an answer waiting to be queued */
     unsigned status;
@@ -128,8 +128,8 @@ static enum MHD_Result queue_pending(struct http_request *r)
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
-                                 const char *method, const char *version,
-                                 const char *upload_data, size_t *upload_data_size, void **con_cls)
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
 {
     struct http_server *s = cls;
     struct http_request *r = *con_cls;
@@ -246,12 +246,11 @@ struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
     s->max_body = cfg->max_body;
     s->handler = handler;
     s->arg = arg;
-    s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL,
-                            on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+    s->d = MHD_start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL, on_access, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)120, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
     if (!s->d) {
         errbuf_set(err, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(errno));
         free(s);
@@ -359,11 +358,13 @@ void http_respond(struct http_request *r, unsigned status, const char *content_t
 
 void http_respond_json(struct http_request *r, unsigned status, json_t *j)
 {
-    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    char *text =
+        j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
 
     json_decref(j);
     if (!text) {
-        static const char oom[] = "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
+        static const char oom[] =
+            "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
         http_respond(r, 500, "application/json", oom, sizeof(oom) - 1, NULL, NULL);
         return;
     }
@@ -380,8 +381,8 @@ void http_respond_json(struct http_request *r, unsigned status, json_t *j)
     free(text);
 }
 
-void http_respond_error(struct http_request *r, unsigned status, const char *code,
-                        const char *fmt, ...)
+void http_respond_error(struct http_request *r, unsigned status, const char *code, const char *fmt,
+                        ...)
 {
     char msg[1024];
     va_list ap;
@@ -389,8 +390,7 @@ void http_respond_error(struct http_request *r, unsigned status, const char *cod
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    http_respond_json(r, status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message",
-                                           msg));
+    http_respond_json(r, status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg));
 }
 
 void http_stream_begin(struct http_request *r, unsigned status, const char *content_type)
@@ -441,15 +441,25 @@ void http_stream_end(struct http_request *r)
 const char *http_reason(unsigned status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Payload Too Large";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 503: return "Service Unavailable";
-    default: return "";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Payload Too Large";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "";
     }
 }

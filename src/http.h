@@ -61,8 +61,8 @@ void http_respond(struct http_request *r, unsigned status, const char *content_t
 /* http_respond_json(r, status, j) — j compact, with a newline; the reference is stolen. */
 void http_respond_json(struct http_request *r, unsigned status, json_t *j);
 /* http_respond_error(r, status, code, fmt, ...) — {"error": {"code", "message"}}. */
-void http_respond_error(struct http_request *r, unsigned status, const char *code,
-                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void http_respond_error(struct http_request *r, unsigned status, const char *code, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
 
 /* Streaming (chunked): begin once, write any number of times, end once. */
 void http_stream_begin(struct http_request *r, unsigned status, const char *content_type);

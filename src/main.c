@@ -15,6 +15,7 @@ static const struct {
     {"run", cmd_run, "run one command in a fresh sandbox"},
     {"verify", cmd_verify, "verify one solution against one task"},
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
+    {"serve", cmd_serve, "the HTTP service: run, verify, batch, SandboxFusion's /run_code"},
     {"tasks", cmd_tasks, "the task library: convert public datasets to native tasks"},
 };
 

@@ -12,9 +12,8 @@
 
 enum kind { COUNTER, GAUGE, HISTOGRAM };
 
-static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-                                 0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10,
-                                 30,     60};
+static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                 0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
 struct series {

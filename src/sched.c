@@ -200,8 +200,7 @@ struct sched *sched_new(struct loop *loop, const struct sandbox_runtime *rt, uns
     s->queue_max = queue_max;
     s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->workers = calloc(slots, sizeof(*s->workers));
-    if (s->done_fd < 0 || !s->workers || loop_add(loop, s->done_fd, EPOLLIN,
-                                                  on_done, s) < 0) {
+    if (s->done_fd < 0 || !s->workers || loop_add(loop, s->done_fd, EPOLLIN, on_done, s) < 0) {
         errbuf_set(err, "cannot set up the scheduler: %s", strerror(errno));
         sched_free(s);
         return NULL;

@@ -195,3 +195,66 @@ bool util_utf8_valid(const char *str, size_t len)
     }
     return true;
 }
+
+static const char b64_alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *util_base64_encode(const void *data, size_t len)
+{
+    const unsigned char *in = data;
+    char *out = malloc(4 * ((len + 2) / 3) + 1), *o = out;
+
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)in[i] << 16;
+        if (i + 1 < len)
+            v |= (unsigned)in[i + 1] << 8;
+        if (i + 2 < len)
+            v |= in[i + 2];
+        *o++ = b64_alphabet[(v >> 18) & 63];
+        *o++ = b64_alphabet[(v >> 12) & 63];
+        *o++ = i + 1 < len ? b64_alphabet[(v >> 6) & 63] : '=';
+        *o++ = i + 2 < len ? b64_alphabet[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+int util_base64_decode(const char *text, size_t text_len, char **out, size_t *len)
+{
+    char *buf = malloc(text_len / 4 * 3 + 4), *o = buf;
+    unsigned v = 0;
+    int bits = 0, pad = 0;
+
+    if (!buf)
+        return -ENOMEM;
+    for (size_t i = 0; i < text_len; i++) {
+        const char *p;
+        char c = text[i];
+        if (c == '\n' || c == '\r' || c == ' ')
+            continue;
+        if (c == '=') {
+            pad++;
+            continue;
+        }
+        if (pad || !(p = strchr(b64_alphabet, c)) || !c) {
+            free(buf);
+            return -EINVAL;
+        }
+        v = (v << 6) | (unsigned)(p - b64_alphabet);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            *o++ = (char)((v >> bits) & 0xff);
+        }
+    }
+    if (pad > 2 || bits >= 6) {
+        free(buf);
+        return -EINVAL;
+    }
+    *o = '\0';
+    *len = (size_t)(o - buf);
+    *out = buf;
+    return 0;
+}

@@ -48,4 +48,11 @@ int util_read_fd(int fd, char **buf, size_t *len, size_t max);
 /* util_utf8_valid(s, len) — true when s is well-formed UTF-8 (no overlongs, no surrogates). */
 bool util_utf8_valid(const char *s, size_t len);
 
+/* util_base64_encode(data, len) — standard alphabet with padding, malloc'd; NULL on ENOMEM. */
+char *util_base64_encode(const void *data, size_t len);
+
+/* util_base64_decode(text, len, &out, &out_len) — line breaks and spaces ignored; a new
+ * NUL-terminated buffer. 0, -EINVAL (not base64) or -ENOMEM. */
+int util_base64_decode(const char *text, size_t text_len, char **out, size_t *len);
+
 #endif

@@ -61,8 +61,8 @@ void verify_opts_default(struct verify_opts *o)
     o->infra_retries = 2;
 }
 
-static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len,
-                    mode_t mode, struct errbuf *err)
+static int put_text(struct sandbox *sb, const char *dest, const char *text, size_t len, mode_t mode,
+                    struct errbuf *err)
 {
     return sandbox_put_data(sb, dest, text, len, mode, err);
 }

@@ -1,0 +1,37 @@
+/*
+ * api.h — the routes of `crucible serve` (docs/API.md): requests parsed and validated,
+ * turned into scheduler jobs, and their results answered as JSON or streamed as NDJSON.
+ * Everything here runs on the loop thread except the jobs' run functions (workers).
+ */
+#ifndef CRUCIBLE_API_H
+#define CRUCIBLE_API_H
+
+#include <stdio.h>
+
+#include "http.h"
+#include "image.h"
+#include "metrics.h"
+#include "sandbox.h"
+#include "sched.h"
+
+struct api_config {
+    const struct image *host;     /* the resolved "host" image */
+    struct sandbox_limits limits; /* defaults for omitted request limits */
+    const char *token;            /* bearer token, or NULL: no authentication */
+    unsigned infra_retries;
+    size_t max_batch; /* items per batch */
+};
+
+struct api;
+
+/* api_new(sched, metrics, cfg, log) — log gets one JSON object per line per event. */
+struct api *api_new(struct sched *s, struct metrics *m, const struct api_config *cfg, FILE *log);
+void api_free(struct api *a);
+
+/* api_handle — the http_handler of the server (arg: the api). */
+void api_handle(void *arg, struct http_request *r);
+
+/* api_log(a, event, fields) — one log line {"ts", "event", ...fields}; fields is stolen. */
+void api_log(struct api *a, const char *event, json_t *fields);
+
+#endif
