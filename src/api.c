@@ -819,8 +819,11 @@ static void item_done(struct job *j)
                  j->deadline - j->t_submit);
         not_run_result(it, why);
         metrics_add(a->m, "jobs_expired_total", "jobs whose deadline passed in the queue", "", 1);
-    } else if (j->outcome == JOB_CANCELLED && !it->result) {
-        not_run_result(it, "cancelled: the client went away");
+    } else if (j->outcome == JOB_CANCELLED) {
+        if (!it->result)
+            not_run_result(it, "cancelled: the client went away");
+        it->status = "cancelled"; /* the client's doing: not an infrastructure error */
+        it->infra = false;
     } else if (!it->result) {
         not_run_result(it, "out of memory building the result");
     }
@@ -924,10 +927,11 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
     sched_stats(a->sched, &st);
     for (size_t i = 0; i < o->n; i++)
         if (!sched_fits(a->sched, o->items[i].job.memory_mb)) {
+            char who[40];
+            snprintf(who, sizeof(who), o->batch ? "items[%zu]" : "the request", i);
             fail(a, r, route, 400, "bad_request",
-                 "%s%zu needs %llu MB of memory; this server runs jobs of at most %llu MB",
-                 o->batch ? "item " : "request ", i, (unsigned long long)o->items[i].job.memory_mb,
-                 (unsigned long long)st.memory_mb);
+                 "%s needs %llu MB of memory; this server runs jobs of at most %llu MB", who,
+                 (unsigned long long)o->items[i].job.memory_mb, (unsigned long long)st.memory_mb);
             owner_discard(o);
             return;
         }

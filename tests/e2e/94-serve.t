@@ -1,0 +1,348 @@
+#!/usr/bin/python3
+# crucible serve end to end, on loopback with the real binary: every route, batch streaming
+# with dependencies and client disconnects, SandboxFusion's /run_code as verl sends it,
+# priorities, deadlines, overload (429) under a bounded load test, bad input, bearer-token
+# auth, metrics, and a clean stop on SIGTERM. Standard library only.
+import base64
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CRUCIBLE = os.environ.get("CRUCIBLE") or os.path.join(ROOT, "build", "crucible")
+TMP = tempfile.mkdtemp(prefix="crucible-serve-")
+n = 0
+failed = 0
+
+
+def ok(cond, desc, diag=None):
+    global n, failed
+    n += 1
+    print(("ok" if cond else "not ok") + " %d - %s" % (n, desc))
+    if not cond:
+        failed += 1
+        if diag is not None:
+            for line in str(diag)[:3000].splitlines():
+                print("# " + line)
+    sys.stdout.flush()
+    return cond
+
+
+class Server:
+    def __init__(self, *args):
+        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
+        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
+        self.p = subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0",
+                                   "--port-file", self.port_file] + list(args),
+                                  stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + 10
+        while time.time() < deadline and not os.path.exists(self.port_file):
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.02)
+        time.sleep(0.05)
+        self.port = int(open(self.port_file).read())
+
+    def conn(self, timeout=60):
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+
+    def request(self, method, path, body=None, headers=None, timeout=60):
+        c = self.conn(timeout)
+        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
+        c.request(method, path, body=data, headers=headers or {})
+        r = c.getresponse()
+        text = r.read().decode()
+        c.close()
+        try:
+            j = json.loads(text)
+        except ValueError:
+            j = None
+        return r.status, j, text, r
+
+    def post(self, path, body, **kw):
+        return self.request("POST", path, body, **kw)
+
+    def rss_kb(self):
+        for line in open("/proc/%d/status" % self.p.pid):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            return None
+
+
+def batch_lines(srv, body, on_line=None):
+    """POST /v1/batch; yields (seconds since start, parsed line) as lines arrive."""
+    c = srv.conn()
+    t0 = time.monotonic()
+    c.request("POST", "/v1/batch", body=json.dumps(body))
+    r = c.getresponse()
+    out = []
+    while True:
+        line = r.readline()
+        if not line:
+            break
+        out.append((time.monotonic() - t0, json.loads(line)))
+        if on_line:
+            on_line(out[-1])
+    c.close()
+    return r, out
+
+
+ADD_TASK = {"id": "s/add", "language": "python", "harness": "assert",
+            "tests": [{"name": "a", "code": "assert add(1, 2) == 3"},
+                      {"name": "b", "code": "assert add(2, 2) == 4"}]}
+
+s = Server("--slots", "2")
+st, j, text, _ = s.request("GET", "/healthz")
+ok(st == 200 and j["status"] == "ok" and j["slots"] == 2, "GET /healthz", text)
+
+# --- /v1/run ----------------------------------------------------------------------------
+st, j, text, _ = s.post("/v1/run", {"command": ["/bin/sh", "-c", "cat in.txt; cat"],
+                                    "stdin": "from stdin\n",
+                                    "files": {"in.txt": "from file\n",
+                                              "b.bin": {"base64": base64.b64encode(b"\0\1").decode()}}})
+ok(st == 200 and j["status"] == "ok" and j["stdout"] == "from file\nfrom stdin\n",
+   "/v1/run: a command with files and stdin", text)
+st, j, text, _ = s.post("/v1/run", {"command": ["/bin/sh", "-c", "while :; do :; done"],
+                                    "limits": {"cpu_time": 0.5, "wall_time": 5}})
+ok(st == 200 and j["status"] == "timeout" and j["limit"] == "cpu", "/v1/run: limits apply", text)
+st, j, text, _ = s.post("/v1/run", {"code": "print(6 * 7)", "language": "python"})
+ok(st == 200 and j["stdout"] == "42\n" and j["compile"] is None, "/v1/run: python code", text)
+st, j, text, _ = s.post("/v1/run", {"code": "int main(void) { return 3 }", "language": "c"})
+ok(st == 200 and j["status"] == "runtime_error" and j["compile"]["status"] == "runtime_error"
+   and "error" in j["compile"]["stderr"], "/v1/run: C that does not compile: the compiler's record", text)
+st, j, text, _ = s.post("/v1/run", {"code": "#include <stdio.h>\nint main(void){puts(\"c\");return 0;}",
+                                    "language": "c"})
+ok(st == 200 and j["stdout"] == "c\n" and j["compile"]["status"] == "ok", "/v1/run: C compiled and run", text)
+
+# --- /v1/verify -------------------------------------------------------------------------
+st, j, text, _ = s.post("/v1/verify", {"task": ADD_TASK, "solution": "def add(a, b):\n    return a + b\n"})
+ok(st == 200 and j["verdict"] == "accepted" and j["reward"] == 1.0, "/v1/verify: accepted", text)
+st, j, text, _ = s.post("/v1/verify", {"task": ADD_TASK, "response": "```python\ndef add(a, b):\n    return a - b\n```",
+                                       "reward": "fraction"})
+ok(st == 200 and j["verdict"] == "wrong_answer" and j["passed"] == 0 and "python" in j["extracted"],
+   "/v1/verify: a response, extracted and rejected", text)
+bare = {"id": "s/bare", "language": "python", "harness": "assert", "image": TMP,
+        "tests": [{"code": "pass"}]}
+st, j, text, _ = s.post("/v1/verify", {"task": bare, "solution": "x = 1"})
+ok(st == 200 and j["verdict"] == "infra_error" and j["reward"] is None,
+   "/v1/verify: crucible's failure is infra_error with reward null, not 0", text)
+
+# --- /v1/batch ----------------------------------------------------------------------------
+items = [{"kind": "run", "command": ["/bin/sleep", "1.5"]},
+         {"kind": "verify", "task": ADD_TASK, "solution": "def add(a, b):\n    return a + b\n"},
+         {"kind": "verify", "task": ADD_TASK, "solution": "def add(a, b):\n    return 0\n"},
+         {"kind": "run", "command": ["/bin/echo", "after 1"], "after": [1]},
+         {"kind": "run", "command": ["/bin/echo", "after 2"], "after": [2]},
+         {"kind": "run", "command": ["/bin/echo", "after 4"], "after": [4]}]
+r, lines = batch_lines(s, {"items": items})
+got = {l["index"]: (t, l) for t, l in lines}
+ok(r.status == 200 and r.getheader("Content-Type") == "application/x-ndjson"
+   and sorted(got) == list(range(6)), "/v1/batch: one NDJSON line per item", lines)
+ok(got[1][0] < got[0][0] - 0.5, "/v1/batch: lines stream as items finish (a fast item before the slow one)",
+   [(round(t, 3), l["index"]) for t, l in lines])
+ok(got[3][1]["result"]["stdout"] == "after 1\n", "/v1/batch: an item after an accepted one runs", got[3])
+ok(got[4][1].get("skipped") and got[4][1]["error"]["code"] == "dependency_failed"
+   and got[5][1].get("skipped"), "/v1/batch: a failed dependency skips its dependents, transitively",
+   [got[4], got[5]])
+
+# A client that goes away cancels what is left: the sleeps are killed at once.
+c = s.conn()
+c.request("POST", "/v1/batch", body=json.dumps({"items": [
+    {"kind": "run", "command": ["/bin/echo", "first"]}] +
+    [{"kind": "run", "command": ["/bin/sleep", "60"]} for _ in range(5)]}))
+resp = c.getresponse()
+first = json.loads(resp.readline())
+c.sock.shutdown(socket.SHUT_RDWR)
+c.close()
+t0 = time.time()
+while time.time() - t0 < 10:
+    h = s.request("GET", "/healthz")[1]
+    if h["running"] == 0 and h["queued"] == 0:
+        break
+    time.sleep(0.1)
+ok(first["index"] == 0 and h["running"] == 0 and h["queued"] == 0 and time.time() - t0 < 10,
+   "/v1/batch: a disconnect cancels running and queued items (%.2f s)" % (time.time() - t0), h)
+metrics = s.request("GET", "/metrics")[2]
+ok('crucible_jobs_completed_total{kind="run",status="cancelled"} 5' in metrics,
+   "cancelled jobs are counted as cancelled, not as errors",
+   [l for l in metrics.splitlines() if "completed" in l or "infra" in l])
+
+# --- /run_code, as verl's sandbox_fusion reward sends it -----------------------------------
+def run_code(code, language="python", **extra):
+    body = {"code": code, "language": language, "compile_timeout": 10, "run_timeout": 10,
+            "memory_limit_MB": 1024, "stdin": "", "files": {}, "fetch_files": []}
+    body.update(extra)
+    return s.post("/run_code", body)
+
+st, j, text, _ = run_code("print(input())", stdin="echo\n")
+ok(st == 200 and j["status"] == "Success" and j["run_result"]["stdout"] == "echo\n"
+   and j["run_result"]["return_code"] == 0 and j["compile_result"] is None,
+   "/run_code: Success, stdout and return_code as SandboxFusion", text)
+st, j, text, _ = run_code("import sys\nsys.exit(3)")
+ok(j["status"] == "Failed" and j["run_result"]["status"] == "Finished" and j["run_result"]["return_code"] == 3,
+   "/run_code: a non-zero exit is Failed / Finished", text)
+st, j, text, _ = run_code("while True: pass", run_timeout=0.5)
+ok(j["status"] == "Failed" and j["run_result"]["status"] == "TimeLimitExceeded",
+   "/run_code: TimeLimitExceeded", text)
+st, j, text, _ = run_code("#include <cstdio>\nint main() { std::puts(\"hi\") }", language="cpp")
+ok(j["status"] == "Failed" and j["compile_result"]["status"] == "Finished"
+   and j["compile_result"]["return_code"] != 0 and j["run_result"] is None,
+   "/run_code: a compile error is Failed with the compile_result", text)
+st, j, text, _ = run_code("console.log(require('fs').readFileSync('data.txt', 'utf8').trim().toUpperCase());"
+                          "require('fs').writeFileSync('out.txt', 'written')", language="nodejs",
+                          files={"data.txt": base64.b64encode(b"abc\n").decode()},
+                          fetch_files=["out.txt", "missing.txt"])
+ok(j["status"] == "Success" and j["run_result"]["stdout"] == "ABC\n"
+   and base64.b64decode(j["files"]["out.txt"]) == b"written" and "missing.txt" not in j["files"],
+   "/run_code: nodejs, files in (base64) and fetch_files out", text)
+
+# --- bad input: a clear 4xx each, the server stays up ----------------------------------------
+bad = [("/v1/run", b"{", 400, "not valid JSON"), ("/v1/run", b"[1]", 400, "JSON object"),
+       ("/v1/run", {"command": []}, 400, "command"), ("/v1/run", {"command": ["ls"], "limits": {"cpu_time": -1}}, 400, "cpu_time"),
+       ("/v1/run", {"command": ["ls"], "limits": {"memory_mb": 10 ** 9}}, 400, "memory_mb"),
+       ("/v1/run", {"command": ["ls"], "limits": {"gpus": 1}}, 400, "unknown limit"),
+       ("/v1/run", {"command": ["ls"], "comand": 1}, 400, "unknown field 'comand'"),
+       ("/v1/run", {"command": ["ls"], "files": {"/etc/passwd": "x"}}, 400, "files"),
+       ("/v1/run", {"command": ["ls"], "files": {"a": {"base64": "!!"}}}, 400, "base64"),
+       ("/v1/run", {"command": ["ls"], "image": "no-such-image"}, 400, "image"),
+       ("/v1/run", {"code": "x", "language": "cobol"}, 400, "unknown language"),
+       ("/v1/run", {"command": ["ls"], "priority": "urgent"}, 400, "priority"),
+       ("/v1/run", {"command": ["ls"], "deadline_s": -1}, 400, "deadline_s"),
+       ("/v1/verify", {"task": {"id": "x"}, "solution": ""}, 400, "task:"),
+       ("/v1/verify", {"task": ADD_TASK}, 400, "solution"),
+       ("/v1/verify", {"task": ADD_TASK, "solution": "", "repeats": 0}, 400, "repeats"),
+       ("/v1/batch", {"items": [{"kind": "run", "command": ["ls"]}, {"kind": "dance"}]}, 400, "items[1]"),
+       ("/v1/batch", {"items": [{"kind": "run", "command": ["ls"], "after": [0]}]}, 400, "earlier item"),
+       ("/run_code", {"code": "x", "language": "python", "run_timeout": "ten"}, 400, "run_timeout"),
+       ("/run_code", {"code": "x", "language": "python", "files": {"../x": "YQ=="}}, 400, "files")]
+bad_ok = []
+for path, body, want, needle in bad:
+    st, j, text, _ = s.post(path, body)
+    good = st == want and j and needle in j["error"]["message"] and j["error"]["code"] == "bad_request"
+    bad_ok.append(good or (path, body, st, text))
+ok(all(x is True for x in bad_ok), "bad input: %d malformed requests, each a 400 naming the problem" % len(bad),
+   [x for x in bad_ok if x is not True])
+st, j, text, _ = s.request("GET", "/v1/nothing")
+ok(st == 404 and j["error"]["code"] == "not_found", "unknown route: 404", text)
+st, j, text, _ = s.request("GET", "/v1/run")
+ok(st == 405 and j["error"]["code"] == "method_not_allowed", "wrong method: 405", text)
+st, j, text, _ = s.request("GET", "/healthz")
+ok(st == 200, "the server is still up after the bad input")
+
+# --- metrics ------------------------------------------------------------------------------
+metrics = s.request("GET", "/metrics")[2]
+names = ["crucible_queue_depth{priority=\"normal\"}", "crucible_jobs_running", "crucible_slots",
+         "crucible_jobs_completed_total{kind=\"verify\",status=\"accepted\"}",
+         "crucible_queue_wait_seconds_bucket", "crucible_run_seconds_bucket", "crucible_job_seconds_count",
+         "crucible_http_requests_total{route=\"/v1/run\",code=\"400\"}", "crucible_infra_errors_total"]
+ok(all(x in metrics for x in names) and all(l.startswith(("#", "crucible_")) for l in metrics.splitlines()),
+   "/metrics: Prometheus text, every name prefixed crucible_", [x for x in names if x not in metrics])
+rc = s.stop()
+ok(rc == 0, "SIGTERM: the server stops cleanly (exit %s)" % rc)
+s.log.seek(0)
+log_lines = [json.loads(l) for l in s.log.read().splitlines() if l.startswith("{")]
+ok(log_lines and log_lines[0]["event"] == "listening" and log_lines[-1]["event"] == "stopping",
+   "logs: one JSON object per line", log_lines[:3])
+
+# --- scheduling: priorities, deadlines, overload --------------------------------------------
+s = Server("--slots", "1", "--queue", "4", "--quiet")
+order = []
+def submit(prio, tag, delay):
+    time.sleep(delay)
+    st, j, text, _ = s.post("/v1/run", {"command": ["/bin/echo", tag], "priority": prio})
+    order.append(tag)
+blocker = threading.Thread(target=lambda: s.post("/v1/run", {"command": ["/bin/sleep", "1"]}))
+blocker.start()
+ts = [threading.Thread(target=submit, args=("low", "low", 0.2)),
+      threading.Thread(target=submit, args=("high", "high", 0.4))]
+for t in ts:
+    t.start()
+for t in ts + [blocker]:
+    t.join()
+ok(order == ["high", "low"], "priority: a high job queued later starts before a low one", order)
+
+results = {}
+def timed(tag, body):
+    results[tag] = s.post("/v1/run", body)
+a = threading.Thread(target=timed, args=("slow", {"command": ["/bin/sleep", "1"]}))
+a.start()
+time.sleep(0.2)
+b = threading.Thread(target=timed, args=("late", {"command": ["/bin/true"], "deadline_s": 0.3}))
+b.start()
+a.join()
+b.join()
+st, j, text, _ = results["late"]
+ok(st == 200 and j["status"] == "sandbox_error" and "deadline" in j["message"],
+   "deadline_s: a job not started in time ends as sandbox_error saying so", text)
+
+# Bounded load: 10x more concurrent requests than slots+queue; every one 200 or 429.
+codes = []
+lock = threading.Lock()
+rss0 = s.rss_kb()
+def hammer():
+    st, j, text, r = s.post("/v1/run", {"command": ["/bin/sleep", "0.2"]})
+    with lock:
+        codes.append((st, r.getheader("Retry-After"), j.get("status") if st == 200 else j["error"]["code"]))
+threads = [threading.Thread(target=hammer) for _ in range(50)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+statuses = {c[0] for c in codes}
+ok(len(codes) == 50 and statuses <= {200, 429} and 429 in statuses and 200 in statuses,
+   "load: 50 concurrent requests on 1 slot + 4 queue places: each 200 or 429",
+   sorted(set(codes)))
+ok(all(c[2] == "ok" for c in codes if c[0] == 200) and all(c[1] == "1" and c[2] == "overloaded" for c in codes if c[0] == 429),
+   "load: admitted requests all ran to ok; 429s carry Retry-After", sorted(set(codes)))
+for _ in range(3):
+    threads = [threading.Thread(target=hammer) for _ in range(50)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+rss1 = s.rss_kb()
+ok(s.request("GET", "/healthz")[0] == 200 and rss1 - rss0 < 20000,
+   "load: server up, memory bounded (RSS %d -> %d kB over 200 requests)" % (rss0, rss1))
+s.stop()
+
+# --- bearer token ---------------------------------------------------------------------------
+tok = os.path.join(TMP, "token")
+with open(tok, "w") as f:
+    f.write("s3cret-token\n")
+s = Server("--slots", "1", "--quiet", "--token-file", tok)
+st, j, text, _ = s.post("/v1/run", {"command": ["/bin/true"]})
+ok(st == 401 and j["error"]["code"] == "unauthorized", "token: no Authorization header is 401", text)
+st, j, text, _ = s.post("/v1/run", {"command": ["/bin/true"]}, headers={"Authorization": "Bearer s3cret-tokex"})
+ok(st == 401, "token: a wrong token is 401")
+st, j, text, _ = s.post("/v1/run", {"command": ["/bin/true"]}, headers={"Authorization": "Bearer s3cret-token"})
+ok(st == 200 and j["status"] == "ok", "token: the right token runs", text)
+ok(s.request("GET", "/healthz")[0] == 200, "token: /healthz stays open for probes")
+s.stop()
+
+# --- bad command lines ------------------------------------------------------------------------
+bad_cli = [["--listen", "nohost"], ["--slots", "0"], ["--queue", "x"], ["--token-file", "/nonexistent"],
+           ["--listen", "999.1.1.1:80"], ["extra"]]
+msgs = []
+for args in bad_cli:
+    p = subprocess.run([CRUCIBLE, "serve"] + args, capture_output=True, text=True, timeout=10)
+    msgs.append((p.returncode, p.stderr.strip()))
+ok(all(rc == 2 and err.startswith("crucible serve:") and err.count("\n") == 0 for rc, err in msgs),
+   "bad command lines: exit 2 with one line naming the problem", msgs)
+
+print("1..%d" % n)
+sys.exit(min(failed, 254))
