@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "lang.h"
+#include "pool.h"
 #include "program.h"
 #include "task.h"
 #include "util.h"
@@ -412,6 +413,7 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     verify_opts_default(&it->vo);
     it->vo.infra_retries = a->cfg.infra_retries;
     it->vo.image = a->cfg.host;
+    it->vo.pool = a->cfg.pool;
     if ((v = json_object_get(j, "repeats")) && !json_is_null(v)) {
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100)
             return errbuf_set(err, "'repeats' must be an integer from 1 to 100");
@@ -525,6 +527,30 @@ static bool interrupted(const struct sandbox_runtime *rt)
     return true;
 }
 
+/* run_in_sandbox(…) — sandbox_run, with a warm sandbox when one of the shape is ready. */
+static void run_in_sandbox(struct item *it, const struct sandbox_runtime *rt,
+                           const struct sandbox_file *files, const struct sandbox_proc *proc,
+                           struct result *res)
+{
+    struct pool *pool = it->owner->api->cfg.pool;
+    struct errbuf err = {{0}};
+    struct sandbox *sb = pool_acquire(pool, rt, it->img, &it->limits, &err);
+
+    snprintf(res->image, sizeof(res->image), "%s", it->img->digest);
+    if (!sb) {
+        result_fail(res, "%s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < it->nfiles; i++)
+        if (sandbox_put_file(sb, files[i].dest, files[i].fd, files[i].mode, &err) < 0) {
+            result_fail(res, "%s", err.msg);
+            pool_release(pool, sb);
+            return;
+        }
+    sandbox_exec(sb, proc, SANDBOX_EXEC_LAST, res); /* final: everything is dead */
+    pool_release(pool, sb);
+}
+
 static void run_command(struct item *it, const struct sandbox_runtime *rt)
 {
     struct sandbox_file *files = calloc(it->nfiles + 1, sizeof(*files));
@@ -545,7 +571,7 @@ static void run_command(struct item *it, const struct sandbox_runtime *rt)
         if (staged && it->stdin_len)
             staged = (proc.stdin_fd = sandbox_memfd(it->stdin_data, it->stdin_len)) >= 0;
         if (staged)
-            sandbox_run(rt, it->img, &it->limits, files, it->nfiles, &proc, &res);
+            run_in_sandbox(it, rt, files, &proc, &res);
         else
             result_fail(&res, "cannot stage the request's files: %s", strerror(errno));
         for (size_t i = 0; files && i < it->nfiles; i++)
@@ -579,6 +605,7 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         .fetch = (const char *const *)it->fetch,
         .nfetch = it->nfetch,
         .infra_retries = it->vo.infra_retries,
+        .pool = it->owner->api->cfg.pool,
     };
     struct program_result pr;
 
@@ -1132,6 +1159,19 @@ static void route_metrics(struct api *a, struct http_request *r)
     metrics_set(a->m, "slots", "CPU slots (concurrent jobs)", "", st.slots);
     metrics_set(a->m, "memory_reserved_bytes", "memory reserved by running jobs", "",
                 (double)st.memory_used_mb * 1048576.0);
+    if (a->cfg.pool) {
+        struct pool_stats ps;
+        pool_stats(a->cfg.pool, &ps);
+        metrics_set(a->m, "pool_ready", "warm sandboxes ready", "", ps.ready);
+        metrics_set(a->m, "pool_target", "warm sandboxes the pool keeps ready", "", ps.target);
+        metrics_set_total(a->m, "pool_hits_total", "jobs that took a warm sandbox", "",
+                          (double)ps.hits);
+        metrics_set_total(a->m, "pool_misses_total",
+                          "sandboxes created on a job's path (none ready, or another shape)", "",
+                          (double)ps.misses);
+        metrics_set_total(a->m, "pool_create_failures_total", "warm sandboxes that failed to start",
+                          "", (double)ps.create_failures);
+    }
     count_request(a, "/metrics", 200);
     text = metrics_render(a->m);
     if (!text) {

@@ -14,12 +14,15 @@
 #include "sandbox.h"
 #include "sched.h"
 
+struct pool;
+
 struct api_config {
     const struct image *host;     /* the resolved "host" image */
     struct sandbox_limits limits; /* defaults for omitted request limits */
     const char *token;            /* bearer token, or NULL: no authentication */
     unsigned infra_retries;
-    size_t max_batch; /* items per batch */
+    size_t max_batch;  /* items per batch */
+    struct pool *pool; /* warm sandboxes, or NULL */
 };
 
 struct api;

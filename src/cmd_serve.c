@@ -21,12 +21,14 @@
 #include "image.h"
 #include "loop.h"
 #include "metrics.h"
+#include "pool.h"
 #include "sched.h"
 #include "util.h"
 
 static const char USAGE[] =
     "usage: crucible serve [--listen HOST:PORT] [--slots N] [--queue N] [--memory MB]\n"
-    "                      [--token-file FILE] [--max-body MB] [--port-file FILE] [--quiet]\n"
+    "                      [--warm N] [--token-file FILE] [--max-body MB] [--port-file FILE]\n"
+    "                      [--quiet]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus).\n"
@@ -35,6 +37,8 @@ static const char USAGE[] =
     "  --slots N           jobs running at once (default: the number of CPUs)\n"
     "  --queue N           jobs waiting at most (default 1024); beyond it requests get 429\n"
     "  --memory MB         memory that running jobs may reserve in all (default: 3/4 of RAM)\n"
+    "  --warm N            sandboxes kept ready for the default limits (default: --slots;\n"
+    "                      0: none); each serves one job and is destroyed\n"
     "  --token-file FILE   require 'Authorization: Bearer TOKEN' (the file's first line)\n"
     "  --max-body MB       larger request bodies get 413 (default 64)\n"
     "  --port-file FILE    write the bound port there once listening (for port 0)\n"
@@ -119,13 +123,24 @@ static uint64_t default_memory_mb(void)
 
 int cmd_serve(int argc, char **argv)
 {
-    enum { O_LISTEN = 256, O_SLOTS, O_QUEUE, O_MEMORY, O_TOKEN, O_MAXBODY, O_PORTFILE, O_QUIET };
+    enum {
+        O_LISTEN = 256,
+        O_SLOTS,
+        O_QUEUE,
+        O_MEMORY,
+        O_WARM,
+        O_TOKEN,
+        O_MAXBODY,
+        O_PORTFILE,
+        O_QUIET
+    };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
         {"listen", required_argument, NULL, O_LISTEN},
         {"slots", required_argument, NULL, O_SLOTS},
         {"queue", required_argument, NULL, O_QUEUE},
         {"memory", required_argument, NULL, O_MEMORY},
+        {"warm", required_argument, NULL, O_WARM},
         {"token-file", required_argument, NULL, O_TOKEN},
         {"max-body", required_argument, NULL, O_MAXBODY},
         {"port-file", required_argument, NULL, O_PORTFILE},
@@ -134,7 +149,7 @@ int cmd_serve(int argc, char **argv)
     };
     char host[64] = "127.0.0.1", *token = NULL;
     const char *port_file = NULL;
-    uint64_t port = 8080, slots = 0, queue = 1024, memory = 0, max_body = 64;
+    uint64_t port = 8080, slots = 0, queue = 1024, memory = 0, max_body = 64, warm = UINT64_MAX;
     bool quiet = false;
     struct errbuf err = {{0}};
     struct sandbox_runtime rt;
@@ -142,6 +157,7 @@ int cmd_serve(int argc, char **argv)
     struct serve s = {0};
     struct metrics *m = NULL;
     struct api *a = NULL;
+    struct pool *pool = NULL;
     struct api_config cfg;
     struct rlimit nofile;
     sigset_t sigs;
@@ -176,6 +192,10 @@ int cmd_serve(int argc, char **argv)
             if (!util_parse_u64(optarg, 64, 1ull << 30, &memory))
                 return usage_error("--memory wants megabytes (at least 64), got '%s'", optarg);
             break;
+        case O_WARM:
+            if (!util_parse_u64(optarg, 0, 1024, &warm))
+                return usage_error("--warm wants an integer from 0 to 1024, got '%s'", optarg);
+            break;
         case O_TOKEN:
             if (read_token(optarg, &token, &err) < 0)
                 return usage_error("%s", err.msg);
@@ -204,10 +224,13 @@ int cmd_serve(int argc, char **argv)
         free(token);
         return 2;
     }
+    rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
     if (!slots)
         slots = rt.ncpu > 0 ? (uint64_t)rt.ncpu : 1;
     if (!memory)
         memory = default_memory_mb();
+    if (warm == UINT64_MAX)
+        warm = slots;
 
     /* Many clients at once: as many descriptors as the hard limit allows. */
     if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
@@ -236,6 +259,11 @@ int cmd_serve(int argc, char **argv)
     memset(&cfg, 0, sizeof(cfg));
     cfg.host = &host_img;
     sandbox_limits_default(&cfg.limits);
+    if (warm && !(pool = pool_new(&rt, &host_img, &cfg.limits, (unsigned)warm, m, &err))) {
+        fprintf(stderr, "crucible serve: %s\n", err.msg);
+        goto out;
+    }
+    cfg.pool = pool;
     cfg.token = token;
     cfg.infra_retries = 2;
     cfg.max_batch = 10000;
@@ -258,9 +286,9 @@ int cmd_serve(int argc, char **argv)
         }
     }
     api_log(a, "listening",
-            json_pack("{s:s,s:i,s:i,s:i,s:I,s:b}", "host", host, "port", (int)http_port(s.http),
-                      "slots", (int)slots, "queue", (int)queue, "memory_mb", (json_int_t)memory,
-                      "auth", token != NULL));
+            json_pack("{s:s,s:i,s:i,s:i,s:i,s:I,s:b}", "host", host, "port", (int)http_port(s.http),
+                      "slots", (int)slots, "warm", (int)warm, "queue", (int)queue, "memory_mb",
+                      (json_int_t)memory, "auth", token != NULL));
     if (loop_run(s.loop, timeout_ms, tick, &s) < 0)
         fprintf(stderr, "crucible serve: event loop failed: %s\n", strerror(errno));
     else
@@ -269,6 +297,7 @@ int cmd_serve(int argc, char **argv)
 out:
     http_stop(s.http); /* clients see their connections close; their jobs are cancelled */
     sched_free(s.sched);
+    pool_free(pool); /* after the jobs: they hand their sandboxes back to it */
     api_free(a);
     metrics_free(m);
     if (s.sigfd >= 0)

@@ -127,6 +127,17 @@ void metrics_set(struct metrics *m, const char *name, const char *help, const ch
     pthread_mutex_unlock(&m->mu);
 }
 
+void metrics_set_total(struct metrics *m, const char *name, const char *help, const char *labels,
+                       double v)
+{
+    struct series *s;
+
+    pthread_mutex_lock(&m->mu);
+    if ((s = series_of(m, name, help, COUNTER, labels)))
+        s->value = v;
+    pthread_mutex_unlock(&m->mu);
+}
+
 void metrics_observe(struct metrics *m, const char *name, const char *help, const char *labels,
                      double seconds)
 {

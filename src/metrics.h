@@ -16,6 +16,9 @@ void metrics_free(struct metrics *m);
 /* metrics_add(m, name, help, labels, by) — a counter (name should end in _total). */
 void metrics_add(struct metrics *m, const char *name, const char *help, const char *labels,
                  double by);
+/* metrics_set_total(m, name, help, labels, v) — a counter kept elsewhere, copied in. */
+void metrics_set_total(struct metrics *m, const char *name, const char *help, const char *labels,
+                       double v);
 /* metrics_set(m, name, help, labels, v) — a gauge. */
 void metrics_set(struct metrics *m, const char *name, const char *help, const char *labels,
                  double v);

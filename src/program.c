@@ -4,6 +4,8 @@
  */
 #include "program.h"
 
+#include "pool.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -40,7 +42,7 @@ static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
     out->ran = false;
     result_release(&out->run);
     result_init(&out->run);
-    sb = sandbox_create(rt, img, &s->limits, &err);
+    sb = pool_acquire(s->pool, rt, img, &s->limits, &err);
     if (!sb) {
         result_fail(&out->run, "%s", err.msg);
         return false;
@@ -68,12 +70,12 @@ static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
         out->has_compile = true;
         if (out->compile.status == RESULT_SANDBOX_ERROR) {
             result_fail(&out->run, "compile step: %s", out->compile.message);
-            sandbox_destroy(sb, NULL);
+            pool_release(s->pool, sb);
             return false;
         }
         if (out->compile.status != RESULT_OK) {
             result_fail(&out->run, "not run: compilation failed");
-            sandbox_destroy(sb, NULL);
+            pool_release(s->pool, sb);
             return true;
         }
         if (sandbox_set_limits(sb, &s->limits, &err) < 0 || sandbox_kill_others(sb, &err) < 0)
@@ -98,6 +100,10 @@ static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
                 snprintf(f->err, sizeof(f->err), "%s", ferr.msg);
         }
     }
+    if (!s->nfetch) { /* the last exec tore everything down: the verdict is final */
+        pool_release(s->pool, sb);
+        return out->run.status != RESULT_SANDBOX_ERROR;
+    }
     err.msg[0] = '\0';
     if (sandbox_destroy(sb, &err) < 0 && out->run.status != RESULT_SANDBOX_ERROR) {
         result_release(&out->run);
@@ -108,7 +114,7 @@ static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
     return out->run.status != RESULT_SANDBOX_ERROR;
 infra:
     result_fail(&out->run, "%s", err.msg);
-    sandbox_destroy(sb, NULL);
+    pool_release(s->pool, sb);
     return false;
 }
 

@@ -15,6 +15,8 @@
 #include "sandbox.h"
 #include "task.h"
 
+struct pool;
+
 struct program_spec {
     const struct lang *lang;
     const char *code;
@@ -28,6 +30,7 @@ struct program_spec {
     const char *const *fetch;     /* paths to read back after the run */
     size_t nfetch;
     unsigned infra_retries; /* fresh-sandbox retries of crucible's own failures */
+    struct pool *pool;      /* warm sandboxes to take from, or NULL */
 };
 
 struct program_file {

@@ -41,6 +41,7 @@ struct sandbox {
     const struct sandbox_runtime *rt;
     const struct image *img;
     struct sandbox_limits limits;
+    int cancel_fd; /* rt's, unless sandbox_set_cancel_fd said otherwise */
     struct cgroup cg;
     bool has_cg;
     pid_t init_pid;
@@ -207,7 +208,7 @@ static int recv_reply_fds(struct sandbox *sb, struct ctl_msg *m, int *fds, int *
 
     for (;;) {
         struct pollfd pf[2] = {{.fd = sb->ctl, .events = POLLIN},
-                               {.fd = sb->rt->cancel_fd, .events = POLLIN}};
+                               {.fd = sb->cancel_fd, .events = POLLIN}};
         int ms = (int)ceil((deadline - util_now()) * 1000);
         if (ms <= 0)
             return -ETIMEDOUT;
@@ -256,6 +257,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         return NULL;
     }
     sb->rt = rt;
+    sb->cancel_fd = rt->cancel_fd;
     sb->t0 = util_now();
     sb->img = img;
     sb->limits = *limits;
@@ -754,7 +756,7 @@ static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result
                                {.fd = x->cap[1].fd, .events = POLLIN},
                                {.fd = sb->ctl, .events = POLLIN},
                                {.fd = sb->pidfd, .events = POLLIN},
-                               {.fd = sb->rt->cancel_fd, .events = POLLIN}};
+                               {.fd = sb->cancel_fd, .events = POLLIN}};
         double wait = wall_deadline - util_now();
         if (cpu_accounted) {
             /* the earliest moment the CPU limit could be reached on every core */
@@ -924,6 +926,11 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     if (x.stdin_fd >= 0)
         close(x.stdin_fd);
     return 0;
+}
+
+void sandbox_set_cancel_fd(struct sandbox *sb, int fd)
+{
+    sb->cancel_fd = fd;
 }
 
 int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, struct errbuf *err)

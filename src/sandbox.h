@@ -123,6 +123,10 @@ struct sandbox_proc {
 int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
                  struct result *res);
 
+/* sandbox_set_cancel_fd(sb, fd) — the fd whose readability stops this sandbox's work (see
+ * sandbox_runtime.cancel_fd); for a sandbox made ahead of time for a job not known yet. */
+void sandbox_set_cancel_fd(struct sandbox *sb, int fd);
+
 /* sandbox_set_limits(sb, limits, err) — the limits of the next execs (a compile step runs
  * with its own). Memory and pids change in the cgroup; disk and network are fixed at
  * creation and ignored here. 0 or -errno with err set. */

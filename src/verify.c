@@ -11,6 +11,7 @@
 
 #include "extract.h"
 #include "junit.h"
+#include "pool.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -145,10 +146,10 @@ static enum verdict run_verdict(const struct task *t, const struct task_test *tt
 /* A sandbox with the solution in place and compiled; the compile record goes to vr. */
 enum box_state { BOX_READY, BOX_COMPILE_ERROR, BOX_INFRA };
 
-static enum box_state box_open(const struct sandbox_runtime *rt, const struct image *img,
-                               const struct task *t, const char *program, size_t program_len,
-                               struct sandbox **out, struct verify_result *vr, char *why,
-                               size_t why_size)
+static enum box_state box_open(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                               const struct image *img, const struct task *t, const char *program,
+                               size_t program_len, struct sandbox **out, struct verify_result *vr,
+                               char *why, size_t why_size)
 {
     struct lang_steps steps = lang_steps(t->lang, t->harness == TASK_HARNESS_ASSERT);
     struct errbuf err = {{0}};
@@ -160,7 +161,7 @@ static enum box_state box_open(const struct sandbox_runtime *rt, const struct im
         steps.source = t->solution_file;
         steps.compile = (const char *const *)t->build;
     }
-    sb = sandbox_create(rt, img, &t->limits, &err);
+    sb = pool_acquire(o->pool, rt, img, &t->limits, &err);
     if (!sb) {
         snprintf(why, why_size, "%s", err.msg);
         return BOX_INFRA;
@@ -180,13 +181,13 @@ static enum box_state box_open(const struct sandbox_runtime *rt, const struct im
         vr->has_compile = true;
         if (vr->compile.status == RESULT_SANDBOX_ERROR) {
             snprintf(why, why_size, "compile step: %s", vr->compile.message);
-            sandbox_destroy(sb, NULL);
+            pool_release(o->pool, sb);
             return BOX_INFRA;
         }
         if (vr->compile.status != RESULT_OK) {
             snprintf(why, why_size, "compilation failed (%s)",
                      result_status_name(vr->compile.status));
-            sandbox_destroy(sb, NULL);
+            pool_release(o->pool, sb);
             return BOX_COMPILE_ERROR;
         }
         if (sandbox_set_limits(sb, &t->limits, &err) < 0 || sandbox_kill_others(sb, &err) < 0)
@@ -196,7 +197,7 @@ static enum box_state box_open(const struct sandbox_runtime *rt, const struct im
     return BOX_READY;
 out_infra:
     snprintf(why, why_size, "%s", err.msg);
-    sandbox_destroy(sb, NULL);
+    pool_release(o->pool, sb);
     return BOX_INFRA;
 }
 
@@ -293,7 +294,8 @@ static bool assert_program(const struct sandbox_runtime *rt, const struct image 
              epi);
     for (unsigned attempt = 0; attempt <= o->infra_retries && !cancelled(rt); attempt++) {
         struct sandbox *sb;
-        enum box_state st = box_open(rt, img, t, program, strlen(program), &sb, vr, why, why_size);
+        enum box_state st =
+            box_open(rt, o, img, t, program, strlen(program), &sb, vr, why, why_size);
         if (st == BOX_COMPILE_ERROR) {
             free(program);
             return false;
@@ -305,7 +307,7 @@ static bool assert_program(const struct sandbox_runtime *rt, const struct image 
             continue;
         }
         exec_argv(sb, lang_steps(t->lang, true).run, env, NULL, 0, SANDBOX_EXEC_LAST, res);
-        sandbox_destroy(sb, NULL);
+        pool_release(o->pool, sb);
         if (*epi && res->status == RESULT_OK && !take_token(&res->out, token)) {
             res->status = RESULT_RUNTIME_ERROR;
             snprintf(res->message, sizeof(res->message),
@@ -390,8 +392,8 @@ static bool assert_all(const struct sandbox_runtime *rt, const struct image *img
 /* judge(…) — the task's checker program on one run's output, in a sandbox of its own (the
  * solution never sees the expected output). Returns the verdict: accepted, wrong_answer, or
  * infra_error when the checker itself fails (the task's fault, never the solution's). */
-static enum verdict judge(const struct sandbox_runtime *rt, const struct image *img,
-                          const struct task *t, const struct task_test *tt,
+static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                          const struct image *img, const struct task *t, const struct task_test *tt,
                           const struct result *run, char *why, size_t why_size)
 {
     struct lang_steps steps = lang_steps(t->judge_lang, false);
@@ -403,7 +405,8 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct image *
 
     sandbox_limits_default(&lim);
     lim.disk_mb = 64 + (uint64_t)((tt->stdin_len + tt->expected_len + run->out.len) >> 20) * 2;
-    if (!lang_available(t->judge_lang, img, &err) || !(sb = sandbox_create(rt, img, &lim, &err))) {
+    if (!lang_available(t->judge_lang, img, &err) ||
+        !(sb = pool_acquire(o->pool, rt, img, &lim, &err))) {
         snprintf(why, why_size, "checker program: %s", err.msg);
         return v;
     }
@@ -412,7 +415,7 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct image *
         put_text(sb, "output", run->out.data ? run->out.data : "", run->out.len, 0644, &err) < 0 ||
         put_text(sb, steps.source, t->judge_code, strlen(t->judge_code), 0644, &err) < 0) {
         snprintf(why, why_size, "checker program: %s", err.msg);
-        sandbox_destroy(sb, NULL);
+        pool_release(o->pool, sb);
         return v;
     }
     if (steps.compile) {
@@ -421,13 +424,13 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct image *
             snprintf(why, why_size, "checker program does not compile: %.200s",
                      res.err.data ? res.err.data : "");
             result_release(&res);
-            sandbox_destroy(sb, NULL);
+            pool_release(o->pool, sb);
             return v;
         }
         result_release(&res);
     }
     exec_argv(sb, steps.run, t->judge_lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
-    sandbox_destroy(sb, NULL);
+    pool_release(o->pool, sb);
     if (res.status == RESULT_OK) {
         v = VERDICT_ACCEPTED;
     } else if (res.status == RESULT_RUNTIME_ERROR && (res.exit_code == 1 || res.exit_code == 2)) {
@@ -459,7 +462,7 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
 
         if (!sb) {
             enum box_state st =
-                box_open(rt, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
+                box_open(rt, o, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
             if (st == BOX_COMPILE_ERROR)
                 return false;
             if (st == BOX_INFRA) {
@@ -478,13 +481,13 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
                   i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
         v = run_verdict(t, tt, &res, why, sizeof(why));
         if (v == VERDICT_ACCEPTED && t->judge_code) {
-            v = judge(rt, img, t, tt, &res, why, sizeof(why));
+            v = judge(rt, o, img, t, tt, &res, why, sizeof(why));
             if (v == VERDICT_INFRA_ERROR) { /* the checker's failure: no retry of the solution */
                 test_record(&vr->tests[i], &tys[i], v, &res, why);
                 result_release(&res);
                 failures = 0;
                 if (++i < t->ntests && sandbox_kill_others(sb, NULL) < 0) {
-                    sandbox_destroy(sb, NULL);
+                    pool_release(o->pool, sb);
                     sb = NULL;
                 }
                 continue;
@@ -492,7 +495,7 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
         }
         if (v == VERDICT_INFRA_ERROR ||
             (i + 1 < t->ntests && res.status != RESULT_OK && sandbox_kill_others(sb, NULL) < 0)) {
-            sandbox_destroy(sb, NULL);
+            pool_release(o->pool, sb);
             sb = NULL;
             if (v == VERDICT_INFRA_ERROR && ++failures <= o->infra_retries && !cancelled(rt)) {
                 result_release(&res);
@@ -500,7 +503,7 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
             }
         } else if (i + 1 < t->ntests && res.status == RESULT_OK &&
                    sandbox_kill_others(sb, NULL) < 0) {
-            sandbox_destroy(sb, NULL);
+            pool_release(o->pool, sb);
             sb = NULL;
         }
         test_record(&vr->tests[i], &tys[i], v, &res, why);
@@ -509,7 +512,7 @@ static bool stdio_repeat(const struct sandbox_runtime *rt, const struct image *i
         i++;
     }
     if (sb)
-        sandbox_destroy(sb, NULL);
+        pool_release(o->pool, sb);
     return true;
 }
 
@@ -651,7 +654,7 @@ static bool command_repeat(const struct sandbox_runtime *rt, const struct image 
         size_t xml_len = 0;
         bool have_report = false;
         enum box_state st =
-            box_open(rt, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
+            box_open(rt, o, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
 
         if (st == BOX_COMPILE_ERROR)
             return false;

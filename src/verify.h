@@ -38,11 +38,14 @@ enum reward_policy {
     REWARD_FRACTION, /* passed / total */
 };
 
+struct pool;
+
 struct verify_opts {
     unsigned repeats; /* runs of every test; majority verdict, flaky on disagreement */
     enum reward_policy reward;
     unsigned infra_retries;    /* fresh-sandbox retries of a run crucible failed (default 2) */
     const struct image *image; /* resolved image for tasks whose image is "host", or NULL */
+    struct pool *pool;         /* warm sandboxes to take from (crucible serve), or NULL */
 };
 
 struct verify_test {

@@ -252,6 +252,9 @@ names = ["crucible_queue_depth{priority=\"normal\"}", "crucible_jobs_running", "
          "crucible_http_requests_total{route=\"/v1/run\",code=\"400\"}", "crucible_infra_errors_total"]
 ok(all(x in metrics for x in names) and all(l.startswith(("#", "crucible_")) for l in metrics.splitlines()),
    "/metrics: Prometheus text, every name prefixed crucible_", [x for x in names if x not in metrics])
+hits = [float(l.split()[1]) for l in metrics.splitlines() if l.startswith("crucible_pool_hits_total")]
+ok(hits and hits[0] > 0 and "crucible_pool_ready" in metrics,
+   "warm pool: jobs took ready sandboxes (%s hits)" % (hits[0] if hits else "no"))
 rc = s.stop()
 ok(rc == 0, "SIGTERM: the server stops cleanly (exit %s)" % rc)
 s.log.seek(0)
