@@ -335,6 +335,10 @@ ok(st == 401, "token: a wrong token is 401")
 st, j, text, _ = s.post("/v1/run", {"command": ["/bin/true"]}, headers={"Authorization": "Bearer s3cret-token"})
 ok(st == 200 and j["status"] == "ok", "token: the right token runs", text)
 ok(s.request("GET", "/healthz")[0] == 200, "token: /healthz stays open for probes")
+p = subprocess.run([CRUCIBLE, "serve", "--quiet", "--listen", "127.0.0.1:%d" % s.port],
+                   capture_output=True, text=True, timeout=10)
+ok(p.returncode == 2 and "already in use" in p.stderr,
+   "a second server on a port in use fails instead of sharing it", p.stderr)
 s.stop()
 
 # --- bad command lines ------------------------------------------------------------------------
