@@ -31,7 +31,7 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 SEC_SRC  := $(wildcard tests/security/cases/*.c)
 SEC_BIN  := $(SEC_SRC:tests/security/cases/%.c=$(BUILD)/security/%)
-BENCH_BIN := $(BUILD)/bench/spawn
+BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload
 
 all: $(BUILD)/crucible
 
@@ -51,9 +51,9 @@ $(BUILD)/security/%: tests/security/cases/%.c tests/security/hostile.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=gnu11 -D_GNU_SOURCE -w -static -pthread -o $@ $<
 
-$(BENCH_BIN): bench/spawn.c
+$(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -std=gnu11 -D_GNU_SOURCE -Wall -o $@ $<
+	$(CC) -O2 -std=gnu11 -D_GNU_SOURCE -Wall -pthread -o $@ $<
 
 export CRUCIBLE := $(abspath $(BUILD)/crucible)
 export CRUCIBLE_BUILD := $(abspath $(BUILD))
@@ -69,6 +69,7 @@ check-security: all $(SEC_BIN)
 
 bench: all $(BENCH_BIN)
 	bench/run
+	bench/serve
 
 format:
 	clang-format -i src/*.[ch] tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
