@@ -649,6 +649,7 @@ struct exec_run {
     int stdin_fd, specfd;
     double start, cpu_base, cpu_used;
     bool exited, killed, init_died, interrupted;
+    bool alone;                /* init saw no other process left when the payload ended */
     enum result_status forced; /* a limit or failure seen by the supervisor, else RESULT_OK */
     int wait_status;
     int64_t ru_cpu_usec, ru_maxrss;
@@ -788,6 +789,7 @@ static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result
         if (pf[2].revents & POLLIN) {
             if (sandbox__ctl_recv(sb->ctl, &m, NULL, NULL) == 0 && m.type == CTL_EXITED) {
                 x->exited = true;
+                x->alone = (m.mode & CTL_EXITED_ALONE) != 0;
                 x->wait_status = m.status;
                 x->ru_cpu_usec = m.cpu_usec;
                 x->ru_maxrss = m.maxrss_kb;
@@ -902,14 +904,16 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         started = true;
         exec_supervise(sb, &x, res);
     }
-    torn_down = (flags & SANDBOX_EXEC_LAST) || x.killed;
+    /* The last exec must leave nothing running before its verdict is final; when init
+     * saw no process left, that holds already and teardown waits for sandbox_destroy. */
+    torn_down = x.killed || ((flags & SANDBOX_EXEC_LAST) && !(x.exited && x.alone));
     if (torn_down) {
         if (teardown(sb) < 0 && started)
             x.forced = RESULT_SANDBOX_ERROR;
         trace(sb, "torn down");
     }
     if (started) {
-        exec_drain(&x, torn_down);
+        exec_drain(&x, torn_down || (x.exited && x.alone));
         exec_verdict(sb, &x, res);
     }
     for (int i = 0; i < 2; i++) {

@@ -540,14 +540,16 @@ out_reply:
 /* reap(ctl, payload) — reaps every exited child; reports the payload's end. */
 static void reap(int ctl, pid_t *payload)
 {
+    struct ctl_msg m;
+    siginfo_t si;
+    bool ended = false;
     int status;
     pid_t pid;
 
+    memset(&m, 0, sizeof(m));
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         if (pid == *payload) {
             struct rusage ru;
-            struct ctl_msg m;
-            memset(&m, 0, sizeof(m));
             getrusage(RUSAGE_CHILDREN, &ru);
             m.type = CTL_EXITED;
             m.status = status;
@@ -555,10 +557,19 @@ static void reap(int ctl, pid_t *payload)
             m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
                          (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
             m.maxrss_kb = ru.ru_maxrss;
-            sandbox__ctl_send(ctl, &m, NULL, 0);
             *payload = 0;
+            ended = true;
         }
     }
+    if (!ended)
+        return;
+    /* Every process of the namespace is init's child once its parent is gone (orphans are
+     * reparented to init before their parent can be reaped), so no child left means no
+     * process left: the supervisor may then take the verdict as final without a kill. */
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+        m.mode = CTL_EXITED_ALONE;
+    sandbox__ctl_send(ctl, &m, NULL, 0);
 }
 
 /* kill_all(ctl, payload) — SIGKILL to every process of the namespace but init (what

@@ -35,6 +35,8 @@ enum ctl_type {
     CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
 };
 
+#define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
+
 struct ctl_msg {
     uint32_t type;
     int32_t err;    /* positive errno, 0 for none */
