@@ -1,0 +1,550 @@
+"""The HTTP client of ``crucible serve`` (docs/API.md), standard library only."""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import http.client
+import json
+import logging
+import math
+import os
+import random
+import socket
+import time
+import urllib.parse
+from datetime import datetime, timezone
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+
+from .errors import CrucibleError, CrucibleOverloaded, CrucibleUnavailable
+
+__all__ = ["Client", "BatchStream", "run_item", "verify_item", "DEFAULT_URL"]
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+log = logging.getLogger("crucible_client")
+
+Blob = Union[str, bytes, bytearray, memoryview, Mapping[str, str]]
+
+_SOLUTION_KINDS = ("solution", "completion", "response")
+
+
+# --- request bodies ------------------------------------------------------------------
+
+
+def _blob(value: Any, what: str) -> Any:
+    """A text or binary value as the API wants it: text as is, bytes as {"base64": ...}."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"base64": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, Mapping) and list(value.keys()) == ["base64"]:
+        return dict(value)  # already encoded by the caller
+    raise TypeError("%s must be str or bytes, not %s" % (what, type(value).__name__))
+
+
+def _files(files: Optional[Mapping[Any, Blob]]) -> Optional[Dict[str, Any]]:
+    if files is None:
+        return None
+    if not isinstance(files, Mapping):
+        raise TypeError("files must be a mapping of relative path -> str/bytes")
+    out = {}
+    for path, content in files.items():
+        name = os.fspath(path)
+        if isinstance(name, bytes):
+            name = name.decode("utf-8")
+        out[name] = _blob(content, "files[%r]" % (name,))
+    return out
+
+
+def _put(body: Dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        body[key] = value
+
+
+def _command(command: Any) -> List[str]:
+    if isinstance(command, str):
+        # A string is a shell command line, as a task's "command" string is.
+        return ["/bin/sh", "-c", command]
+    if isinstance(command, (bytes, bytearray)) or not isinstance(command, Sequence):
+        raise TypeError("command must be a list of strings (argv) or a shell command string")
+    argv = [os.fspath(a) for a in command]
+    if not argv or not all(isinstance(a, str) for a in argv):
+        raise ValueError("command must be a non-empty list of strings")
+    return argv
+
+
+def _run_body(command: Any, code: Optional[str], language: Optional[str], stdin: Optional[Blob],
+              files: Optional[Mapping[Any, Blob]], limits: Optional[Mapping[str, Any]],
+              image: Optional[str]) -> Dict[str, Any]:
+    if (command is None) == (code is None):
+        raise ValueError("give exactly one of command or code (with language)")
+    body: Dict[str, Any] = {}
+    if command is not None:
+        if language is not None:
+            raise ValueError("language goes with code, not with command")
+        body["command"] = _command(command)
+    else:
+        if not isinstance(code, str):
+            raise TypeError("code must be a string")
+        if not language:
+            raise ValueError("code needs a language (python, c, cpp, java, go, rust, javascript, bash, ...)")
+        body["code"] = code
+        body["language"] = language
+    if stdin is not None:
+        body["stdin"] = _blob(stdin, "stdin")
+    _put(body, "files", _files(files))
+    _put(body, "limits", dict(limits) if limits is not None else None)
+    _put(body, "image", image)
+    return body
+
+
+def _task(task: Any) -> Dict[str, Any]:
+    if isinstance(task, (str, bytes, bytearray)):
+        task = json.loads(task)
+    if not isinstance(task, Mapping):
+        raise TypeError("task must be a native task (a dict, or its JSON text)")
+    return dict(task)
+
+
+def _verify_body(task: Any, solution: Optional[str], completion: Optional[str],
+                 response: Optional[str], repeats: Optional[int],
+                 reward: Optional[str]) -> Dict[str, Any]:
+    given = [(k, v) for k, v in zip(_SOLUTION_KINDS, (solution, completion, response)) if v is not None]
+    if len(given) != 1:
+        raise ValueError("give exactly one of solution, completion or response")
+    kind, text = given[0]
+    if not isinstance(text, str):
+        raise TypeError("%s must be a string" % kind)
+    body: Dict[str, Any] = {"task": _task(task), kind: text}
+    _put(body, "repeats", repeats)
+    _put(body, "reward", reward)
+    return body
+
+
+def _after(after: Optional[Iterable[int]]) -> Optional[List[int]]:
+    if after is None:
+        return None
+    return [int(i) for i in after]
+
+
+def run_item(command: Any = None, *, code: Optional[str] = None, language: Optional[str] = None,
+             stdin: Optional[Blob] = None, files: Optional[Mapping[Any, Blob]] = None,
+             limits: Optional[Mapping[str, Any]] = None, image: Optional[str] = None,
+             after: Optional[Iterable[int]] = None) -> Dict[str, Any]:
+    """A ``run`` item of a batch (same arguments as :meth:`Client.run`, plus ``after``)."""
+    item = {"kind": "run"}
+    item.update(_run_body(command, code, language, stdin, files, limits, image))
+    _put(item, "after", _after(after))
+    return item
+
+
+def verify_item(task: Any, *, solution: Optional[str] = None, completion: Optional[str] = None,
+                response: Optional[str] = None, repeats: Optional[int] = None,
+                reward: Optional[str] = None,
+                after: Optional[Iterable[int]] = None) -> Dict[str, Any]:
+    """A ``verify`` item of a batch (same arguments as :meth:`Client.verify`, plus ``after``)."""
+    item = {"kind": "verify"}
+    item.update(_verify_body(task, solution, completion, response, repeats, reward))
+    _put(item, "after", _after(after))
+    return item
+
+
+def _batch_item(item: Mapping[str, Any], i: int) -> Dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise TypeError("batch item %d must be a dict (see run_item / verify_item)" % i)
+    out = dict(item)
+    if "stdin" in out and out["stdin"] is not None:
+        out["stdin"] = _blob(out["stdin"], "items[%d].stdin" % i)
+    if "files" in out and out["files"] is not None:
+        out["files"] = _files(out["files"])
+    if "task" in out and isinstance(out["task"], (str, bytes, bytearray)):
+        out["task"] = _task(out["task"])
+    return out
+
+
+# --- responses -----------------------------------------------------------------------
+
+
+def _parse_retry_after(value: Optional[str]) -> Optional[float]:
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - datetime.now(timezone.utc)).total_seconds()
+    if math.isnan(seconds) or math.isinf(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def _error_from(status: int, headers: Any, raw: bytes) -> CrucibleError:
+    body: Any = None
+    code = "http_%d" % status
+    text = raw.decode("utf-8", "replace")
+    message = text.strip()[:500] or http.client.responses.get(status, "")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
+        err = body["error"]
+        code = str(err.get("code") or code)
+        message = str(err.get("message") or "")
+    if status == 429:
+        return CrucibleOverloaded(status, code, message, body,
+                                  retry_after=_parse_retry_after(headers.get("Retry-After")))
+    return CrucibleError(status, code, message, body)
+
+
+class _Exchange:
+    """One HTTP request on its own connection; owns the socket until closed."""
+
+    __slots__ = ("conn", "sock", "resp")
+
+    def __init__(self, conn: http.client.HTTPConnection, sock: Optional[socket.socket],
+                 resp: http.client.HTTPResponse):
+        self.conn = conn
+        self.sock = sock
+        self.resp = resp
+
+    def close(self) -> None:
+        # Shut the socket down first: the response's file object keeps a reference to it,
+        # and only a real shutdown tells the server at once that we are gone.
+        if self.sock is not None:
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        try:
+            self.resp.close()
+        except Exception:  # noqa: BLE001 - closing must not raise
+            pass
+        try:
+            self.conn.close()
+        except Exception:  # noqa: BLE001
+            pass
+        if self.sock is not None:
+            try:
+                self.sock.close()
+            except OSError:
+                pass
+            self.sock = None
+
+
+class BatchStream:
+    """The streamed answer of ``POST /v1/batch``: an iterator of dicts, one per item, in
+    completion order (``{"index", "result"}`` or ``{"index", "skipped", "error"}``).
+
+    Lines are read off the connection as they arrive. :meth:`close` (also called by
+    ``with``, by ``break`` out of a ``for`` loop once the stream is garbage-collected,
+    and on any error) closes the connection, and the server then cancels the items not
+    yet finished. A stream that ends before every item was reported raises
+    :class:`CrucibleUnavailable`.
+    """
+
+    def __init__(self, exchange: _Exchange, total: int):
+        self._ex: Optional[_Exchange] = exchange
+        self.total = total
+        self.headers = exchange.resp.headers  # the answer's HTTP headers
+        self.seen: set = set()
+
+    @property
+    def closed(self) -> bool:
+        return self._ex is None
+
+    def __iter__(self) -> "BatchStream":
+        return self
+
+    def __next__(self) -> Dict[str, Any]:
+        while True:
+            ex = self._ex
+            if ex is None:
+                raise StopIteration
+            try:
+                line = ex.resp.readline()
+            except (OSError, http.client.HTTPException) as e:
+                self.close()
+                raise CrucibleUnavailable(
+                    "batch stream broke after %d of %d items: %s" % (len(self.seen), self.total, e), e
+                ) from e
+            if not line:
+                self.close()
+                if len(self.seen) < self.total:
+                    raise CrucibleUnavailable(
+                        "batch stream ended after %d of %d items" % (len(self.seen), self.total))
+                raise StopIteration
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as e:
+                self.close()
+                raise CrucibleError(200, "bad_response",
+                                    "batch line is not JSON: %r" % line[:200]) from e
+            if not isinstance(obj, dict) or "index" not in obj:
+                self.close()
+                err = obj.get("error") if isinstance(obj, dict) else None
+                if isinstance(err, Mapping):
+                    raise CrucibleError(200, str(err.get("code") or "batch_error"),
+                                        str(err.get("message") or ""), obj)
+                raise CrucibleError(200, "bad_response", "batch line without an index: %r" % line[:200],
+                                    obj)
+            self.seen.add(obj["index"])
+            return obj
+
+    def close(self) -> None:
+        """Close the connection (the server cancels the items not finished yet)."""
+        ex, self._ex = self._ex, None
+        if ex is not None:
+            ex.close()
+
+    def collect(self) -> List[Dict[str, Any]]:
+        """Read the whole stream; the lines, ordered by index."""
+        try:
+            return sorted(self, key=lambda d: d["index"])
+        finally:
+            self.close()
+
+    def __enter__(self) -> "BatchStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+class Client:
+    """A client of ``crucible serve``.
+
+    ``url``: the server (``http://host:port``, optionally with a path prefix; ``https``
+    works too). ``token``: the bearer token of a server started with ``--token-file``.
+    ``timeout``: seconds for connecting and for each read (for a batch stream: the longest
+    wait for the next line).
+
+    Overload: a ``429`` is retried up to ``max_retries`` times (``0`` disables retries),
+    sleeping for the server's ``Retry-After`` (or ``retry_backoff * 2**attempt`` without
+    one) capped at ``max_retry_wait`` seconds, plus up to 10% jitter within that cap.
+    Once retries are exhausted, :class:`CrucibleOverloaded` is raised. Nothing else is
+    retried: a request that reached the server may have run.
+
+    The client holds no connection between calls, so one instance can be shared by threads
+    (and is cheap to re-create in worker processes).
+    """
+
+    def __init__(self, url: str = DEFAULT_URL, token: Optional[str] = None,
+                 timeout: Optional[float] = 600, *, max_retries: int = 5,
+                 max_retry_wait: float = 30.0, retry_backoff: float = 1.0,
+                 user_agent: Optional[str] = None):
+        if "://" not in url:
+            url = "http://" + url
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https"):
+            raise ValueError("crucible url must be http:// or https://, not %r" % url)
+        if not parts.hostname:
+            raise ValueError("crucible url has no host: %r" % url)
+        self.url = url.rstrip("/")
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port
+        self._prefix = parts.path.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        if max_retries < 0:
+            raise ValueError("max_retries must be >= 0")
+        self.max_retries = int(max_retries)
+        self.max_retry_wait = float(max_retry_wait)
+        self.retry_backoff = float(retry_backoff)
+        from . import __version__
+
+        self.user_agent = user_agent or "crucible-client/%s" % __version__
+        self._sleep = time.sleep  # tests replace it
+
+    def __repr__(self) -> str:
+        return "Client(%r)" % self.url
+
+    # --- transport ---------------------------------------------------------------
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._https:
+            return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout)
+        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+
+    def _open(self, method: str, path: str, body: Any, accept: str) -> _Exchange:
+        """Send one request; an _Exchange for a 2xx answer, else the mapped exception."""
+        headers = {"Accept": accept, "User-Agent": self.user_agent, "Connection": "close"}
+        if self.token:
+            headers["Authorization"] = "Bearer " + self.token
+        data = None
+        if body is not None:
+            data = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        conn = self._connection()
+        sock = None
+        what = "%s %s%s" % (method, self.url, path)
+        try:
+            conn.connect()
+            sock = conn.sock
+            try:
+                conn.request(method, self._prefix + path, body=data, headers=headers)
+            except OSError as send_error:
+                # The server may answer (413, 401, ...) and close before reading the whole
+                # body: its answer, if it got through, says more than the broken pipe.
+                try:
+                    resp = conn.getresponse()
+                except (OSError, http.client.HTTPException):
+                    raise send_error from None
+            else:
+                resp = conn.getresponse()
+        except (OSError, http.client.HTTPException) as e:
+            conn.close()
+            if sock is not None:
+                sock.close()
+            raise CrucibleUnavailable("%s: %s" % (what, e or type(e).__name__), e) from e
+        ex = _Exchange(conn, sock, resp)
+        if resp.status < 400:
+            return ex
+        try:
+            raw = resp.read()
+        except (OSError, http.client.HTTPException):
+            raw = b""
+        finally:
+            ex.close()
+        raise _error_from(resp.status, resp.headers, raw)
+
+    def _retrying(self, fn: Any) -> Any:
+        attempt = 0
+        while True:
+            try:
+                return fn()
+            except CrucibleOverloaded as e:
+                if attempt >= self.max_retries:
+                    raise
+                wait = e.retry_after
+                if wait is None:
+                    wait = self.retry_backoff * (2 ** attempt)
+                wait = min(wait * (1.0 + 0.1 * random.random()), self.max_retry_wait)
+                attempt += 1
+                log.info("crucible overloaded (%s); retry %d/%d in %.2fs",
+                         e.message, attempt, self.max_retries, wait)
+                if wait > 0:
+                    self._sleep(wait)
+
+    def request(self, method: str, path: str, body: Any = None, *, text: bool = False) -> Any:
+        """One request with the client's retries; the decoded JSON answer (``text=True``:
+        the body as a string). ``path`` starts with ``/``."""
+
+        def once() -> Any:
+            ex = self._open(method, path, body, "text/plain" if text else "application/json")
+            try:
+                raw = ex.resp.read()
+            except (OSError, http.client.HTTPException) as e:
+                raise CrucibleUnavailable("%s %s: answer cut short: %s" % (method, path, e), e) from e
+            finally:
+                ex.close()
+            if text:
+                return raw.decode("utf-8", "replace")
+            try:
+                return json.loads(raw)
+            except ValueError as e:
+                raise CrucibleError(ex.resp.status, "bad_response",
+                                    "%s %s: answer is not JSON: %r" % (method, path, raw[:200])) from e
+
+        return self._retrying(once)
+
+    # --- the API -----------------------------------------------------------------
+
+    def run(self, command: Any = None, *, code: Optional[str] = None,
+            language: Optional[str] = None, stdin: Optional[Blob] = None,
+            files: Optional[Mapping[Any, Blob]] = None,
+            limits: Optional[Mapping[str, Any]] = None, image: Optional[str] = None,
+            priority: Optional[str] = None, deadline_s: Optional[float] = None) -> Dict[str, Any]:
+        """``POST /v1/run``: run a command (argv list; a string runs under ``/bin/sh -c``) or
+        a program (``code`` + ``language``). ``stdin`` and ``files`` values are text (str)
+        or binary (bytes, sent as base64). Returns the result record (with ``compile`` for
+        ``code``)."""
+        body = _run_body(command, code, language, stdin, files, limits, image)
+        _put(body, "priority", priority)
+        _put(body, "deadline_s", deadline_s)
+        return self.request("POST", "/v1/run", body)
+
+    def verify(self, task: Any, *, solution: Optional[str] = None,
+               completion: Optional[str] = None, response: Optional[str] = None,
+               repeats: Optional[int] = None, reward: Optional[str] = None,
+               priority: Optional[str] = None,
+               deadline_s: Optional[float] = None) -> Dict[str, Any]:
+        """``POST /v1/verify``: verify one solution of a native task (docs/TASKS.md).
+
+        Exactly one of ``solution`` (a full program), ``completion`` (appended to the
+        task's prompt) or ``response`` (raw model text; crucible takes its last fenced
+        block). ``reward``: ``"binary"`` or ``"fraction"``. Returns the verification
+        record; its ``reward`` is ``None`` when ``verdict`` is ``"infra_error"``."""
+        body = _verify_body(task, solution, completion, response, repeats, reward)
+        _put(body, "priority", priority)
+        _put(body, "deadline_s", deadline_s)
+        return self.request("POST", "/v1/verify", body)
+
+    def batch(self, items: Iterable[Mapping[str, Any]], *, priority: Optional[str] = None,
+              deadline_s: Optional[float] = None) -> BatchStream:
+        """``POST /v1/batch``: run and verify many items; returns a :class:`BatchStream`
+        yielding one dict per item as it finishes.
+
+        ``items`` are dicts with ``kind`` (``run`` or ``verify``), the body of that
+        request, and optionally ``after: [indices]`` — build them with :func:`run_item`
+        and :func:`verify_item`. The request is sent (and a 4xx/429 raised) by this call;
+        results are read lazily. Close the stream (``with``, ``break``, ``.close()``) to
+        cancel what has not finished."""
+        body_items = [_batch_item(item, i) for i, item in enumerate(items)]
+        body: Dict[str, Any] = {"items": body_items}
+        _put(body, "priority", priority)
+        _put(body, "deadline_s", deadline_s)
+        ex = self._retrying(lambda: self._open("POST", "/v1/batch", body, "application/x-ndjson"))
+        return BatchStream(ex, len(body_items))
+
+    def run_code(self, **fields: Any) -> Dict[str, Any]:
+        """``POST /run_code``, the SandboxFusion-compatible route: ``code``, ``language``,
+        ``compile_timeout``, ``run_timeout``, ``memory_limit_MB``, ``stdin``, ``files``
+        (path -> base64 text; bytes values are encoded here), ``fetch_files``."""
+        body = dict(fields)
+        files = body.get("files")
+        if isinstance(files, Mapping):
+            body["files"] = {
+                os.fspath(k): (base64.b64encode(bytes(v)).decode("ascii")
+                               if isinstance(v, (bytes, bytearray, memoryview)) else v)
+                for k, v in files.items()
+            }
+        return self.request("POST", "/run_code", body)
+
+    def health(self) -> Dict[str, Any]:
+        """``GET /healthz``: ``{"status", "slots", "running", "queued"}``."""
+        return self.request("GET", "/healthz")
+
+    def metrics(self) -> str:
+        """``GET /metrics``: the Prometheus text."""
+        return self.request("GET", "/metrics", text=True)
+
+    def wait_ready(self, timeout: float = 30.0, interval: float = 0.1) -> Dict[str, Any]:
+        """Poll ``/healthz`` until the server answers; its answer, or the last error."""
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                return self.health()
+            except CrucibleUnavailable:
+                if time.monotonic() >= end:
+                    raise
+                time.sleep(interval)

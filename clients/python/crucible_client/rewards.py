@@ -1,0 +1,474 @@
+"""Reward functions for RL trainers, backed by crucible.
+
+- verl: :func:`compute_score` is a custom reward function
+  (``custom_reward_function.path`` / ``.name``); :func:`compute_score_batch` fits verl's
+  batch reward manager.
+- TRL: :func:`make_reward_func` builds a reward function for ``GRPOTrainer``;
+  :data:`reward_func` is one ready to use with the default server.
+
+The server is ``$CRUCIBLE_URL`` (default ``http://127.0.0.1:8080``) with the bearer token
+``$CRUCIBLE_TOKEN`` unless a ``client`` or ``url`` is given.
+
+Infra errors are not zero rewards
+---------------------------------
+When crucible cannot reach a verdict (its own failure: the sandbox could not be set up, a
+checker program crashed, the server is unreachable or overloaded), the verification record
+has ``verdict: "infra_error"`` and ``reward: null``. Scoring that as 0 would tell the policy
+that a possibly correct program was wrong — a training signal that is pure noise, and biased
+against whatever the infrastructure happens to choke on (long outputs, heavy programs). So by
+default the verl adapter raises :class:`CrucibleInfraError` (the step fails loudly instead of
+learning from a fabricated reward), and the TRL adapter returns ``None`` for that row (TRL's
+"no reward from this function"). ``on_infra_error`` selects otherwise:
+
+- ``"raise"``: raise :class:`CrucibleInfraError`;
+- ``"zero"``: score 0.0 (a conscious choice: cheaper than a failed step, biased as above);
+- ``"none"``: score ``None``.
+
+Request errors that are the caller's fault (a ``4xx`` other than ``429``: a malformed task,
+a bad token) always raise: no setting turns a broken dataset into rewards.
+
+This module imports the package absolutely, so verl can load this file by path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+
+from crucible_client.client import DEFAULT_URL, Client, verify_item
+from crucible_client.errors import CrucibleError, CrucibleInfraError
+
+__all__ = [
+    "compute_score",
+    "compute_score_batch",
+    "make_reward_func",
+    "reward_func",
+    "task_from_ground_truth",
+    "completion_text",
+    "default_client",
+    "CrucibleInfraError",
+]
+
+_ON_INFRA = ("raise", "zero", "none")
+
+_clients: Dict[str, Client] = {}
+_clients_lock = threading.Lock()
+
+
+def default_client(url: Optional[str] = None) -> Client:
+    """A shared client for ``url`` (default: ``$CRUCIBLE_URL`` or http://127.0.0.1:8080),
+    with the token ``$CRUCIBLE_TOKEN`` if set."""
+    url = url or os.environ.get("CRUCIBLE_URL") or DEFAULT_URL
+    with _clients_lock:
+        c = _clients.get(url)
+        if c is None:
+            c = _clients[url] = Client(url, token=os.environ.get("CRUCIBLE_TOKEN") or None)
+        return c
+
+
+def _resolve(client: Optional[Client], url: Optional[str]) -> Client:
+    if client is not None:
+        return client
+    return default_client(url)
+
+
+def _check_on_infra(on_infra_error: str) -> None:
+    if on_infra_error not in _ON_INFRA:
+        raise ValueError("on_infra_error must be one of %s, not %r" % (", ".join(_ON_INFRA), on_infra_error))
+
+
+# --- ground truth -> native task -------------------------------------------------------
+
+
+def _plain(x: Any) -> Any:
+    """Plain JSON values from what trainers hand over (numpy arrays and scalars from
+    parquet/pandas, tuples)."""
+    if isinstance(x, (str, bytes, bool, int, float)) or x is None:
+        return x
+    if isinstance(x, Mapping):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    tolist = getattr(x, "tolist", None)  # numpy.ndarray, numpy scalars
+    if callable(tolist):
+        return _plain(tolist())
+    item = getattr(x, "item", None)
+    if callable(item):
+        return item()
+    return x
+
+
+def _stdio_text(x: Any) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, list) and all(isinstance(s, str) for s in x):
+        return "".join(s if s.endswith("\n") else s + "\n" for s in x)
+    return str(x)
+
+
+def _auto_id(obj: Any) -> str:
+    digest = hashlib.sha1(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    return "gt/" + digest[:16]
+
+
+_CALL_TEST = """import json as _cr_json
+_cr_args = _cr_json.loads({args!r})
+_cr_want = _cr_json.loads({want!r})
+_cr_fn = globals().get({fn!r})
+if _cr_fn is None and "Solution" in globals():
+    _cr_fn = getattr(Solution(), {fn!r})
+if _cr_fn is None:
+    raise AssertionError("no function named {fn}")
+_cr_got = _cr_fn(*_cr_args) if isinstance(_cr_args, list) else _cr_fn(_cr_args)
+# Compare plain JSON values: tuples become lists, and objects with a forged __eq__ fail here.
+_cr_got = _cr_json.loads(_cr_json.dumps(_cr_got))
+assert _cr_got == _cr_want or (isinstance(_cr_want, list) and len(_cr_want) == 1
+                               and _cr_got == _cr_want[0]), "got %r, want %r" % (_cr_got, _cr_want)
+"""
+
+
+def task_from_ground_truth(ground_truth: Any, *, language: str = "python",
+                           task_id: Optional[str] = None,
+                           limits: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    """A native task from a ground truth in one of the shapes trainers use:
+
+    - a native task (dict or JSON text with ``harness``; docs/TASKS.md). A missing ``id``
+      or ``language`` is filled in;
+    - ``{"inputs": [...], "outputs": [...]}`` (verl / PRIME / APPS / TACO stdio style): a
+      ``stdio`` task, one test per pair, compared by the ``lines`` checker. An input or
+      output given as a list of lines is joined with newlines;
+    - ``{"fn_name": F, "inputs": [[args...], ...], "outputs": [...]}`` (APPS call-based,
+      Python only): an ``assert`` task calling ``F(*args)`` (a top-level function, or a
+      method of ``Solution()``, LeetCode style) and comparing the JSON value of the result
+      with the output, or with its only element (APPS wraps return values in a list).
+
+    ``language`` applies when the ground truth does not name one; ``limits`` to tasks
+    without their own.
+    """
+    gt = _plain(ground_truth)
+    if isinstance(gt, bytes):
+        gt = gt.decode("utf-8")
+    if isinstance(gt, str):
+        try:
+            gt = json.loads(gt)
+        except ValueError as e:
+            raise ValueError("ground_truth is text but not JSON (want a native task or "
+                             "{\"inputs\", \"outputs\"}): %s" % e) from e
+    if not isinstance(gt, dict):
+        raise ValueError("ground_truth must be a JSON object, not %s" % type(gt).__name__)
+
+    if "harness" in gt:
+        task = dict(gt)
+        task.setdefault("language", language)
+        if not task.get("id"):
+            task["id"] = task_id or _auto_id(gt)
+        if limits is not None and "limits" not in task:
+            task["limits"] = dict(limits)
+        return task
+
+    if "inputs" not in gt or "outputs" not in gt:
+        raise ValueError("ground_truth is neither a native task (no 'harness') nor an "
+                         "{'inputs': [...], 'outputs': [...]} test set; keys: %s" % sorted(gt))
+    inputs, outputs = gt["inputs"], gt["outputs"]
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise ValueError("ground_truth 'inputs' and 'outputs' must be lists")
+    if len(inputs) != len(outputs):
+        raise ValueError("ground_truth has %d inputs but %d outputs" % (len(inputs), len(outputs)))
+    if not inputs:
+        raise ValueError("ground_truth has no test cases")
+    lang = gt.get("language") or language
+    task: Dict[str, Any] = {"id": task_id or _auto_id(gt), "language": lang}
+    fn_name = gt.get("fn_name")
+    if fn_name:
+        if lang.lower() not in ("python", "py", "python3"):
+            raise ValueError("call-based ground truth (fn_name) is supported for Python only, "
+                             "not %r; give a native task instead" % lang)
+        if not isinstance(fn_name, str) or not fn_name.isidentifier():
+            raise ValueError("fn_name must be a Python identifier, not %r" % (fn_name,))
+        task["harness"] = "assert"
+        task["entry_point"] = fn_name
+        task["tests"] = [
+            {"name": "case-%d" % i,
+             "code": _CALL_TEST.format(args=json.dumps(a), want=json.dumps(w), fn=fn_name)}
+            for i, (a, w) in enumerate(zip(inputs, outputs))
+        ]
+    else:
+        task["harness"] = "stdio"
+        task["checker"] = "lines"
+        task["tests"] = [
+            {"name": "case-%d" % i, "stdin": _stdio_text(a), "expected": _stdio_text(w)}
+            for i, (a, w) in enumerate(zip(inputs, outputs))
+        ]
+    if limits is not None:
+        task["limits"] = dict(limits)
+    return task
+
+
+# --- records -> scores --------------------------------------------------------------------
+
+
+def _is_infra(record: Mapping[str, Any]) -> bool:
+    return record.get("reward") is None or record.get("verdict") == "infra_error"
+
+
+def _infra_message(record: Mapping[str, Any]) -> str:
+    msg = record.get("message") or ""
+    return "crucible could not verify (verdict %s)%s" % (record.get("verdict"), ": " + msg if msg else "")
+
+
+def _caller_fault(e: CrucibleError) -> bool:
+    return e.status is not None and 400 <= e.status < 500 and e.status != 429
+
+
+def _infra_value(on_infra_error: str, message: str, record: Any = None,
+                 cause: Optional[BaseException] = None) -> Optional[float]:
+    if on_infra_error == "zero":
+        return 0.0
+    if on_infra_error == "none":
+        return None
+    err = CrucibleInfraError(message, record)
+    if cause is not None:
+        raise err from cause
+    raise err
+
+
+def _details(score: Optional[float], record: Optional[Mapping[str, Any]], infra: bool) -> Dict[str, Any]:
+    record = record or {}
+    return {
+        "score": score,
+        "accepted": 1.0 if record.get("verdict") == "accepted" else 0.0,
+        "passed": int(record.get("passed") or 0),
+        "total": int(record.get("total") or 0),
+        "infra_error": 1.0 if infra else 0.0,
+    }
+
+
+def _extra(extra_info: Any) -> Mapping[str, Any]:
+    extra = _plain(extra_info) if extra_info is not None else {}
+    return extra if isinstance(extra, Mapping) else {}
+
+
+# --- verl ------------------------------------------------------------------------------
+
+
+def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any = None, *,
+                  client: Optional[Client] = None, url: Optional[str] = None,
+                  on_infra_error: str = "raise", details: bool = False,
+                  reward: Optional[str] = None, language: Optional[str] = None,
+                  limits: Optional[Mapping[str, Any]] = None) -> Any:
+    """verl custom reward function: ``compute_score(data_source, solution_str, ground_truth,
+    extra_info)``.
+
+    ``solution_str`` (the raw model response) is sent as ``response``: crucible verifies
+    its last fenced code block. ``ground_truth``: see :func:`task_from_ground_truth`; the
+    language of a built task is ``language``, else ``extra_info["language"]``, else
+    ``python``. Returns the reward as a float (``reward``: ``binary`` 1.0/0.0, or
+    ``fraction`` of tests passed), or with ``details=True`` a dict ``{"score", "accepted",
+    "passed", "total", "infra_error"}`` (all numbers, so verl can aggregate them as
+    reward_extra_info). Infra errors follow ``on_infra_error`` (module docstring).
+
+    Extra keywords can be set from verl's config through
+    ``custom_reward_function.reward_kwargs``.
+    """
+    _check_on_infra(on_infra_error)
+    extra = _extra(extra_info)
+    lang = language or extra.get("language") or "python"
+    task = task_from_ground_truth(ground_truth, language=lang, limits=limits)
+    c = _resolve(client, url)
+    try:
+        record = c.verify(task, response=solution_str, reward=reward)
+    except CrucibleError as e:
+        if _caller_fault(e):
+            raise
+        score = _infra_value(on_infra_error, "crucible request failed: %s" % e, cause=e)
+        return _details(score, None, True) if details else score
+    if _is_infra(record):
+        score = _infra_value(on_infra_error, _infra_message(record), record)
+        return _details(score, record, True) if details else score
+    score = float(record["reward"])
+    return _details(score, record, False) if details else score
+
+
+def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str],
+                        ground_truths: Sequence[Any], extra_infos: Optional[Sequence[Any]] = None, *,
+                        client: Optional[Client] = None, url: Optional[str] = None,
+                        on_infra_error: str = "raise", details: bool = False,
+                        reward: Optional[str] = None, language: Optional[str] = None,
+                        limits: Optional[Mapping[str, Any]] = None,
+                        priority: Optional[str] = None,
+                        deadline_s: Optional[float] = None) -> List[Any]:
+    """verl ``BatchRewardManager`` form: lists in, a list of scores out, verified in one
+    ``/v1/batch`` call. Same conventions as :func:`compute_score`."""
+    _check_on_infra(on_infra_error)
+    n = len(solution_strs)
+    if len(ground_truths) != n:
+        raise ValueError("%d solutions but %d ground truths" % (n, len(ground_truths)))
+    extras = list(extra_infos) if extra_infos is not None else [None] * n
+    items = []
+    for i in range(n):
+        extra = _extra(extras[i] if i < len(extras) else None)
+        lang = language or extra.get("language") or "python"
+        task = task_from_ground_truth(ground_truths[i], language=lang, limits=limits)
+        items.append(verify_item(task, response=solution_strs[i], reward=reward))
+    records = _verify_all(_resolve(client, url), items, on_infra_error, priority, deadline_s)
+    out: List[Any] = []
+    for rec, failure in records:
+        if rec is not None and not _is_infra(rec):
+            score: Optional[float] = float(rec["reward"])
+            infra = False
+        else:
+            infra = True
+            msg = _infra_message(rec) if rec is not None else failure or "no result"
+            score = _infra_value(on_infra_error, msg, rec)
+        out.append(_details(score, rec, infra) if details else score)
+    return out
+
+
+def _verify_all(c: Client, items: List[Dict[str, Any]], on_infra_error: str,
+                priority: Optional[str], deadline_s: Optional[float]) -> List[Any]:
+    """(record or None, failure message or None) per item, from one batch. With
+    ``on_infra_error="raise"``, the first infra error raises (and closing the stream
+    cancels the rest)."""
+    out: List[Any] = [(None, "no result")] * len(items)
+    if not items:
+        return out
+    try:
+        with c.batch(items, priority=priority, deadline_s=deadline_s) as stream:
+            for line in stream:
+                i = line.get("index")
+                if not isinstance(i, int) or not 0 <= i < len(items):
+                    raise CrucibleError(200, "bad_response", "batch line with a bad index: %r" % (i,))
+                rec = line.get("result")
+                if isinstance(rec, Mapping):
+                    if on_infra_error == "raise" and _is_infra(rec):
+                        raise CrucibleInfraError("item %d: %s" % (i, _infra_message(rec)), rec)
+                    out[i] = (rec, None)
+                else:
+                    err = line.get("error") or {}
+                    msg = "item %d not verified: %s" % (i, err.get("message") or err.get("code") or line)
+                    if on_infra_error == "raise":
+                        raise CrucibleInfraError(msg, line)
+                    out[i] = (None, msg)
+    except CrucibleInfraError:
+        raise
+    except CrucibleError as e:
+        if _caller_fault(e):
+            raise
+        if on_infra_error == "raise":
+            raise CrucibleInfraError("crucible request failed: %s" % e) from e
+        msg = "crucible request failed: %s" % e
+        out = [(rec, fail if rec is not None else msg) for rec, fail in out]
+    return out
+
+
+# --- TRL ---------------------------------------------------------------------------------
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):  # multimodal parts: [{"type": "text", "text": ...}]
+        parts = []
+        for p in content:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, Mapping) and isinstance(p.get("text"), str):
+                parts.append(p["text"])
+        return "".join(parts)
+    return str(content)
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a TRL completion: a string as is; for a conversational completion (a
+    list of ``{"role", "content"}`` messages), the content of the last assistant message."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Mapping):
+        return _content_text(completion.get("content"))
+    if isinstance(completion, Sequence):
+        for msg in reversed(completion):
+            if isinstance(msg, Mapping) and msg.get("role", "assistant") == "assistant":
+                return _content_text(msg.get("content"))
+        raise ValueError("conversational completion without an assistant message")
+    raise TypeError("completion must be a string or a list of messages, not %s" % type(completion).__name__)
+
+
+def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
+                     task_key: str = "task", language: str = "python", *,
+                     inputs_key: str = "inputs", outputs_key: str = "outputs",
+                     fn_name_key: str = "fn_name", language_key: Optional[str] = None,
+                     reward: Optional[str] = None, on_infra_error: str = "none",
+                     priority: Optional[str] = None, deadline_s: Optional[float] = None,
+                     limits: Optional[Mapping[str, Any]] = None,
+                     name: str = "crucible") -> Callable[..., List[Optional[float]]]:
+    """A reward function for TRL's ``GRPOTrainer``:
+    ``reward_func(completions, **kwargs) -> list[float | None]``.
+
+    Each row's task is the dataset column ``task_key`` (a native task as a dict or JSON
+    text — or any ground truth :func:`task_from_ground_truth` accepts), else the columns
+    ``inputs_key`` / ``outputs_key`` (and ``fn_name_key`` if present) as a stdio (or
+    call-based) test set in ``language`` (or the row's ``language_key`` column). Each
+    completion (a string, or messages: the last assistant message) is sent as a raw
+    ``response``. The whole group is verified in one ``/v1/batch`` call and results are
+    matched back by index.
+
+    Infra errors give ``None`` by default (``on_infra_error``); TRL turns ``None`` into
+    NaN, i.e. "no reward from this function" for that row (with a single reward function,
+    TRL's ``nansum`` then leaves that row at 0 and logs a warning — use ``"raise"`` to stop
+    instead). The function's ``__name__`` (``name``) labels it in TRL's logs.
+    """
+    _check_on_infra(on_infra_error)
+
+    def row_task(kwargs: Mapping[str, Any], i: int) -> Dict[str, Any]:
+        lang = language
+        if language_key and kwargs.get(language_key) is not None and kwargs[language_key][i]:
+            lang = kwargs[language_key][i]
+        col = kwargs.get(task_key)
+        if col is not None and col[i] is not None:
+            return task_from_ground_truth(col[i], language=lang, limits=limits)
+        ins, outs = kwargs.get(inputs_key), kwargs.get(outputs_key)
+        if ins is not None and outs is not None:
+            gt: Dict[str, Any] = {"inputs": _plain(ins[i]), "outputs": _plain(outs[i])}
+            fns = kwargs.get(fn_name_key)
+            if fns is not None and fns[i]:
+                gt["fn_name"] = fns[i]
+            return task_from_ground_truth(gt, language=lang, limits=limits)
+        raise ValueError("row %d has no task: the dataset needs a %r column (native task) or "
+                         "%r and %r columns" % (i, task_key, inputs_key, outputs_key))
+
+    def crucible_reward(completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+        items = [
+            verify_item(row_task(kwargs, i), response=completion_text(comp), reward=reward)
+            for i, comp in enumerate(completions)
+        ]
+        records = _verify_all(_resolve(client, url), items, on_infra_error, priority, deadline_s)
+        scores: List[Optional[float]] = []
+        for rec, failure in records:
+            if rec is not None and not _is_infra(rec):
+                scores.append(float(rec["reward"]))
+            else:
+                msg = _infra_message(rec) if rec is not None else failure or "no result"
+                scores.append(_infra_value(on_infra_error, msg, rec))
+        return scores
+
+    crucible_reward.__name__ = name
+    crucible_reward.__qualname__ = name
+    return crucible_reward
+
+
+_default_reward: Optional[Callable[..., List[Optional[float]]]] = None
+
+
+def reward_func(completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
+    """TRL reward function with the defaults of :func:`make_reward_func` and the server
+    ``$CRUCIBLE_URL`` (default http://127.0.0.1:8080): tasks from the ``task`` column (or
+    ``inputs``/``outputs``), Python for stdio test sets, ``None`` on infra errors."""
+    global _default_reward
+    if _default_reward is None:
+        _default_reward = make_reward_func()
+    return _default_reward(completions, **kwargs)

@@ -1,0 +1,662 @@
+"""The client and the reward adapters against a real ``crucible serve``.
+
+The binary is ``$CRUCIBLE`` (default ``<repo>/build/crucible``). A session server runs
+with ``--slots 2`` on a free port; tests that need other options (a token, a tiny queue)
+start their own. Everything is skipped when the binary has no ``serve`` command.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from crucible_client import (
+    Client,
+    CrucibleError,
+    CrucibleInfraError,
+    CrucibleOverloaded,
+    CrucibleUnavailable,
+    run_item,
+    verify_item,
+)
+from crucible_client import rewards
+
+REPO = Path(__file__).resolve().parents[3]
+CRUCIBLE = os.environ.get("CRUCIBLE") or str(REPO / "build" / "crucible")
+
+ADD_TASK = {
+    "id": "t/add", "language": "python", "harness": "assert", "entry_point": "add",
+    "prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n",
+    "tests": [{"name": "small", "code": "assert add(1, 2) == 3"},
+              {"name": "negative", "code": "assert add(-5, 2) == -3"},
+              {"name": "large", "code": "assert add(10**20, 1) == 10**20 + 1"}],
+    "limits": {"cpu_time": 5},
+}
+ADD_GOOD = "def add(a, b):\n    return a + b\n"
+ADD_WRONG = "def add(a, b):\n    return a - b\n"
+# Right only when a > 100: passes 'large', fails 'small' and 'negative' (1 of 3).
+ADD_PARTIAL = "def add(a, b):\n    return a + b if a > 100 else 0\n"
+
+SUM_GT = json.dumps({"inputs": ["1 2\n", "10 -4\n", "0 0\n"], "outputs": ["3\n", "6\n", "0\n"]})
+SUM_GOOD = "Read two ints and print their sum:\n\n```python\na, b = map(int, input().split())\nprint(a + b)\n```\n"
+SUM_WRONG = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
+
+# A stdio task whose checker program always crashes: crucible cannot judge -> infra_error.
+BROKEN_CHECKER_TASK = {
+    "id": "t/broken-checker", "language": "python", "harness": "stdio",
+    "checker": {"type": "program", "language": "python", "code": "import sys\nsys.exit(3)\n"},
+    "tests": [{"name": "a", "stdin": "", "expected": "1\n"}],
+}
+
+
+def fenced(code, lang="python"):
+    return "Here is my solution.\n\n```%s\n%s```\n" % (lang, code)
+
+
+# --- the server --------------------------------------------------------------------------
+
+
+def _no_serve_reason():
+    if not os.access(CRUCIBLE, os.X_OK):
+        return "no crucible binary at %s (build it with make, or set CRUCIBLE)" % CRUCIBLE
+    try:
+        r = subprocess.run([CRUCIBLE, "serve", "--help"], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "%s serve --help failed: %s" % (CRUCIBLE, e)
+    if r.returncode != 0:
+        out = r.stdout.decode("utf-8", "replace").strip().splitlines()
+        return "%s has no 'serve' command yet (serve --help exited %d: %s)" % (
+            CRUCIBLE, r.returncode, out[0] if out else "")
+    return None
+
+
+def _free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class Server:
+    """``crucible serve`` on a free port; stopped with SIGTERM."""
+
+    def __init__(self, *args):
+        self.args = list(args)
+        self.log = tempfile.NamedTemporaryFile(prefix="crucible-serve-", suffix=".log", delete=False)
+        for attempt in range(3):
+            self.port = _free_port()
+            self.url = "http://127.0.0.1:%d" % self.port
+            self.proc = subprocess.Popen(
+                [CRUCIBLE, "serve", "--listen", "127.0.0.1:%d" % self.port] + self.args,
+                stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
+            if self._wait_ready():
+                return
+            if self.proc.poll() is None or "in use" not in self.output():
+                break
+        out = self.output()
+        self.stop()
+        raise RuntimeError("crucible serve did not come up (%s):\n%s" % (" ".join(self.args), out))
+
+    def _wait_ready(self, timeout=30.0):
+        c = Client(self.url, timeout=2)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                c.health()  # /healthz needs no token
+                return True
+            except CrucibleError:
+                time.sleep(0.1)
+        return False
+
+    def output(self):
+        try:
+            with open(self.log.name, "rb") as f:
+                return f.read().decode("utf-8", "replace")[-4000:]
+        except OSError:
+            return ""
+
+    def stop(self):
+        """SIGTERM; the exit status (None if it had to be killed)."""
+        status = self.proc.poll()
+        if status is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                status = self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                status = None
+        self.final_output = self.output()
+        try:
+            os.unlink(self.log.name)
+        except OSError:
+            pass
+        return status
+
+
+@pytest.fixture(scope="session")
+def server():
+    reason = _no_serve_reason()
+    if reason:
+        pytest.skip(reason)
+    srv = Server("--slots", "2")
+    yield srv
+    status = srv.stop()
+    assert status == 0, "crucible serve did not exit 0 on SIGTERM (status %r); its log:\n%s" % (
+        status, srv.final_output)
+
+
+@pytest.fixture
+def client(server):
+    return Client(server.url, timeout=120)
+
+
+@pytest.fixture
+def make_server():
+    reason = _no_serve_reason()
+    if reason:
+        pytest.skip(reason)
+    started = []
+
+    def start(*args):
+        srv = Server(*args)
+        started.append(srv)
+        return srv
+
+    yield start
+    for srv in started:
+        srv.stop()
+
+
+def wait_idle(c, timeout):
+    """Poll /healthz until nothing runs or waits; the last answer and the time it took."""
+    t0 = time.monotonic()
+    while True:
+        h = c.health()
+        if h["running"] == 0 and h["queued"] == 0:
+            return h, time.monotonic() - t0
+        if time.monotonic() - t0 > timeout:
+            return h, time.monotonic() - t0
+        time.sleep(0.1)
+
+
+# --- health, metrics ---------------------------------------------------------------------
+
+
+def test_health(client):
+    h = client.health()
+    assert h["status"] == "ok"
+    assert h["slots"] == 2
+    assert isinstance(h["running"], int) and isinstance(h["queued"], int)
+
+
+def test_metrics(client):
+    client.run(["/bin/true"])
+    text = client.metrics()
+    names = [line.split("{")[0].split()[0] for line in text.splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert names, text
+    assert all(n.startswith("crucible_") for n in names), names
+
+
+# --- /v1/run -----------------------------------------------------------------------------
+
+
+def test_run_command(client):
+    r = client.run(["/bin/echo", "hi"])
+    assert r["status"] == "ok" and r["exit_code"] == 0 and r["stdout"] == "hi\n"
+    for key in ("signal", "limit", "cpu_time", "wall_time", "memory_kb", "stderr",
+                "stdout_truncated", "stderr_truncated", "image", "message"):
+        assert key in r, key
+
+
+def test_run_command_failure(client):
+    r = client.run("echo oops >&2; exit 3")
+    assert r["status"] == "runtime_error" and r["exit_code"] == 3 and r["stderr"] == "oops\n"
+
+
+def test_run_stdin_and_files_text_and_bytes(client):
+    prog = ("import sys\n"
+            "d = open('data/blob.bin', 'rb').read()\n"
+            "t = open('note.txt').read()\n"
+            "s = sys.stdin.buffer.read()\n"
+            "print(d.hex(), t, s.hex())\n")
+    r = client.run(["python3", "-c", prog], stdin=b"\x00\xffz",
+                   files={"data/blob.bin": b"\x00\x01\xfe", "note.txt": "hello"})
+    assert r["status"] == "ok", r
+    assert r["stdout"] == "0001fe hello 00ff7a\n"
+    r = client.run(["cat"], stdin="text stdin\n")
+    assert r["stdout"] == "text stdin\n"
+
+
+def test_run_code_python(client):
+    r = client.run(code="import sys\nprint(6 * 7, sys.stdin.read())\n", language="python", stdin="x")
+    assert r["status"] == "ok" and r["stdout"] == "42 x\n", r
+    assert "compile" in r and r["compile"] is None
+
+
+def test_run_code_compiled(client):
+    r = client.run(code='#include <stdio.h>\nint main(void){puts("c!");return 0;}\n', language="c")
+    assert r["status"] == "ok" and r["stdout"] == "c!\n", r
+    assert isinstance(r["compile"], dict) and r["compile"]["status"] == "ok"
+    r = client.run(code="int main(void){ return missing; }\n", language="c")
+    assert r["status"] != "ok"
+    assert r["compile"]["status"] == r["status"]  # the run was not attempted
+
+
+def test_run_limits(client):
+    r = client.run(["sleep", "10"], limits={"wall_time": 1})
+    assert r["status"] == "timeout" and r["limit"] == "wall", r
+
+
+# --- /v1/verify --------------------------------------------------------------------------
+
+
+def test_verify_accepted(client):
+    rec = client.verify(ADD_TASK, solution=ADD_GOOD)
+    assert rec["verdict"] == "accepted" and rec["reward"] == 1.0
+    assert rec["passed"] == rec["total"] == 3
+    assert len(rec["tests"]) == 3
+
+
+def test_verify_wrong(client):
+    rec = client.verify(ADD_TASK, solution=ADD_WRONG)
+    assert rec["verdict"] == "wrong_answer" and rec["reward"] == 0.0
+    assert rec["passed"] < rec["total"]
+
+
+def test_verify_completion_response_fraction(client):
+    rec = client.verify(ADD_TASK, completion="    return a + b\n")
+    assert rec["verdict"] == "accepted", rec
+    rec = client.verify(json.dumps(ADD_TASK), response=fenced(ADD_GOOD))
+    assert rec["verdict"] == "accepted", rec
+    rec = client.verify(ADD_TASK, solution=ADD_PARTIAL, reward="fraction")
+    assert rec["passed"] == 1 and rec["total"] == 3
+    assert rec["reward"] == pytest.approx(1 / 3, abs=1e-6)
+
+
+def test_verify_infra_error_has_null_reward(client):
+    rec = client.verify(BROKEN_CHECKER_TASK, solution="print(1)\n")
+    assert rec["verdict"] == "infra_error" and rec["reward"] is None
+
+
+# --- /v1/batch ---------------------------------------------------------------------------
+
+
+def test_batch_streams_results_as_they_finish(client):
+    items = [run_item(["sh", "-c", "sleep 4; echo slow"]),
+             run_item(["echo", "fast"]),
+             verify_item(ADD_TASK, solution=ADD_GOOD),
+             verify_item(ADD_TASK, response=fenced(ADD_WRONG))]
+    t0 = time.monotonic()
+    arrivals = []
+    with client.batch(items) as stream:
+        for line in stream:
+            arrivals.append((time.monotonic() - t0, line))
+    assert sorted(line["index"] for _, line in arrivals) == [0, 1, 2, 3]
+    by_index = {line["index"]: line for _, line in arrivals}
+    assert by_index[0]["result"]["stdout"] == "slow\n"
+    assert by_index[1]["result"]["stdout"] == "fast\n"
+    assert by_index[2]["result"]["verdict"] == "accepted"
+    assert by_index[3]["result"]["verdict"] == "wrong_answer"
+    # completion order, streamed: the fast items arrive long before the slow one ends
+    assert arrivals[-1][1]["index"] == 0
+    assert arrivals[0][0] < 3.0, arrivals
+    assert arrivals[-1][0] >= 4.0
+
+
+def test_batch_after_dependencies(client):
+    items = [run_item(["false"]),                       # 0 fails
+             run_item(["echo", "never"], after=[0]),    # 1 skipped
+             run_item(["echo", "ok"]),                  # 2 ok
+             run_item(["echo", "then"], after=[2]),     # 3 runs after 2
+             verify_item(ADD_TASK, solution=ADD_WRONG),  # 4 wrong answer
+             verify_item(ADD_TASK, solution=ADD_GOOD, after=[4]),  # 5 skipped
+             run_item(["echo", "both"], after=[2, 3])]  # 6 runs
+    lines = client.batch(items).collect()
+    assert [line["index"] for line in lines] == list(range(7))
+    for i in (1, 5):
+        assert lines[i].get("skipped") is True, lines[i]
+        assert lines[i]["error"]["code"] == "dependency_failed"
+        assert "result" not in lines[i]
+    assert lines[0]["result"]["status"] == "runtime_error"
+    assert lines[3]["result"]["stdout"] == "then\n"
+    assert lines[4]["result"]["verdict"] == "wrong_answer"
+    assert lines[6]["result"]["stdout"] == "both\n"
+    order = {}
+    with client.batch([run_item(["sh", "-c", "sleep 1; echo a"]),
+                       run_item(["echo", "b"], after=[0])]) as stream:
+        for n, line in enumerate(stream):
+            order[line["index"]] = n
+    assert order == {0: 0, 1: 1}  # 1 waited for 0
+
+
+def test_batch_early_close_cancels(client):
+    items = [run_item(["echo", "first"])] + [run_item(["sleep", "20"]) for _ in range(6)]
+    stream = client.batch(items)
+    first = next(stream)
+    assert first["index"] == 0
+    time.sleep(0.5)  # the sleepers are running / queued now
+    busy = client.health()
+    assert busy["running"] + busy["queued"] > 0, busy
+    stream.close()
+    h, took = wait_idle(client, 10)
+    assert h["running"] == 0 and h["queued"] == 0, (
+        "disconnecting did not cancel the batch's items: %r after %.1fs" % (h, took))
+
+
+def test_batch_break_cancels(client):
+    def consume_one():
+        items = [run_item(["sleep", "20"]), run_item(["echo", "x"], after=[0]),
+                 run_item(["echo", "y"]), run_item(["sleep", "20"])]
+        for line in client.batch(items):
+            return line  # leaving the loop drops the stream
+
+    line = consume_one()
+    assert line["index"] == 2
+    h, took = wait_idle(client, 10)
+    assert h["running"] == 0 and h["queued"] == 0, (h, took)
+
+
+def test_batch_content_type(client):
+    with client.batch([run_item(["true"])]) as stream:
+        assert stream.headers.get("Content-Type", "").startswith("application/x-ndjson")
+        assert [line["index"] for line in stream] == [0]
+
+
+def test_batch_bad_item_is_400(client):
+    with pytest.raises(CrucibleError) as ei:
+        client.batch([run_item(["echo", "fine"]), {"kind": "frobnicate"}])
+    assert ei.value.status == 400 and ei.value.code == "bad_request"
+    assert "1" in ei.value.message  # names the item
+
+
+# --- /run_code (SandboxFusion) -------------------------------------------------------------
+
+
+def verl_run_code(client, code, stdin="", language="python"):
+    # exactly the body verl's sandbox_fusion utility sends (plus memory_limit_MB)
+    return client.run_code(code=code, language=language, compile_timeout=10, run_timeout=10,
+                           memory_limit_MB=1024, stdin=stdin, files={}, fetch_files=[])
+
+
+def test_run_code_success(client):
+    r = verl_run_code(client, "a, b = map(int, input().split())\nprint(a + b)\n", stdin="2 3\n")
+    assert r["status"] == "Success", r
+    assert r["run_result"]["status"] == "Finished"
+    assert r["run_result"]["return_code"] == 0
+    assert r["run_result"]["stdout"] == "5\n"
+    assert isinstance(r["run_result"]["execution_time"], (int, float))
+    assert r["compile_result"] is None
+    assert r["executor_pod_name"] == "crucible"
+    assert "message" in r and "files" in r
+
+
+def test_run_code_failed(client):
+    r = verl_run_code(client, "import sys\nprint('no')\nsys.exit(1)\n")
+    assert r["status"] == "Failed"
+    assert r["run_result"]["status"] == "Finished" and r["run_result"]["return_code"] == 1
+    r = verl_run_code(client, "while True:\n    pass\n")
+    assert r["status"] == "Failed" and r["run_result"]["status"] == "TimeLimitExceeded"
+    r = verl_run_code(client, "int main() { return nope; }\n", language="cpp")
+    assert r["status"] == "Failed"
+    assert r["compile_result"]["status"] in ("Finished", "Error")
+    assert r["compile_result"]["status"] == "Error" or r["compile_result"]["return_code"] != 0
+    assert r["run_result"] is None
+
+
+def test_run_code_files_and_fetch(client):
+    import base64
+
+    code = ("data = open('in.bin', 'rb').read()\n"
+            "open('out.txt', 'w').write(data[::-1].decode())\n"
+            "print(len(data))\n")
+    r = client.run_code(code=code, language="python", compile_timeout=10, run_timeout=10,
+                        memory_limit_MB=-1, stdin="", files={"in.bin": b"abc"},
+                        fetch_files=["out.txt"])
+    assert r["status"] == "Success", r
+    assert r["run_result"]["stdout"] == "3\n"
+    assert base64.b64decode(r["files"]["out.txt"]) == b"cba"
+
+
+# --- scheduling ----------------------------------------------------------------------------
+
+
+def test_deadline_and_priority(make_server):
+    srv = make_server("--slots", "1")
+    c = Client(srv.url)
+    done = []
+    results = {}
+
+    def job(name, **kw):
+        results[name] = c.run(["sh", "-c", "sleep %s; echo %s" % (kw.pop("sleep", 0), name)], **kw)
+        done.append(name)
+
+    threads = [threading.Thread(target=job, args=("blocker",), kwargs={"sleep": 2})]
+    threads[0].start()
+    time.sleep(0.5)  # the blocker holds the only slot
+    for name, kw in (("low", {"priority": "low"}), ("normal", {}),
+                     ("late", {"deadline_s": 0.5}), ("high", {"priority": "high"})):
+        t = threading.Thread(target=job, args=(name,), kwargs=kw)
+        t.start()
+        threads.append(t)
+        time.sleep(0.2)  # admission order: low, normal, late, high
+    for t in threads:
+        t.join(60)
+    assert results["late"]["status"] == "sandbox_error", results["late"]
+    assert "deadline" in results["late"]["message"].lower(), results["late"]
+    ran = [n for n in done if n not in ("late",)]
+    assert ran == ["blocker", "high", "normal", "low"], done
+    for n in ran:
+        assert results[n]["stdout"] == n + "\n"
+
+
+def test_verify_deadline_is_infra_error(make_server):
+    srv = make_server("--slots", "1")
+    c = Client(srv.url)
+    t = threading.Thread(target=c.run, args=(["sleep", "2"],))
+    t.start()
+    time.sleep(0.5)
+    rec = c.verify(ADD_TASK, solution=ADD_GOOD, deadline_s=0.3)
+    t.join(30)
+    assert rec["verdict"] == "infra_error" and rec["reward"] is None, rec
+    assert "deadline" in rec["message"].lower(), rec
+
+
+def test_body_too_large_413(make_server):
+    srv = make_server("--slots", "1", "--max-body", "1")
+    with pytest.raises(CrucibleError) as ei:
+        Client(srv.url).run(["true"], stdin="x" * (2 << 20))
+    assert ei.value.status == 413 and ei.value.code == "too_large"
+
+
+# --- errors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("limits", [{"cpu_time": -1}, {"memory_mb": "lots"}, {"bogus": 1},
+                                    {"cpu_time": 1e9}])
+def test_bad_limits_400(client, limits):
+    with pytest.raises(CrucibleError) as ei:
+        client.run(["true"], limits=limits)
+    e = ei.value
+    assert e.status == 400 and e.code == "bad_request" and e.message
+    assert not isinstance(e, CrucibleOverloaded)
+
+
+def test_not_found_and_method(client):
+    with pytest.raises(CrucibleError) as ei:
+        client.request("GET", "/v1/nope")
+    assert ei.value.status == 404 and ei.value.code == "not_found"
+    with pytest.raises(CrucibleError) as ei:
+        client.request("GET", "/v1/run")
+    assert ei.value.status == 405 and ei.value.code == "method_not_allowed"
+
+
+def test_bad_request_bodies(client):
+    with pytest.raises(CrucibleError) as ei:
+        client.request("POST", "/v1/run", {"command": ["echo"], "code": "x", "language": "python"})
+    assert ei.value.status == 400
+    with pytest.raises(CrucibleError) as ei:
+        client.request("POST", "/v1/verify", {"task": ADD_TASK})  # no solution
+    assert ei.value.status == 400
+    with pytest.raises(CrucibleError) as ei:
+        client.run(["true"], priority="urgent")
+    assert ei.value.status == 400
+
+
+def test_unauthorized(make_server, tmp_path):
+    token_file = tmp_path / "token"
+    token_file.write_text("tok-123\n")
+    srv = make_server("--slots", "1", "--token-file", str(token_file))
+    assert Client(srv.url).health()["status"] == "ok"  # /healthz is open
+    for token in (None, "wrong"):
+        with pytest.raises(CrucibleError) as ei:
+            Client(srv.url, token=token).run(["true"])
+        assert ei.value.status == 401 and ei.value.code == "unauthorized"
+        with pytest.raises(CrucibleError) as ei:
+            Client(srv.url, token=token).metrics()
+        assert ei.value.status == 401
+    assert Client(srv.url, token="tok-123").run(["/bin/echo", "in"])["stdout"] == "in\n"
+
+
+def test_overloaded_429(make_server):
+    srv = make_server("--slots", "1", "--queue", "1")
+    no_retry = Client(srv.url, max_retries=0)
+    # a batch larger than the whole queue can never be admitted
+    with pytest.raises(CrucibleOverloaded) as ei:
+        no_retry.batch([run_item(["true"]) for _ in range(3)])
+    e = ei.value
+    assert e.status == 429 and e.code == "overloaded"
+    assert e.retry_after is not None and e.retry_after >= 0
+
+    # parallel requests beyond slots + queue: some get 429 without retries
+    results, errors = [], []
+
+    def one(c):
+        try:
+            results.append(c.run(["sleep", "2"]))
+        except CrucibleError as ex:
+            errors.append(ex)
+
+    threads = [threading.Thread(target=one, args=(no_retry,)) for _ in range(5)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert any(isinstance(ex, CrucibleOverloaded) for ex in errors), (results, errors)
+    assert all(isinstance(ex, CrucibleOverloaded) for ex in errors), errors
+    assert all(r["status"] == "ok" for r in results)
+
+    # with retries (short capped waits) every request gets through
+    retrying = Client(srv.url, max_retries=30, max_retry_wait=0.5)
+    results, errors = [], []
+    threads = [threading.Thread(target=one, args=(retrying,)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert errors == [] and len(results) == 4
+
+
+def test_unavailable():
+    with pytest.raises(CrucibleUnavailable):
+        Client("http://127.0.0.1:%d" % _free_port(), timeout=5).run(["true"])
+
+
+# --- verl adapter --------------------------------------------------------------------------
+
+
+def test_verl_compute_score_stdio(server):
+    kw = dict(url=server.url)
+    assert rewards.compute_score("codecontests", SUM_GOOD, SUM_GT, {"index": 0}, **kw) == 1.0
+    assert rewards.compute_score("codecontests", SUM_WRONG, SUM_GT, {"index": 1}, **kw) == 0.0
+    # verl calls it with keywords; ground truth may arrive as a dict
+    score = rewards.compute_score(data_source="x", solution_str=SUM_GOOD,
+                                  ground_truth=json.loads(SUM_GT), extra_info=None, **kw)
+    assert score == 1.0 and isinstance(score, float)
+
+
+def test_verl_compute_score_language_and_details(server):
+    c_sum = fenced('#include <stdio.h>\nint main(void){long a,b;scanf("%ld %ld",&a,&b);'
+                   'printf("%ld\\n",a+b);return 0;}\n', "c")
+    d = rewards.compute_score("cc", c_sum, SUM_GT, {"language": "c"}, url=server.url, details=True)
+    assert d == {"score": 1.0, "accepted": 1.0, "passed": 3, "total": 3, "infra_error": 0.0}
+    d = rewards.compute_score("cc", SUM_WRONG, SUM_GT, None, url=server.url, details=True,
+                              reward="fraction")
+    assert d["score"] == pytest.approx(1 / 3, abs=1e-6) and d["passed"] == 1  # 0*0 == 0+0
+
+
+def test_verl_compute_score_native_and_call_based(server):
+    client = Client(server.url)
+    assert rewards.compute_score("humaneval", fenced(ADD_GOOD), json.dumps(ADD_TASK), client=client) == 1.0
+    assert rewards.compute_score("humaneval", fenced(ADD_WRONG), ADD_TASK, client=client) == 0.0
+    gt = {"fn_name": "twoSum", "inputs": [[[2, 7, 11, 15], 9], [[3, 2, 4], 6]], "outputs": [[[0, 1]], [[1, 2]]]}
+    good = fenced("class Solution:\n    def twoSum(self, nums, target):\n        seen = {}\n"
+                  "        for i, x in enumerate(nums):\n            if target - x in seen:\n"
+                  "                return [seen[target - x], i]\n            seen[x] = i\n")
+    assert rewards.compute_score("leetcode", good, gt, client=client) == 1.0
+    assert rewards.compute_score("leetcode", fenced("def twoSum(nums, target):\n    return [0, 0]\n"),
+                                 gt, client=client) == 0.0
+
+
+def test_verl_infra_error_is_not_zero(server):
+    gt = json.dumps(BROKEN_CHECKER_TASK)
+    resp = fenced("print(1)\n")
+    with pytest.raises(CrucibleInfraError) as ei:
+        rewards.compute_score("x", resp, gt, url=server.url)
+    assert ei.value.record["verdict"] == "infra_error"
+    assert rewards.compute_score("x", resp, gt, url=server.url, on_infra_error="zero") == 0.0
+    assert rewards.compute_score("x", resp, gt, url=server.url, on_infra_error="none") is None
+
+
+def test_verl_compute_score_batch(server):
+    scores = rewards.compute_score_batch(["a", "b", "c"], [SUM_GOOD, SUM_WRONG, fenced(ADD_GOOD)],
+                                         [SUM_GT, SUM_GT, ADD_TASK], [{}, {}, {}], url=server.url)
+    assert scores == [1.0, 0.0, 1.0]
+    scores = rewards.compute_score_batch(["a", "b"], [SUM_GOOD, fenced("print(1)\n")],
+                                         [SUM_GT, BROKEN_CHECKER_TASK],
+                                         None, url=server.url, on_infra_error="none")
+    assert scores == [1.0, None]
+
+
+# --- TRL adapter ----------------------------------------------------------------------------
+
+
+def test_trl_reward_func_group(server):
+    f = rewards.make_reward_func(url=server.url)
+    assert f.__name__ == "crucible"
+    completions = [
+        SUM_GOOD,
+        [{"role": "assistant", "content": SUM_GOOD}],               # conversational
+        [{"role": "assistant", "content": SUM_WRONG}],
+        [{"role": "assistant", "content": fenced(ADD_GOOD)}],
+        [{"role": "assistant", "content": fenced("print(1)\n")}],   # broken checker: infra
+    ]
+    tasks = [SUM_GT, json.loads(SUM_GT), SUM_GT, json.dumps(ADD_TASK), BROKEN_CHECKER_TASK]
+    prompts = [[{"role": "user", "content": "solve"}]] * len(completions)
+    scores = f(prompts=prompts, completions=completions, completion_ids=[[1]] * 5, task=tasks,
+               trainer_state=None)
+    assert scores == [1.0, 1.0, 0.0, 1.0, None]
+
+
+def test_trl_inputs_outputs_columns_and_default(server, monkeypatch):
+    gt = json.loads(SUM_GT)
+    n = 3
+    cols = dict(inputs=[gt["inputs"]] * n, outputs=[gt["outputs"]] * n)
+    completions = [[{"role": "assistant", "content": c}] for c in (SUM_GOOD, SUM_WRONG, "no code at all")]
+    monkeypatch.setenv("CRUCIBLE_URL", server.url)
+    assert rewards.reward_func(completions=completions, **cols) == [1.0, 0.0, 0.0]
+    f = rewards.make_reward_func(url=server.url, reward="fraction", name="crucible_fraction")
+    assert f.__name__ == "crucible_fraction"
+    assert f(completions, **cols) == [1.0, pytest.approx(1 / 3, abs=1e-6), 0.0]

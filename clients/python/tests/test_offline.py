@@ -1,0 +1,426 @@
+"""Client behaviour that needs no crucible: request shapes, error mapping, 429 retries,
+batch streaming and early close, against a small scripted HTTP server in a thread; and
+the pure helpers of the reward adapters. The real server is exercised by test_client.py.
+"""
+
+import base64
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from crucible_client import (
+    Client,
+    CrucibleError,
+    CrucibleInfraError,
+    CrucibleOverloaded,
+    CrucibleUnavailable,
+    run_item,
+    verify_item,
+)
+from crucible_client import rewards
+
+
+class Stub:
+    """A scripted server: ``routes[(method, path)] = fn(handler, body)``; requests are
+    recorded in ``seen`` as (method, path, headers, body)."""
+
+    def __init__(self):
+        self.routes = {}
+        self.seen = []
+        self.events = []
+        stub = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _any(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n) if n else b""
+                body = json.loads(raw) if raw else None
+                stub.seen.append((self.command, self.path, dict(self.headers), body))
+                fn = stub.routes.get((self.command, self.path))
+                if fn is None:
+                    self.reply(404, {"error": {"code": "not_found", "message": "no route"}})
+                    return
+                fn(self, body)
+
+            do_GET = do_POST = _any
+
+            def reply(self, status, obj, headers=None, raw=None):
+                data = raw if raw is not None else json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def chunk(self, data):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.httpd.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def stub():
+    s = Stub()
+    yield s
+    s.close()
+
+
+def fast(url, **kw):
+    c = Client(url, **kw)
+    c.slept = []
+    c._sleep = c.slept.append  # record the waits instead of sleeping
+    return c
+
+
+# --- request shapes ------------------------------------------------------------------
+
+
+def test_run_body_and_bytes(stub):
+    stub.routes[("POST", "/v1/run")] = lambda h, b: h.reply(200, {"status": "ok"})
+    c = fast(stub.url, token="s3cret")
+    assert c.run(["python3", "-c", "print(1)"], stdin=b"\x00\xff", files={"a.txt": "text", "b.bin": b"\x01"},
+                 limits={"cpu_time": 2}, image="host", priority="high", deadline_s=5) == {"status": "ok"}
+    method, path, headers, body = stub.seen[-1]
+    assert headers["Authorization"] == "Bearer s3cret"
+    assert headers["Content-Type"] == "application/json"
+    assert body == {"command": ["python3", "-c", "print(1)"],
+                    "stdin": {"base64": base64.b64encode(b"\x00\xff").decode()},
+                    "files": {"a.txt": "text", "b.bin": {"base64": "AQ=="}},
+                    "limits": {"cpu_time": 2}, "image": "host", "priority": "high", "deadline_s": 5}
+    c.run(code="print(1)", language="python", stdin="text in")
+    assert stub.seen[-1][3] == {"code": "print(1)", "language": "python", "stdin": "text in"}
+    c.run("echo hi | tr a-z A-Z")
+    assert stub.seen[-1][3] == {"command": ["/bin/sh", "-c", "echo hi | tr a-z A-Z"]}
+
+
+def test_run_argument_errors():
+    c = Client("http://127.0.0.1:9")
+    with pytest.raises(ValueError):
+        c.run()
+    with pytest.raises(ValueError):
+        c.run(["true"], code="x", language="python")
+    with pytest.raises(ValueError):
+        c.run(code="print(1)")
+    with pytest.raises(TypeError):
+        c.run(["cat"], stdin=123)
+    with pytest.raises(ValueError):
+        c.verify({"id": "t"}, solution="a", response="b")
+    with pytest.raises(ValueError):
+        c.verify({"id": "t"})
+
+
+def test_verify_and_batch_body(stub):
+    stub.routes[("POST", "/v1/verify")] = lambda h, b: h.reply(200, {"verdict": "accepted", "reward": 1.0})
+    c = fast(stub.url)
+    task = {"id": "t", "language": "python", "harness": "stdio", "tests": []}
+    c.verify(json.dumps(task), completion="x", repeats=3, reward="fraction")
+    assert stub.seen[-1][3] == {"task": task, "completion": "x", "repeats": 3, "reward": "fraction"}
+    assert run_item(["true"], after=[1]) == {"kind": "run", "command": ["true"], "after": [1]}
+    assert verify_item(task, response="r") == {"kind": "verify", "task": task, "response": "r"}
+
+
+def test_run_code_files_bytes(stub):
+    stub.routes[("POST", "/run_code")] = lambda h, b: h.reply(200, {"status": "Success"})
+    c = fast(stub.url)
+    c.run_code(code="print(1)", language="python", files={"x": b"\x00", "y": "AA=="}, fetch_files=[])
+    assert stub.seen[-1][3]["files"] == {"x": "AA==", "y": "AA=="}
+
+
+def test_url_prefix_and_metrics(stub):
+    stub.routes[("GET", "/pre/fix/metrics")] = lambda h, b: h.reply(200, None, raw=b"crucible_up 1\n")
+    assert Client(stub.url + "/pre/fix/").metrics() == "crucible_up 1\n"
+
+
+# --- errors --------------------------------------------------------------------------
+
+
+def test_error_mapping(stub):
+    stub.routes[("POST", "/v1/run")] = lambda h, b: h.reply(
+        400, {"error": {"code": "bad_request", "message": "limits.cpu_time: out of range"}})
+    stub.routes[("GET", "/healthz")] = lambda h, b: h.reply(502, None, raw=b"<html>bad gateway</html>")
+    c = fast(stub.url)
+    with pytest.raises(CrucibleError) as ei:
+        c.run(["true"], limits={"cpu_time": -1})
+    e = ei.value
+    assert (e.status, e.code, e.message) == (400, "bad_request", "limits.cpu_time: out of range")
+    assert not isinstance(e, (CrucibleOverloaded, CrucibleUnavailable))
+    assert "bad_request" in str(e)
+    with pytest.raises(CrucibleError) as ei:
+        c.health()
+    assert ei.value.status == 502 and ei.value.code == "http_502" and "bad gateway" in ei.value.message
+    assert c.slept == []  # nothing but 429 is retried
+
+
+def test_unavailable():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    with pytest.raises(CrucibleUnavailable) as ei:
+        Client("http://127.0.0.1:%d" % port, timeout=5).health()
+    assert ei.value.status is None and ei.value.code == "unavailable"
+    assert isinstance(ei.value, CrucibleError)
+
+
+def test_timeout_is_unavailable(stub):
+    stub.routes[("GET", "/healthz")] = lambda h, b: time.sleep(2)
+    with pytest.raises(CrucibleUnavailable):
+        Client(stub.url, timeout=0.3).health()
+
+
+def overloaded_then_ok(n_429, retry_after="2"):
+    state = {"n": 0}
+
+    def route(h, body):
+        state["n"] += 1
+        if state["n"] <= n_429:
+            hdr = {"Retry-After": retry_after} if retry_after is not None else {}
+            h.reply(429, {"error": {"code": "overloaded", "message": "queue full"}}, hdr)
+        else:
+            h.reply(200, {"status": "ok"})
+
+    return route, state
+
+
+def test_429_retried_with_retry_after(stub):
+    route, state = overloaded_then_ok(2, "2")
+    stub.routes[("POST", "/v1/run")] = route
+    c = fast(stub.url)
+    assert c.run(["true"]) == {"status": "ok"}
+    assert state["n"] == 3
+    assert len(c.slept) == 2 and all(2.0 <= s <= 2.2 for s in c.slept)
+
+
+def test_429_sleep_capped_and_backoff(stub):
+    route, _ = overloaded_then_ok(1, "3600")
+    stub.routes[("POST", "/v1/run")] = route
+    c = fast(stub.url, max_retry_wait=1.5)
+    c.run(["true"])
+    assert c.slept == [1.5]
+    route, _ = overloaded_then_ok(3, None)  # no Retry-After: exponential backoff
+    stub.routes[("POST", "/v1/run")] = route
+    c = fast(stub.url, retry_backoff=0.5)
+    c.run(["true"])
+    assert [round(s, 1) for s in c.slept] == [pytest.approx(0.5, abs=0.06), pytest.approx(1.0, abs=0.11),
+                                             pytest.approx(2.0, abs=0.21)]
+
+
+def test_429_retries_exhausted_or_disabled(stub):
+    route, state = overloaded_then_ok(100, "1")
+    stub.routes[("POST", "/v1/run")] = route
+    c = fast(stub.url, max_retries=2)
+    with pytest.raises(CrucibleOverloaded) as ei:
+        c.run(["true"])
+    assert state["n"] == 3 and len(c.slept) == 2
+    assert ei.value.status == 429 and ei.value.code == "overloaded" and ei.value.retry_after == 1.0
+    state["n"] = 0
+    c = fast(stub.url, max_retries=0)
+    with pytest.raises(CrucibleOverloaded):
+        c.run(["true"])
+    assert state["n"] == 1 and c.slept == []
+
+
+def test_retry_after_http_date(stub):
+    from email.utils import formatdate
+
+    route, _ = overloaded_then_ok(1, formatdate(time.time() + 5, usegmt=True))
+    stub.routes[("POST", "/v1/run")] = route
+    c = fast(stub.url)
+    c.run(["true"])
+    assert 3.0 <= c.slept[0] <= 6.0
+
+
+# --- batch streaming -----------------------------------------------------------------
+
+
+def streaming_route(lines, delay, gate=None, events=None):
+    def route(h, body):
+        h.send_response(200)
+        h.send_header("Content-Type", "application/x-ndjson")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        try:
+            for line in lines:
+                data = (json.dumps(line) + "\n").encode()
+                # split each line over two chunks: the client must reassemble them
+                h.chunk(data[:5])
+                h.chunk(data[5:])
+                if gate is not None:
+                    gate.wait(10)
+                time.sleep(delay)
+            h.wfile.write(b"0\r\n\r\n")
+            h.wfile.flush()
+            if events is not None:
+                events.append("finished")
+        except OSError:
+            if events is not None:
+                events.append("client gone")
+        h.close_connection = True
+
+    return route
+
+
+def test_batch_lines_arrive_incrementally(stub):
+    lines = [{"index": 1, "result": {"status": "ok"}}, {"index": 0, "result": {"status": "ok"}}]
+    stub.routes[("POST", "/v1/batch")] = streaming_route(lines, 1.0)
+    c = fast(stub.url)
+    t0 = time.monotonic()
+    stream = c.batch([run_item(["true"]), run_item(["true"], after=[0])], priority="low", deadline_s=9)
+    first = next(stream)
+    assert first == lines[0]
+    assert time.monotonic() - t0 < 0.8  # not waiting for the whole body
+    rest = list(stream)
+    assert rest == [lines[1]] and stream.closed
+    body = stub.seen[-1][3]
+    assert body["priority"] == "low" and body["deadline_s"] == 9
+    assert body["items"][1]["after"] == [0]
+
+
+def test_batch_early_close_drops_connection(stub):
+    events = []
+    lines = [{"index": i, "result": {}} for i in range(50)]
+    stub.routes[("POST", "/v1/batch")] = streaming_route(lines, 0.05, events=events)
+    c = fast(stub.url)
+    for line in c.batch([run_item(["true"])] * 50):
+        break  # the stream is dropped here: its connection must close
+    deadline = time.monotonic() + 5
+    while not events and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert events == ["client gone"]
+
+
+def test_batch_stream_cut_short(stub):
+    def route(h, body):
+        h.send_response(200)
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        h.chunk(b'{"index": 0, "result": {}}\n')
+        h.wfile.write(b"0\r\n\r\n")
+        h.close_connection = True
+
+    stub.routes[("POST", "/v1/batch")] = route
+    stream = fast(stub.url).batch([run_item(["true"]), run_item(["true"])])
+    assert next(stream)["index"] == 0
+    with pytest.raises(CrucibleUnavailable, match="1 of 2"):
+        next(stream)
+
+
+def test_batch_429_and_400_raise_at_call(stub):
+    stub.routes[("POST", "/v1/batch")] = lambda h, b: h.reply(
+        400, {"error": {"code": "bad_request", "message": "items[0]: unknown kind"}})
+    with pytest.raises(CrucibleError) as ei:
+        fast(stub.url).batch([{"kind": "nope"}])
+    assert ei.value.status == 400 and "items[0]" in ei.value.message
+    route, state = overloaded_then_ok(1, "1")
+    stub.routes[("POST", "/v1/batch")] = route
+    with pytest.raises(CrucibleOverloaded):
+        fast(stub.url, max_retries=0).batch([run_item(["true"])])
+
+
+# --- reward helpers ------------------------------------------------------------------
+
+
+def test_task_from_ground_truth_shapes():
+    native = {"id": "n/1", "language": "c", "harness": "stdio",
+              "tests": [{"name": "a", "stdin": "", "expected": "1\n"}]}
+    assert rewards.task_from_ground_truth(json.dumps(native)) == native
+    t = rewards.task_from_ground_truth({"harness": "assert", "tests": [{"name": "x", "code": "pass"}]},
+                                       language="python")
+    assert t["language"] == "python" and t["id"].startswith("gt/")
+    t = rewards.task_from_ground_truth('{"inputs": ["1 2\\n", ["3", "4"]], "outputs": ["3", "7\\n"]}',
+                                       language="cpp")
+    assert t["harness"] == "stdio" and t["checker"] == "lines" and t["language"] == "cpp"
+    assert [x["stdin"] for x in t["tests"]] == ["1 2\n", "3\n4\n"]
+    assert [x["expected"] for x in t["tests"]] == ["3", "7\n"]
+    t = rewards.task_from_ground_truth({"fn_name": "f", "inputs": [[1, 2]], "outputs": [[3]]})
+    assert t["harness"] == "assert" and t["entry_point"] == "f" and len(t["tests"]) == 1
+    with pytest.raises(ValueError, match="Python only"):
+        rewards.task_from_ground_truth({"fn_name": "f", "inputs": [[1]], "outputs": [1]}, language="java")
+    with pytest.raises(ValueError, match="2 inputs but 1 outputs"):
+        rewards.task_from_ground_truth({"inputs": ["a", "b"], "outputs": ["a"]})
+    with pytest.raises(ValueError, match="neither"):
+        rewards.task_from_ground_truth({"answer": 42})
+    with pytest.raises(ValueError, match="not JSON"):
+        rewards.task_from_ground_truth("42 is the answer")
+
+
+def test_task_from_numpy_like_ground_truth():
+    class Arr:  # what pandas/pyarrow hand verl for list columns
+        def __init__(self, xs):
+            self.xs = xs
+
+        def tolist(self):
+            return list(self.xs)
+
+    t = rewards.task_from_ground_truth({"inputs": Arr(["1\n"]), "outputs": Arr(["1\n"])})
+    json.dumps(t)
+    assert t["tests"][0]["stdin"] == "1\n"
+
+
+def test_completion_text():
+    assert rewards.completion_text("x") == "x"
+    conv = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a1"},
+            {"role": "tool", "content": "t"}, {"role": "assistant", "content": [{"type": "text", "text": "a2"}]}]
+    assert rewards.completion_text(conv) == "a2"
+    assert rewards.completion_text([{"content": "only"}]) == "only"
+    with pytest.raises(ValueError):
+        rewards.completion_text([{"role": "user", "content": "q"}])
+
+
+def test_on_infra_error_validated():
+    with pytest.raises(ValueError):
+        rewards.compute_score("d", "x", '{"inputs": ["1"], "outputs": ["1"]}', on_infra_error="ignore")
+    with pytest.raises(ValueError):
+        rewards.make_reward_func(on_infra_error="zero!")
+
+
+def test_adapters_on_unreachable_server():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    url = "http://127.0.0.1:%d" % s.getsockname()[1]
+    s.close()
+    gt = '{"inputs": ["1\\n"], "outputs": ["1\\n"]}'
+    with pytest.raises(CrucibleInfraError) as ei:
+        rewards.compute_score("d", "x", gt, url=url)
+    assert isinstance(ei.value.__cause__, CrucibleUnavailable)
+    assert rewards.compute_score("d", "x", gt, url=url, on_infra_error="zero") == 0.0
+    assert rewards.compute_score("d", "x", gt, url=url, on_infra_error="none") is None
+    d = rewards.compute_score("d", "x", gt, url=url, on_infra_error="zero", details=True)
+    assert d["score"] == 0.0 and d["infra_error"] == 1.0
+    f = rewards.make_reward_func(url=url)
+    assert f(["a", "b"], inputs=[["1"], ["1"]], outputs=[["1"], ["1"]]) == [None, None]
+    with pytest.raises(CrucibleInfraError):
+        rewards.make_reward_func(url=url, on_infra_error="raise")(["a"], task=[gt])
+
+
+def test_adapters_raise_on_caller_fault(stub):
+    stub.routes[("POST", "/v1/verify")] = lambda h, b: h.reply(
+        400, {"error": {"code": "bad_request", "message": "task: tests[0]: no expected"}})
+    stub.routes[("POST", "/v1/batch")] = stub.routes[("POST", "/v1/verify")]
+    gt = '{"inputs": ["1\\n"], "outputs": ["1\\n"]}'
+    for mode in ("raise", "zero", "none"):
+        with pytest.raises(CrucibleError) as ei:
+            rewards.compute_score("d", "x", gt, url=stub.url, on_infra_error=mode)
+        assert ei.value.status == 400
+        with pytest.raises(CrucibleError):
+            rewards.make_reward_func(url=stub.url, on_infra_error=mode)(["x"], task=[gt])
