@@ -113,12 +113,18 @@ void api_log(struct api *a, const char *event, json_t *fields)
     json_decref(fields);
 }
 
-static void count_request(struct api *a, const char *route, unsigned code)
+/* count_request(a, route, code, t0) — the metric and the log line of an answer (t0: when
+ * the request arrived, 0 when it was answered at once). */
+static void count_request(struct api *a, const char *route, unsigned code, double t0)
 {
     char labels[160];
 
     snprintf(labels, sizeof(labels), "route=\"%s\",code=\"%u\"", route, code);
     metrics_add(a->m, "http_requests_total", "HTTP requests by route and status code", labels, 1);
+    if (strcmp(route, "/metrics") != 0 && strcmp(route, "/healthz") != 0)
+        api_log(a, "answer",
+                json_pack("{s:s,s:i,s:f}", "route", route, "status", (int)code, "seconds",
+                          t0 > 0 ? util_now() - t0 : 0.0));
 }
 
 /* fail(r, a, route, status, code, fmt...) — an error answer, counted. */
@@ -133,7 +139,7 @@ static void fail(struct api *a, struct http_request *r, const char *route, unsig
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    count_request(a, route, status);
+    count_request(a, route, status, 0);
     if (status == 429)
         http_respond(r, status, "application/json",
                      "{\"error\":{\"code\":\"overloaded\",\"message\":\"the queue is full; "
@@ -828,8 +834,11 @@ static void batch_progress(struct owner *o, size_t done_index)
         if (--it->waiting == 0 && o->r)
             submit_item(o, it);
     }
-    if (o->finished == o->n && o->r)
+    if (o->finished == o->n && o->r) {
         http_stream_end(o->r);
+        api_log(o->api, "batch_done",
+                json_pack("{s:i,s:f}", "items", (int)o->n, "seconds", util_now() - o->t0));
+    }
 }
 
 static void item_done(struct job *j)
@@ -876,7 +885,7 @@ static void item_done(struct job *j)
     o->finished++;
     if (!o->batch) {
         if (o->r) {
-            count_request(a, o->route, 200);
+            count_request(a, o->route, 200, o->t0);
             http_respond_json(o->r, 200, it->result);
             it->result = NULL;
         }
@@ -902,9 +911,12 @@ static void owner_closed(void *ctx, bool aborted)
             if (it->submitted && !it->finished)
                 sched_cancel(o->api->sched, &it->job);
         }
-        if (o->batch)
+        if (o->batch && o->finished < o->n) {
             metrics_add(o->api->m, "batches_cancelled_total",
                         "batches whose client went away before the last item", "", 1);
+            api_log(o->api, "batch_cancelled",
+                    json_pack("{s:i,s:i}", "items", (int)o->n, "finished", (int)o->finished));
+        }
     }
     owner_maybe_free(o);
 }
@@ -973,7 +985,7 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
     if (o->batch) {
         http_stream_begin(r, 200, "application/x-ndjson");
         o->streaming = true;
-        count_request(a, route, 200);
+        count_request(a, route, 200, 0);
     }
     for (size_t i = 0; i < o->n; i++)
         if (o->items[i].waiting == 0)
@@ -1134,7 +1146,7 @@ static void route_healthz(struct api *a, struct http_request *r)
     sched_stats(a->sched, &st);
     for (int p = 0; p < PRIO_COUNT; p++)
         q += st.queued[p];
-    count_request(a, "/healthz", 200);
+    count_request(a, "/healthz", 200, 0);
     http_respond_json(r, 200,
                       json_pack("{s:s,s:i,s:i,s:i}", "status", "ok", "slots", (int)st.slots,
                                 "running", (int)st.running, "queued", (int)q));
@@ -1172,7 +1184,7 @@ static void route_metrics(struct api *a, struct http_request *r)
         metrics_set_total(a->m, "pool_create_failures_total", "warm sandboxes that failed to start",
                           "", (double)ps.create_failures);
     }
-    count_request(a, "/metrics", 200);
+    count_request(a, "/metrics", 200, 0);
     text = metrics_render(a->m);
     if (!text) {
         fail(a, r, "/metrics", 500, "internal", "out of memory");
