@@ -26,10 +26,12 @@ struct http_server {
     size_t max_body;
     http_handler handler;
     void *arg;
+    struct http_request *live; /* every request not yet completed (for http_stop) */
 };
 
 struct http_request {
     struct http_server *srv;
+    struct http_request *prev, *next; /* srv->live */
     struct MHD_Connection *conn;
     char *method, *path;
     char *body;
@@ -143,6 +145,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->srv = s;
         r->conn = c;
         r->watch_fd = -1;
+        r->next = s->live;
+        if (s->live)
+            s->live->prev = r;
+        s->live = r;
         r->method = strdup(method);
         r->path = strdup(url);
         if (!r->method || !r->path) {
@@ -211,6 +217,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         return;
     if (r->watch_fd >= 0)
         loop_del(r->srv->loop, r->watch_fd);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        r->srv->live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
     notify_close(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
     if (r->resp)
         MHD_destroy_response(r->resp);
@@ -273,6 +285,14 @@ void http_stop(struct http_server *s)
 {
     if (!s)
         return;
+    /* The daemon refuses to stop while connections are suspended: every pending request
+     * ends as if its client had gone, and the daemon closes it on its next run. */
+    for (struct http_request *r = s->live; r; r = r->next) {
+        r->aborted = true;
+        notify_close(r, true);
+        resume(r);
+    }
+    MHD_run(s->d);
     loop_del(s->loop, s->epfd);
     MHD_stop_daemon(s->d);
     free(s);

@@ -255,12 +255,32 @@ ok(all(x in metrics for x in names) and all(l.startswith(("#", "crucible_")) for
 hits = [float(l.split()[1]) for l in metrics.splitlines() if l.startswith("crucible_pool_hits_total")]
 ok(hits and hits[0] > 0 and "crucible_pool_ready" in metrics,
    "warm pool: jobs took ready sandboxes (%s hits)" % (hits[0] if hits else "no"))
+# Stop with work in flight: a streaming batch and a single request, both mid-job.
+def quietly(fn, *args):
+    try:
+        fn(*args)
+    except Exception:
+        pass
+inflight = [threading.Thread(target=quietly, args=(batch_lines, s, {"items": [
+                {"kind": "run", "command": ["/bin/sleep", "37.5"]}]})),
+            threading.Thread(target=quietly, args=(s.post, "/v1/run",
+                                                   {"command": ["/bin/sleep", "37.5"]}))]
+for t in inflight:
+    t.start()
+time.sleep(0.7)
+t0 = time.time()
 rc = s.stop()
-ok(rc == 0, "SIGTERM: the server stops cleanly (exit %s)" % rc)
+for t in inflight:
+    t.join(10)
+left = subprocess.run(["pgrep", "-f", "sleep 37.5"], capture_output=True, text=True).stdout.split()
+ok(rc == 0 and time.time() - t0 < 10 and not left,
+   "SIGTERM with jobs in flight: clean exit %s in %.2f s, their sandboxes gone" % (rc, time.time() - t0), left)
 s.log.seek(0)
 log_lines = [json.loads(l) for l in s.log.read().splitlines() if l.startswith("{")]
-ok(log_lines and log_lines[0]["event"] == "listening" and log_lines[-1]["event"] == "stopping",
-   "logs: one JSON object per line", log_lines[:3])
+events = [l["event"] for l in log_lines]
+ok(events and events[0] == "listening" and "stopping" in events and "answer" in events
+   and "batch_cancelled" in events and all("ts" in l for l in log_lines),
+   "logs: one JSON object per event (listening, answers, cancelled batches, stopping)", events[-5:])
 
 # --- scheduling: priorities, deadlines, overload --------------------------------------------
 s = Server("--slots", "1", "--queue", "4", "--quiet")
