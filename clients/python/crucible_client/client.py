@@ -14,7 +14,7 @@ import socket
 import time
 import urllib.parse
 from datetime import datetime, timezone
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from .errors import CrucibleError, CrucibleOverloaded, CrucibleUnavailable
 

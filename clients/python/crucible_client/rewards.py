@@ -54,6 +54,8 @@ __all__ = [
 
 _ON_INFRA = ("raise", "zero", "none")
 
+MAX_BATCH = 10000  # items per /v1/batch request (docs/API.md); larger groups go in chunks
+
 _clients: Dict[str, Client] = {}
 _clients_lock = threading.Lock()
 
@@ -329,29 +331,13 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
 
 def _verify_all(c: Client, items: List[Dict[str, Any]], on_infra_error: str,
                 priority: Optional[str], deadline_s: Optional[float]) -> List[Any]:
-    """(record or None, failure message or None) per item, from one batch. With
-    ``on_infra_error="raise"``, the first infra error raises (and closing the stream
-    cancels the rest)."""
+    """(record or None, failure message or None) per item, from ``/v1/batch`` calls of at
+    most MAX_BATCH items. With ``on_infra_error="raise"``, the first infra error raises
+    (and closing the stream cancels the rest)."""
     out: List[Any] = [(None, "no result")] * len(items)
-    if not items:
-        return out
     try:
-        with c.batch(items, priority=priority, deadline_s=deadline_s) as stream:
-            for line in stream:
-                i = line.get("index")
-                if not isinstance(i, int) or not 0 <= i < len(items):
-                    raise CrucibleError(200, "bad_response", "batch line with a bad index: %r" % (i,))
-                rec = line.get("result")
-                if isinstance(rec, Mapping):
-                    if on_infra_error == "raise" and _is_infra(rec):
-                        raise CrucibleInfraError("item %d: %s" % (i, _infra_message(rec)), rec)
-                    out[i] = (rec, None)
-                else:
-                    err = line.get("error") or {}
-                    msg = "item %d not verified: %s" % (i, err.get("message") or err.get("code") or line)
-                    if on_infra_error == "raise":
-                        raise CrucibleInfraError(msg, line)
-                    out[i] = (None, msg)
+        for start in range(0, len(items), MAX_BATCH):
+            _verify_chunk(c, items, start, out, on_infra_error, priority, deadline_s)
     except CrucibleInfraError:
         raise
     except CrucibleError as e:
@@ -362,6 +348,28 @@ def _verify_all(c: Client, items: List[Dict[str, Any]], on_infra_error: str,
         msg = "crucible request failed: %s" % e
         out = [(rec, fail if rec is not None else msg) for rec, fail in out]
     return out
+
+
+def _verify_chunk(c: Client, items: List[Dict[str, Any]], start: int, out: List[Any],
+                  on_infra_error: str, priority: Optional[str], deadline_s: Optional[float]) -> None:
+    chunk = items[start:start + MAX_BATCH]
+    with c.batch(chunk, priority=priority, deadline_s=deadline_s) as stream:
+        for line in stream:
+            j = line.get("index")
+            if not isinstance(j, int) or not 0 <= j < len(chunk):
+                raise CrucibleError(200, "bad_response", "batch line with a bad index: %r" % (j,))
+            i = start + j
+            rec = line.get("result")
+            if isinstance(rec, Mapping):
+                if on_infra_error == "raise" and _is_infra(rec):
+                    raise CrucibleInfraError("item %d: %s" % (i, _infra_message(rec)), rec)
+                out[i] = (rec, None)
+            else:
+                err = line.get("error") or {}
+                msg = "item %d not verified: %s" % (i, err.get("message") or err.get("code") or line)
+                if on_infra_error == "raise":
+                    raise CrucibleInfraError(msg, line)
+                out[i] = (None, msg)
 
 
 # --- TRL ---------------------------------------------------------------------------------

@@ -443,7 +443,7 @@ def test_deadline_and_priority(make_server):
         results[name] = c.run(["sh", "-c", "sleep %s; echo %s" % (kw.pop("sleep", 0), name)], **kw)
         done.append(name)
 
-    threads = [threading.Thread(target=job, args=("blocker",), kwargs={"sleep": 2})]
+    threads = [threading.Thread(target=job, args=("blocker",), kwargs={"sleep": 3})]
     threads[0].start()
     time.sleep(0.5)  # the blocker holds the only slot
     for name, kw in (("low", {"priority": "low"}), ("normal", {}),

@@ -424,3 +424,30 @@ def test_adapters_raise_on_caller_fault(stub):
         assert ei.value.status == 400
         with pytest.raises(CrucibleError):
             rewards.make_reward_func(url=stub.url, on_infra_error=mode)(["x"], task=[gt])
+
+
+def test_reward_batches_chunked_and_matched_by_index(stub, monkeypatch):
+    def route(h, body):
+        h.send_response(200)
+        h.send_header("Content-Type", "application/x-ndjson")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for i in reversed(range(len(body["items"]))):  # completion order != input order
+            item = body["items"][i]
+            good = item["response"] == "good"
+            rec = {"verdict": "accepted" if good else "wrong_answer", "reward": 1.0 if good else 0.0,
+                   "passed": int(good), "total": 1}
+            h.chunk((json.dumps({"index": i, "result": rec}) + "\n").encode())
+        h.wfile.write(b"0\r\n\r\n")
+        h.close_connection = True
+
+    stub.routes[("POST", "/v1/batch")] = route
+    monkeypatch.setattr(rewards, "MAX_BATCH", 2)
+    completions = ["good", "bad", [{"role": "assistant", "content": "good"}], "bad", "good"]
+    gt = {"inputs": ["1\n"], "outputs": ["1\n"]}
+    f = rewards.make_reward_func(url=stub.url)
+    assert f(completions, task=[gt] * 5) == [1.0, 0.0, 1.0, 0.0, 1.0]
+    batches = [b for m, p, h, b in stub.seen if p == "/v1/batch"]
+    assert [len(b["items"]) for b in batches] == [2, 2, 1]
+    assert rewards.compute_score_batch(["d"] * 3, ["bad", "good", "good"], [gt] * 3,
+                                       url=stub.url) == [0.0, 1.0, 1.0]
