@@ -107,7 +107,8 @@ static const struct lang langs[] = {
          * Every sandbox starts with an empty GOCACHE, so what is not prebuilt is compiled anew:
          * cgo stays on (Go's default) because the standard library archives that golang-go
          * ships are built with it; with CGO_ENABLED=0, net, crypto/tls, net/http... (which
-         * testify imports) were all stale and recompiled for every task. */
+         * testify imports) were all stale and recompiled for every task. So a solution may
+         * use cgo; its gcc runs in the same sandbox, under the compile limits. */
         .env = ARGV("GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go:/usr/share/gocode", "GO111MODULE=off",
                     "CGO_ENABLED=1"),
         .assert_marker = "FAIL",

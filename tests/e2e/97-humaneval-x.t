@@ -36,7 +36,7 @@ is "$(failing js "")" "112 155 162" "javascript: all accepted but 112, 155 (brok
 is "$(failing cpp "")" "22 137 162" "cpp: all accepted but 22, 137 (Boost) and 162 (OpenSSL MD5)"
 is "$(failing java "0 1 13 29 47 63 90 111 140 163")" "" "java: a sample of 10 accepted"
 is "$(failing rust "0 1 13 29 38 47 63 90 91 140 162 163")" "38 91 162" "rust: a sample accepted but 38 (rand), 91 (regex), 162 (md5)"
-is "$(failing go "0 13 90")" "" "go: a sample of 3 accepted (go test with Debian's testify)"
+is "$(failing go "0 1 13 17 20 27 29 47 59 63 75 90 111 128 140 150 163")" "17 20 27 59 75" "go: a sample of 17 (go test with Debian's testify) accepted but 17, 20, 27, 59, 75 (import block does not match the code)"
 
 # Stubs: the prompt with a body that returns nothing useful must be rejected everywhere.
 # stub_run LANG CODE — every task of LANG with CODE as its completion; prints how many passed.
