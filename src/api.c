@@ -662,9 +662,10 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
             }
             sj = json_pack("{s:s,s:f,s:o,s:s%,s:s%}", "status", st, "execution_time", s->wall_time,
                            "return_code",
-                           s->status == RESULT_SANDBOX_ERROR ? json_null()
-                           : s->exit_code >= 0               ? json_integer(s->exit_code)
-                                                             : json_integer(-s->signal),
+                           s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT
+                               ? json_null()
+                           : s->exit_code >= 0 ? json_integer(s->exit_code)
+                                               : json_integer(-s->signal),
                            "stdout", s->out.data ? s->out.data : "", s->out.len, "stderr",
                            s->err.data ? s->err.data : "", s->err.len);
             if (k == 0)

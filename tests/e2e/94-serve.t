@@ -197,7 +197,7 @@ st, j, text, _ = run_code("import sys\nsys.exit(3)")
 ok(j["status"] == "Failed" and j["run_result"]["status"] == "Finished" and j["run_result"]["return_code"] == 3,
    "/run_code: a non-zero exit is Failed / Finished", text)
 st, j, text, _ = run_code("while True: pass", run_timeout=0.5)
-ok(j["status"] == "Failed" and j["run_result"]["status"] == "TimeLimitExceeded",
+ok(j["status"] == "Failed" and j["run_result"]["status"] == "TimeLimitExceeded" and j["run_result"]["return_code"] is None,
    "/run_code: TimeLimitExceeded", text)
 st, j, text, _ = run_code("#include <cstdio>\nint main() { std::puts(\"hi\") }", language="cpp")
 ok(j["status"] == "Failed" and j["compile_result"]["status"] == "Finished"
