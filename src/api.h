@@ -12,7 +12,7 @@
 #include "image.h"
 #include "metrics.h"
 #include "sandbox.h"
-#include "sched.h"
+#include "scheduler.h"
 
 struct pool;
 

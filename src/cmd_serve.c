@@ -22,7 +22,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "pool.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "util.h"
 
 static const char USAGE[] =

@@ -1,5 +1,5 @@
 /*
- * sched.h — the service's scheduler: priority classes, a bounded queue, capacity, deadlines,
+ * scheduler.h — the service's scheduler: priority classes, a bounded queue, capacity, deadlines,
  * and the worker threads that run jobs.
  *
  * A job is owned by whoever submits it. The scheduler only links it into its queue, runs
@@ -9,8 +9,8 @@
  * separate from submission: a request first reserves room for all of its jobs (or gets
  * -EAGAIN: answer 429), so a batch whose items wait on each other is never half-admitted.
  */
-#ifndef CRUCIBLE_SCHED_H
-#define CRUCIBLE_SCHED_H
+#ifndef CRUCIBLE_SCHEDULER_H
+#define CRUCIBLE_SCHEDULER_H
 
 #include <stdbool.h>
 #include <stddef.h>

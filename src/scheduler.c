@@ -1,12 +1,12 @@
 /*
- * sched.c — priority queues, capacity and worker threads (see sched.h).
+ * scheduler.c — priority queues, capacity and worker threads (see scheduler.h).
  *
  * One mutex guards everything; workers sleep on a condition variable and take the head of
  * the highest non-empty class when a slot is free and its memory fits. The head of a class
  * is never overtaken by a later job of the same or a lower class (no starvation of big
  * jobs). Finished jobs go to a done list; an eventfd wakes the loop, which calls done().
  */
-#include "sched.h"
+#include "scheduler.h"
 
 #include <errno.h>
 #include <math.h>
