@@ -7,6 +7,7 @@
  */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -536,4 +537,30 @@ int cgroup_destroy(struct cgroup *cg)
     }
     cg->ndirs = 0;
     return result;
+}
+
+int cgroup_env_reclaim(const struct cgroup_env *env)
+{
+    int removed = 0;
+
+    for (int h = 0; h < env->nhier; h++) {
+        DIR *d = opendir(env->hier[h].base);
+        struct dirent *e;
+        if (!d)
+            continue;
+        while ((e = readdir(d))) {
+            char path[4400];
+            unsigned n;
+            int pid;
+            if (sscanf(e->d_name, "sb-%d-%u", &pid, &n) != 2 || pid <= 0)
+                continue;
+            if (kill(pid, 0) == 0 || errno != ESRCH)
+                continue; /* its owner lives (or is not ours to judge) */
+            snprintf(path, sizeof(path), "%s/%s", env->hier[h].base, e->d_name);
+            if (rmdir(path) == 0)
+                removed++;
+        }
+        closedir(d);
+    }
+    return removed;
 }

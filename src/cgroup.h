@@ -54,6 +54,11 @@ struct cgroup {
  * permitted. Never fails: unavailable resources get res_hier[] = -1. */
 void cgroup_env_init(struct cgroup_env *env);
 
+/* cgroup_env_reclaim(env) — removes the groups a crucible process that no longer exists
+ * left behind (a crash: "sb-PID-N" with PID gone). Only empty groups go (rmdir refuses
+ * others); groups of live processes are never touched. Returns how many were removed. */
+int cgroup_env_reclaim(const struct cgroup_env *env);
+
 /* cgroup_env_has(env, res) — true when the resource is enforced through a cgroup. */
 bool cgroup_env_has(const struct cgroup_env *env, enum cgroup_res res);
 

@@ -88,6 +88,7 @@ int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
     if (r < 0)
         return r;
     cgroup_env_init(&rt->cg);
+    cgroup_env_reclaim(&rt->cg); /* what a crashed crucible left behind */
     return 0;
 }
 

@@ -104,5 +104,26 @@ int main(void)
     ok(cgroup_destroy(&cg) == 0, "destroy");
     ok(!dir_exists(first), "group directory removed");
     ok(cgroup_destroy(&cg) == 0, "destroy twice is harmless");
+
+    /* Reclaim: groups of a crucible that died are removed; groups of live ones stay. */
+    {
+        char dead[4200], live[4200];
+        pid_t gone = fork();
+        if (gone == 0)
+            _exit(0);
+        waitpid(gone, NULL, 0);
+        snprintf(dead, sizeof(dead), "%s/sb-%d-99", env.hier[0].base, (int)gone);
+        snprintf(live, sizeof(live), "%s/sb-%d-99", env.hier[0].base, (int)getpid());
+        if (mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0) {
+            int n = cgroup_env_reclaim(&env);
+            ok(n >= 1 && !dir_exists(dead), "reclaim: a dead owner's group is removed (%d)", n);
+            ok(dir_exists(live), "reclaim: a live owner's group is kept");
+            rmdir(live);
+        } else {
+            skip("cannot make groups to reclaim");
+            skip("cannot make groups to reclaim");
+            rmdir(dead);
+        }
+    }
     return done_testing();
 }
