@@ -6,6 +6,10 @@
 . "$(dirname "$0")/lib.sh"
 
 plan 12
+if [ -n "${CRUCIBLE_SKIP_DATASET_TESTS:-}" ]; then
+    for i in $(seq 1 12); do skip "HumanEval-X" "CRUCIBLE_SKIP_DATASET_TESTS is set (CI runs them in its plain leg)"; done
+    exit 0
+fi
 HX=$REPO_ROOT/../shared/datasets/humaneval-x
 if [ ! -d "$HX" ]; then
     for i in $(seq 1 12); do skip "HumanEval-X" "../shared/datasets not found (a user's clone does not have it)"; done
