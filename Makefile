@@ -6,7 +6,7 @@
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
 
 CC       ?= cc
-PKGS     := libseccomp jansson zlib expat libmicrohttpd
+PKGS     := libseccomp jansson zlib expat
 SANITIZE ?=
 BUILD    := build$(if $(SANITIZE),-san)
 
@@ -15,7 +15,7 @@ WARN   := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototype
           -Wpointer-arith -Wundef -Wvla
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clash-protection \
-          -fPIE -pthread $(shell pkg-config --cflags $(PKGS))
+          -fPIE -pthread $(shell pkg-config --cflags $(PKGS) libmicrohttpd)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
 LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -pthread
 ifeq ($(SANITIZE),)

@@ -1,10 +1,11 @@
 /*
  * httpload — a small closed-loop HTTP/1.1 load generator for bench/serve.
  *
- *   httpload PORT PATH BODY CONCURRENCY REQUESTS_PER_CONNECTION
+ *   httpload PORT PATH BODY CONCURRENCY REQUESTS_PER_CONNECTION [PAUSE_MS]
  *
  * Opens CONCURRENCY keep-alive connections to 127.0.0.1:PORT, each sending its requests
- * back to back (POST PATH with BODY as JSON), and prints one line:
+ * back to back (POST PATH with BODY as JSON) — or PAUSE_MS apart, for latency on an idle
+ * server — and prints one line:
  *   requests=N ok=N rps=R mean_ms=X p50_ms=X p90_ms=X p99_ms=X
  * where ok counts 200 answers. Latencies are per request, from the first byte written to
  * the last byte of the answer read.
@@ -20,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int port, per_conn;
+static int port, per_conn, pause_ms;
 static const char *path, *body;
 static double *lat;
 static int *status_ok;
@@ -87,6 +88,10 @@ static void *conn_main(void *arg)
         status_ok[id * per_conn + i] = st == 200;
         if (st < 0)
             break;
+        if (pause_ms) {
+            struct timespec ts = {pause_ms / 1000, (long)(pause_ms % 1000) * 1000000};
+            nanosleep(&ts, NULL);
+        }
     }
     close(fd);
     return NULL;
@@ -104,8 +109,9 @@ int main(int argc, char **argv)
     pthread_t *th;
     double t0, wall;
 
-    if (argc != 6) {
-        fprintf(stderr, "usage: httpload PORT PATH BODY CONCURRENCY REQUESTS_PER_CONNECTION\n");
+    if (argc != 6 && argc != 7) {
+        fprintf(stderr,
+                "usage: httpload PORT PATH BODY CONCURRENCY REQUESTS_PER_CONNECTION [PAUSE_MS]\n");
         return 2;
     }
     port = atoi(argv[1]);
@@ -113,6 +119,7 @@ int main(int argc, char **argv)
     body = argv[3];
     conc = atoi(argv[4]);
     per_conn = atoi(argv[5]);
+    pause_ms = argc == 7 ? atoi(argv[6]) : 0;
     total = conc * per_conn;
     lat = calloc((size_t)total, sizeof(*lat));
     status_ok = calloc((size_t)total, sizeof(*status_ok));

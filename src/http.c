@@ -2,13 +2,14 @@
  * http.c — libmicrohttpd behind the small interface of http.h.
  *
  * The daemon runs without threads of its own (MHD_USE_EPOLL): its epoll fd sits in our loop
- * and http_run() calls MHD_run(). A request whose answer is not ready is suspended; the
+ * and http_run() calls mhd.run(). A request whose answer is not ready is suspended; the
  * answer resumes it and is queued on the next access-handler call. Streams use a content
  * reader that suspends the connection whenever its buffer is empty.
  */
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -17,6 +18,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+
+/* libmicrohttpd is loaded when a server starts, not linked: Debian's build pulls in GnuTLS
+ * and p11-kit, whose start-up would otherwise cost every `crucible run` about 2 ms. */
+static struct {
+    __typeof__(&MHD_add_response_header) add_response_header;
+    __typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+    __typeof__(&MHD_create_response_from_callback) create_response_from_callback;
+    __typeof__(&MHD_destroy_response) destroy_response;
+    __typeof__(&MHD_get_connection_info) get_connection_info;
+    __typeof__(&MHD_get_daemon_info) get_daemon_info;
+    __typeof__(&MHD_get_timeout) get_timeout;
+    __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
+    __typeof__(&MHD_queue_response) queue_response;
+    __typeof__(&MHD_resume_connection) resume_connection;
+    __typeof__(&MHD_run) run;
+    __typeof__(&MHD_start_daemon) start_daemon;
+    __typeof__(&MHD_stop_daemon) stop_daemon;
+    __typeof__(&MHD_suspend_connection) suspend_connection;
+} mhd;
+
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static int mhd_load(struct errbuf *err)
+{
+    static void *lib;
+    static const char *const names[] = {"MHD_add_response_header",
+                                        "MHD_create_response_from_buffer",
+                                        "MHD_create_response_from_callback",
+                                        "MHD_destroy_response",
+                                        "MHD_get_connection_info",
+                                        "MHD_get_daemon_info",
+                                        "MHD_get_timeout",
+                                        "MHD_lookup_connection_value",
+                                        "MHD_queue_response",
+                                        "MHD_resume_connection",
+                                        "MHD_run",
+                                        "MHD_start_daemon",
+                                        "MHD_stop_daemon",
+                                        "MHD_suspend_connection"};
+    void **slots = (void **)&mhd;
+
+    if (lib)
+        return 0;
+    if (!(lib = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL)))
+        return errbuf_set(err, "cannot load %s (Debian package libmicrohttpd12): %s", MHD_SONAME,
+                          dlerror());
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!(slots[i] = dlsym(lib, names[i]))) {
+            errbuf_set(err, "%s lacks %s", MHD_SONAME, names[i]);
+            dlclose(lib);
+            lib = NULL;
+            return -ENOENT;
+        }
+    return 0;
+}
 
 struct http_server {
     struct MHD_Daemon *d;
@@ -68,9 +124,9 @@ static void suspend(struct http_request *r)
 
     if (r->suspended)
         return;
-    MHD_suspend_connection(r->conn);
+    mhd.suspend_connection(r->conn);
     r->suspended = true;
-    ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (ci && loop_add(r->srv->loop, ci->connect_fd, EPOLLRDHUP, on_client_gone, r) == 0)
         r->watch_fd = ci->connect_fd;
 }
@@ -84,7 +140,7 @@ static void resume(struct http_request *r)
         r->watch_fd = -1;
     }
     r->suspended = false;
-    MHD_resume_connection(r->conn);
+    mhd.resume_connection(r->conn);
 }
 
 /* on_client_gone — the socket of a suspended request hung up: the client left. */
@@ -122,9 +178,9 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 
 static enum MHD_Result queue_pending(struct http_request *r)
 {
-    enum MHD_Result ret = MHD_queue_response(r->conn, r->status, r->resp);
+    enum MHD_Result ret = mhd.queue_response(r->conn, r->status, r->resp);
 
-    MHD_destroy_response(r->resp);
+    mhd.destroy_response(r->resp);
     r->resp = NULL;
     return ret;
 }
@@ -138,7 +194,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
 
     (void)version;
     if (!r) {
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
         r = calloc(1, sizeof(*r));
         if (!r)
             return MHD_NO;
@@ -225,7 +281,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         r->next->prev = r->prev;
     notify_close(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
     if (r->resp)
-        MHD_destroy_response(r->resp);
+        mhd.destroy_response(r->resp);
     free(r->method);
     free(r->path);
     free(r->body);
@@ -249,6 +305,10 @@ struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
 
     if (!s)
         return errbuf_set(err, "out of memory"), NULL;
+    if (mhd_load(err) < 0) {
+        free(s);
+        return NULL;
+    }
     if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
         errbuf_set(err, "'%s' is not an IPv4 address", cfg->host);
         free(s);
@@ -258,7 +318,7 @@ struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
     s->max_body = cfg->max_body;
     s->handler = handler;
     s->arg = arg;
-    s->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL,
+    s->d = mhd.start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL,
                             on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                             MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
@@ -268,13 +328,13 @@ struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
         free(s);
         return NULL;
     }
-    di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+    di = mhd.get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
     s->epfd = di ? di->epoll_fd : -1;
-    di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    di = mhd.get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di ? di->port : cfg->port;
     if (s->epfd < 0 || loop_add(loop, s->epfd, EPOLLIN, on_daemon, s) < 0) {
         errbuf_set(err, "cannot watch the HTTP daemon");
-        MHD_stop_daemon(s->d);
+        mhd.stop_daemon(s->d);
         free(s);
         return NULL;
     }
@@ -292,9 +352,9 @@ void http_stop(struct http_server *s)
         notify_close(r, true);
         resume(r);
     }
-    MHD_run(s->d);
+    mhd.run(s->d);
     loop_del(s->loop, s->epfd);
-    MHD_stop_daemon(s->d);
+    mhd.stop_daemon(s->d);
     free(s);
 }
 
@@ -307,14 +367,14 @@ int http_timeout_ms(struct http_server *s)
 {
     MHD_UNSIGNED_LONG_LONG ms;
 
-    if (MHD_get_timeout(s->d, &ms) != MHD_YES)
+    if (mhd.get_timeout(s->d, &ms) != MHD_YES)
         return -1;
     return ms > 60000 ? 60000 : (int)ms;
 }
 
 void http_run(struct http_server *s)
 {
-    MHD_run(s->d);
+    mhd.run(s->d);
 }
 
 const char *http_method(const struct http_request *r)
@@ -329,12 +389,12 @@ const char *http_path(const struct http_request *r)
 
 const char *http_header(const struct http_request *r, const char *name)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+    return mhd.lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
 const char *http_query(const struct http_request *r, const char *key)
 {
-    return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+    return mhd.lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 
 const char *http_body(const struct http_request *r, size_t *len)
@@ -354,10 +414,10 @@ static void set_response(struct http_request *r, unsigned status, struct MHD_Res
 {
     if (!resp || r->resp || r->streaming) {
         if (resp)
-            MHD_destroy_response(resp);
+            mhd.destroy_response(resp);
         return;
     }
-    MHD_add_response_header(resp, "Server", "crucible");
+    mhd.add_response_header(resp, "Server", "crucible");
     r->status = status;
     r->resp = resp;
     resume(r);
@@ -367,12 +427,12 @@ void http_respond(struct http_request *r, unsigned status, const char *content_t
                   const char *body, size_t len, const char *header, const char *value)
 {
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+        mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
 
     if (resp && content_type)
-        MHD_add_response_header(resp, "Content-Type", content_type);
+        mhd.add_response_header(resp, "Content-Type", content_type);
     if (resp && header)
-        MHD_add_response_header(resp, header, value);
+        mhd.add_response_header(resp, header, value);
     set_response(r, status, resp);
 }
 
@@ -419,9 +479,9 @@ void http_stream_begin(struct http_request *r, unsigned status, const char *cont
 
     if (r->resp || r->streaming)
         return;
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
+    resp = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
     if (resp && content_type)
-        MHD_add_response_header(resp, "Content-Type", content_type);
+        mhd.add_response_header(resp, "Content-Type", content_type);
     set_response(r, status, resp);
     r->streaming = resp != NULL;
 }
