@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "progress.h"
 #include "verify.h"
 
 struct job {
@@ -195,19 +196,6 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
     if (f != stdin)
         fclose(f);
     return bad;
-}
-
-static void progress_line(const struct eval *ev, double t0)
-{
-    double el = util_now() - t0, rate = el > 0 ? (double)ev->done / el : 0;
-    double eta = rate > 0 ? (double)(ev->njobs - ev->done) / rate : 0;
-    int width = 30,
-        fill = ev->njobs ? (int)((double)width * (double)ev->done / (double)ev->njobs) : 0;
-
-    fprintf(stderr, "\r[%.*s%*s] %zu/%zu  %.1f/s  ETA %d:%02d  accepted %u ", fill,
-            "##############################", width - fill, "", ev->done, ev->njobs, rate,
-            (int)eta / 60, (int)eta % 60, ev->counts[VERDICT_ACCEPTED]);
-    fflush(stderr);
 }
 
 static void summary(FILE *f, const struct eval *ev, double secs)
@@ -412,7 +400,7 @@ int cmd_eval(int argc, char **argv)
         }
         fflush(out);
         if (!quiet)
-            progress_line(&ev, t0);
+            progress_draw(stderr, ev.done, ev.njobs, t0, "accepted", ev.counts[VERDICT_ACCEPTED]);
         if (written == ev.njobs)
             break;
         if (!ev.stop && poll(&pf, 1, 0) == 1)

@@ -15,7 +15,14 @@ static void tasks_usage(FILE *f)
 {
     fprintf(f, "usage: crucible tasks SUBCOMMAND [OPTIONS]\n\n"
                "subcommands:\n"
-               "  convert    convert a public dataset to native tasks (JSONL on stdout)\n\n"
+               "  convert    convert a public dataset to native tasks (JSONL on stdout)\n"
+               "  import     add tasks to a task library (--db DB, SQLite)\n"
+               "  list       the library's tasks with status, pass rate and bucket\n"
+               "  show       one task, its versions and statistics\n"
+               "  export     the library's current tasks as JSONL\n"
+               "  validate   run references and stubs: valid, broken, flaky, weak_tests\n"
+               "  stats      counts by status and difficulty bucket, a pass-rate histogram\n"
+               "  sample     draw tasks whose pass rate lies in a band (curriculum)\n\n"
                "'crucible tasks SUBCOMMAND --help' lists the options of a subcommand.\n");
 }
 
@@ -139,6 +146,8 @@ static int tasks_convert(int argc, char **argv)
 
 int cmd_tasks(int argc, char **argv)
 {
+    int r;
+
     if (argc < 2) {
         tasks_usage(stderr);
         return 2;
@@ -150,6 +159,8 @@ int cmd_tasks(int argc, char **argv)
     }
     if (strcmp(argv[1], "convert") == 0)
         return tasks_convert(argc - 1, argv + 1);
+    if ((r = cmd_tasks_library(argc - 1, argv + 1)) >= 0)
+        return r;
     fprintf(stderr, "crucible tasks: unknown subcommand '%s' (see 'crucible tasks --help')\n",
             argv[1]);
     return 2;

@@ -1,7 +1,7 @@
 /*
- * cmd_tasks.h — `crucible tasks`: the task library's subcommands. Today only `convert`
- * (public datasets to native tasks, convert.h); import, list, show, validate, stats and
- * sample (the SQLite library) are future work.
+ * cmd_tasks.h — `crucible tasks`: `convert` (public datasets to native tasks, convert.h)
+ * and the task library's subcommands (import, list, show, export, validate, stats, sample;
+ * cmd_library.c over store.h).
  */
 #ifndef CRUCIBLE_CMD_TASKS_H
 #define CRUCIBLE_CMD_TASKS_H
@@ -9,5 +9,8 @@
 /* cmd_tasks(argc, argv) — argv[0] is "tasks". Returns the exit status: 0 success, 1 some
  * input records were bad (reported and skipped), 2 usage or input failure. */
 int cmd_tasks(int argc, char **argv);
+
+/* cmd_tasks_library(argc, argv) — argv[0] is a library subcommand; -1 when it is not one. */
+int cmd_tasks_library(int argc, char **argv);
 
 #endif
