@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "progress.h"
+#include "store.h"
 #include "verify.h"
 
 struct job {
@@ -40,6 +41,9 @@ struct eval {
     size_t done;
     unsigned counts[VERDICT_COUNT];
     bool stop;
+    struct store *store; /* --db: outcomes are recorded here, under model */
+    const char *model;
+    size_t unrecorded;
     pthread_mutex_t lock;
     pthread_cond_t progress;
 };
@@ -48,7 +52,8 @@ static void eval_usage(FILE *f)
 {
     fprintf(
         f,
-        "usage: crucible eval --tasks TASKS.jsonl (--reference | --solutions SOLUTIONS.jsonl)\n"
+        "usage: crucible eval (--tasks TASKS.jsonl | --db DB [--model M])\n"
+        "                     (--reference | --solutions SOLUTIONS.jsonl)\n"
         "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
         "[--reward binary|fraction]\n\n"
         "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
@@ -58,6 +63,9 @@ static void eval_usage(FILE *f)
         "--reference verifies each task's\nown reference. RESULTS.jsonl gets one "
         "verification record per line, in input order\n(stdout without --out; the summary "
         "then goes to stderr).\n\n"
+        "With --db DB the tasks are the current versions in a task library (crucible tasks\n"
+        "import) and every outcome is recorded in its statistics under model tag M (default:\n"
+        "default); infra errors are recorded but never count as attempts.\n\n"
         "exit status: 0 all ran; 1 some input was bad or crucible failed on some (infra_error);\n"
         "2 bad usage or nothing could run.\n");
 }
@@ -90,6 +98,17 @@ static void *worker(void *arg)
             json_object_set_new(j, "extracted", json_string(jb->how));
         if (j)
             json_object_set_new(j, "input_line", json_integer((json_int_t)jb->line));
+        if (ev->store) {
+            struct errbuf err = {{0}};
+            if (store_record(ev->store, jb->task->id, jb->task->version, ev->model, &vr, &err) <
+                0) {
+                fprintf(stderr, "\ncrucible eval: %s: the outcome was not recorded: %s\n",
+                        jb->task->id, err.msg);
+                pthread_mutex_lock(&ev->lock);
+                ev->unrecorded++;
+                pthread_mutex_unlock(&ev->lock);
+            }
+        }
         pthread_mutex_lock(&ev->lock);
         jb->record =
             j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
@@ -198,6 +217,48 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
     return bad;
 }
 
+struct library_load {
+    struct store *store;
+    struct task *tasks;
+    size_t n, cap;
+    struct errbuf *err;
+};
+
+static int load_one(const struct store_task *row, void *arg)
+{
+    struct library_load *l = arg;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        struct task *v = realloc(l->tasks, cap * sizeof(*v));
+        if (!v)
+            return errbuf_set(l->err, "out of memory"), -ENOMEM;
+        l->tasks = v;
+        l->cap = cap;
+    }
+    if (store_task_load(l->store, row->id, row->version, &l->tasks[l->n], l->err) < 0) {
+        task_release(&l->tasks[l->n]);
+        return -EINVAL;
+    }
+    l->n++;
+    return 0;
+}
+
+/* load_library(s, tasks, n, err) — the current version of every task of a library. */
+static int load_library(struct store *s, struct task **tasks, size_t *n, struct errbuf *err)
+{
+    struct library_load l = {.store = s, .err = err};
+    int r = store_list(s, NULL, load_one, &l, err);
+
+    if (r < 0) {
+        task_list_free(l.tasks, l.n);
+        return r;
+    }
+    *tasks = l.tasks;
+    *n = l.n;
+    return 0;
+}
+
 static void summary(FILE *f, const struct eval *ev, double secs)
 {
     double rsum = 0;
@@ -240,10 +301,12 @@ int cmd_eval(int argc, char **argv)
         {"repeats", required_argument, NULL, 'n'},
         {"reward", required_argument, NULL, 'w'},
         {"quiet", no_argument, NULL, 'q'},
+        {"db", required_argument, NULL, 'd'},
+        {"model", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *tasks_path = NULL, *sol_path = NULL, *out_path = NULL;
+    const char *tasks_path = NULL, *sol_path = NULL, *out_path = NULL, *db_path = NULL;
     bool reference = false, quiet = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     struct eval ev;
@@ -309,6 +372,16 @@ int cmd_eval(int argc, char **argv)
         case 'q':
             quiet = true;
             break;
+        case 'd':
+            db_path = optarg;
+            break;
+        case 'm':
+            if (!*optarg || strlen(optarg) > 200) {
+                fprintf(stderr, "crucible eval: --model needs a tag of 1 to 200 characters\n");
+                return 2;
+            }
+            ev.model = optarg;
+            break;
         case 'h':
             eval_usage(stdout);
             return 0;
@@ -325,13 +398,26 @@ int cmd_eval(int argc, char **argv)
         fprintf(stderr, "crucible eval: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (!tasks_path || reference == (sol_path != NULL)) {
-        fprintf(stderr, "crucible eval: needs --tasks and exactly one of --reference, "
-                        "--solutions\n");
+    if (!tasks_path == !db_path || reference == (sol_path != NULL)) {
+        fprintf(stderr, "crucible eval: needs --tasks or --db (one of them), and exactly one of "
+                        "--reference, --solutions\n");
         return 2;
     }
-    bad = task_list_load(tasks_path, &tasks, &ntasks, stderr, &err);
-    if (bad < 0) {
+    if (ev.model && !db_path) {
+        fprintf(stderr, "crucible eval: --model applies with --db only (it tags the recorded "
+                        "outcomes)\n");
+        return 2;
+    }
+    if (db_path) {
+        if (store_open(db_path, &ev.store, &err) < 0 ||
+            load_library(ev.store, &tasks, &ntasks, &err) < 0) {
+            fprintf(stderr, "crucible eval: %s\n", err.msg);
+            store_close(ev.store);
+            return 2;
+        }
+        tasks_path = db_path;
+        bad = 0;
+    } else if ((bad = task_list_load(tasks_path, &tasks, &ntasks, stderr, &err)) < 0) {
         fprintf(stderr, "crucible eval: %s\n", err.msg);
         return 2;
     }
@@ -429,7 +515,7 @@ int cmd_eval(int argc, char **argv)
     }
     summary(out_path ? stdout : stderr, &ev, util_now() - t0);
     fflush(stdout);
-    status = bad || ev.counts[VERDICT_INFRA_ERROR] ? 1 : 0;
+    status = bad || ev.counts[VERDICT_INFRA_ERROR] || ev.unrecorded ? 1 : 0;
     if (ev.stop) {
         struct signalfd_siginfo si;
         fprintf(stderr,
@@ -451,6 +537,7 @@ out_jobs:
     free(th);
 out_tasks:
     task_list_free(tasks, ntasks);
+    store_close(ev.store);
     if (sfd >= 0)
         close(sfd);
     if (stopped_by) {

@@ -57,17 +57,21 @@ enum {
 };
 
 #define COMMON_OPTS                                                                                \
-    {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, OPT_JSON},               \
-        {"help", no_argument, NULL, 'h'}
+    {"db", required_argument, NULL, OPT_DB}, {"json", no_argument, NULL, OPT_JSON},                \
+    {                                                                                              \
+        "help", no_argument, NULL, 'h'                                                             \
+    }
 #define FILTER_OPTS                                                                                \
-    {"tag", required_argument, NULL, OPT_TAG}, {"source", required_argument, NULL, OPT_SOURCE},   \
+    {"tag", required_argument, NULL, OPT_TAG}, {"source", required_argument, NULL, OPT_SOURCE},    \
         {"language", required_argument, NULL, OPT_LANGUAGE},                                       \
         {"status", required_argument, NULL, OPT_STATUS},                                           \
         {"exclude", required_argument, NULL, OPT_EXCLUDE},                                         \
         {"min-pass", required_argument, NULL, OPT_MIN_PASS},                                       \
         {"max-pass", required_argument, NULL, OPT_MAX_PASS},                                       \
         {"model", required_argument, NULL, OPT_MODEL},                                             \
-        {"id-prefix", required_argument, NULL, OPT_PREFIX}
+    {                                                                                              \
+        "id-prefix", required_argument, NULL, OPT_PREFIX                                           \
+    }
 
 static const char filter_help[] =
     "  --tag T            tasks carrying tag T (repeat: all of them)\n"
@@ -124,9 +128,9 @@ static int filter_option(struct lib_opts *o, int c, const char *arg)
         return 1;
     case OPT_STATUS:
     case OPT_EXCLUDE:
-        if (store_status_mask_parse(arg, c == OPT_STATUS ? &o->filter.status_mask
-                                                         : &o->filter.exclude_mask,
-                                    &err) < 0) {
+        if (store_status_mask_parse(
+                arg, c == OPT_STATUS ? &o->filter.status_mask : &o->filter.exclude_mask, &err) <
+            0) {
             fprintf(stderr, "crucible tasks %s: --%s: %s\n", o->cmd,
                     c == OPT_STATUS ? "status" : "exclude", err.msg);
             return -1;
@@ -164,8 +168,7 @@ static bool opts_done(struct lib_opts *o)
     if (!o->db)
         o->db = getenv("CRUCIBLE_DB");
     if (!o->db || !*o->db) {
-        fprintf(stderr, "crucible tasks %s: --db PATH is required (or set CRUCIBLE_DB)\n",
-                o->cmd);
+        fprintf(stderr, "crucible tasks %s: --db PATH is required (or set CRUCIBLE_DB)\n", o->cmd);
         return false;
     }
     if (o->filter.band && o->filter.min_pass > o->filter.max_pass) {
@@ -403,8 +406,7 @@ static int tasks_import(int argc, char **argv)
         return 2;
     }
     if (argc - optind > 1) {
-        fprintf(stderr, "crucible tasks import: one input only, got also '%s'\n",
-                argv[optind + 1]);
+        fprintf(stderr, "crucible tasks import: one input only, got also '%s'\n", argv[optind + 1]);
         return 2;
     }
     if (from && !convert_format_find(from, &co.format)) {
@@ -444,11 +446,11 @@ static int tasks_import(int argc, char **argv)
         goto out;
     }
     if (o.json) {
-        json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I}", "input", argv[optind], "new",
-                              (json_int_t)im.counts[STORE_IMPORT_NEW], "changed",
-                              (json_int_t)im.counts[STORE_IMPORT_CHANGED], "unchanged",
-                              (json_int_t)im.counts[STORE_IMPORT_UNCHANGED], "bad",
-                              (json_int_t)im.bad);
+        json_t *j =
+            json_pack("{s:s, s:I, s:I, s:I, s:I}", "input", argv[optind], "new",
+                      (json_int_t)im.counts[STORE_IMPORT_NEW], "changed",
+                      (json_int_t)im.counts[STORE_IMPORT_CHANGED], "unchanged",
+                      (json_int_t)im.counts[STORE_IMPORT_UNCHANGED], "bad", (json_int_t)im.bad);
         print_json_line(j);
         json_decref(j);
     } else {
@@ -474,8 +476,8 @@ struct lister {
 
 static void table_header(void)
 {
-    printf("%-28s %-10s %-12s %-8s %9s %7s %-18s %-8s\n", "id", "language", "status",
-           "attempts", "accepted", "pass", "interval (90%)", "bucket");
+    printf("%-28s %-10s %-12s %-8s %9s %7s %-18s %-8s\n", "id", "language", "status", "attempts",
+           "accepted", "pass", "interval (90%)", "bucket");
 }
 
 static void table_row(const struct store_task *row)
@@ -532,10 +534,11 @@ static void list_usage(FILE *f, const char *cmd)
                    "Writes the current version of every matching task as native JSONL (what\n"
                    "'tasks import' reads).\n\n");
     else
-        fprintf(f, "usage: crucible tasks list --db DB [FILTERS] [--limit N] [--json]\n\n"
-                   "One line per matching task, in id order: status, attempts, the estimated pass\n"
-                   "rate with its 90%% interval (a Beta posterior: 1 of 1 is 0.67, not 1), and the\n"
-                   "difficulty bucket. --json prints one object per line.\n\n");
+        fprintf(f,
+                "usage: crucible tasks list --db DB [FILTERS] [--limit N] [--json]\n\n"
+                "One line per matching task, in id order: status, attempts, the estimated pass\n"
+                "rate with its 90%% interval (a Beta posterior: 1 of 1 is 0.67, not 1), and the\n"
+                "difficulty bucket. --json prints one object per line.\n\n");
     fprintf(f, "filters:\n%s", filter_help);
 }
 
@@ -560,8 +563,9 @@ static int tasks_list(int argc, char **argv, bool export)
             return list_usage(stdout, o.cmd), 0;
         if (c == 'n' && !export) {
             if (!util_parse_u64(optarg, 1, UINT32_MAX, &u)) {
-                fprintf(stderr, "crucible tasks list: --limit must be a positive whole number, "
-                                "not '%s'\n",
+                fprintf(stderr,
+                        "crucible tasks list: --limit must be a positive whole number, "
+                        "not '%s'\n",
                         optarg);
                 return 2;
             }
@@ -648,17 +652,17 @@ static int tasks_show(int argc, char **argv)
         size_t i;
         json_t *v;
         printf("id           %s\nversion      %s (%u in all)\nstatus       %s%s%s\n", row.id,
-               row.version, row.nversions, store_status_name(row.status),
-               row.reason[0] ? ": " : "", row.reason);
+               row.version, row.nversions, store_status_name(row.status), row.reason[0] ? ": " : "",
+               row.reason);
         printf("source       %s\nlanguage     %s\nharness      %s\ntags         %s\n", row.source,
                row.language, row.harness, row.tags);
         if (row.ref_time >= 0)
             printf("reference    %.3f s CPU (slowest test)\n", row.ref_time);
-        printf("attempts     %lu (%lu accepted, %lu infra errors not counted)%s%s\n",
-               row.attempts, row.accepted, row.infra_errors, o.filter.model ? " for model " : "",
+        printf("attempts     %lu (%lu accepted, %lu infra errors not counted)%s%s\n", row.attempts,
+               row.accepted, row.infra_errors, o.filter.model ? " for model " : "",
                o.filter.model ? o.filter.model : "");
-        printf("pass rate    %.3f (90%% interval %.3f-%.3f), bucket %s\n", row.est.mean,
-               row.est.lo, row.est.hi, store_bucket_name(row.bucket));
+        printf("pass rate    %.3f (90%% interval %.3f-%.3f), bucket %s\n", row.est.mean, row.est.lo,
+               row.est.hi, store_bucket_name(row.bucket));
         printf("versions\n");
         json_array_foreach(versions, i, v)
         {
@@ -857,16 +861,18 @@ static int tasks_sample(int argc, char **argv)
             return 0;
         case 'n':
             if (!util_parse_u64(optarg, 1, 1000000, &n)) {
-                fprintf(stderr, "crucible tasks sample: -n must be a whole number from 1 to "
-                                "1000000, not '%s'\n",
+                fprintf(stderr,
+                        "crucible tasks sample: -n must be a whole number from 1 to "
+                        "1000000, not '%s'\n",
                         optarg);
                 return 2;
             }
             break;
         case OPT_SEED:
             if (!util_parse_u64(optarg, 0, UINT64_MAX, &seed)) {
-                fprintf(stderr, "crucible tasks sample: --seed must be a whole number, not "
-                                "'%s'\n",
+                fprintf(stderr,
+                        "crucible tasks sample: --seed must be a whole number, not "
+                        "'%s'\n",
                         optarg);
                 return 2;
             }
@@ -1055,8 +1061,9 @@ static int tasks_validate(int argc, char **argv)
             return 0;
         case OPT_REPEATS:
             if (!util_parse_u64(optarg, 1, 20, &u)) {
-                fprintf(stderr, "crucible tasks validate: --repeats must be a whole number from "
-                                "1 to 20, not '%s'\n",
+                fprintf(stderr,
+                        "crucible tasks validate: --repeats must be a whole number from "
+                        "1 to 20, not '%s'\n",
                         optarg);
                 return 2;
             }
@@ -1064,8 +1071,9 @@ static int tasks_validate(int argc, char **argv)
             break;
         case 'j':
             if (!util_parse_u64(optarg, 1, 256, &u)) {
-                fprintf(stderr, "crucible tasks validate: -j must be a whole number from 1 to "
-                                "256, not '%s'\n",
+                fprintf(stderr,
+                        "crucible tasks validate: -j must be a whole number from 1 to "
+                        "256, not '%s'\n",
                         optarg);
                 return 2;
             }
@@ -1159,9 +1167,9 @@ static int tasks_validate(int argc, char **argv)
         else if (jb->v.status != STORE_VALID && !o.json)
             printf("%s: %s: %s\n", jb->id, store_status_name(jb->v.status), jb->v.reason);
         if (o.json && jb->r == 0) {
-            json_t *j = json_pack("{s:s, s:s, s:s, s:s}", "id", jb->id, "version", jb->version,
-                                  "status", store_status_name(jb->v.status), "reason",
-                                  jb->v.reason);
+            json_t *j =
+                json_pack("{s:s, s:s, s:s, s:s}", "id", jb->id, "version", jb->version, "status",
+                          store_status_name(jb->v.status), "reason", jb->v.reason);
             json_object_set_new(j, "ref_time",
                                 jb->v.ref_time >= 0 ? json_real(jb->v.ref_time) : json_null());
             print_json_line(j);
@@ -1174,14 +1182,12 @@ static int tasks_validate(int argc, char **argv)
         for (int i = STORE_VALID; i < STORE_STATUS_COUNT; i++)
             fprintf(f, "%-14s %8zu\n", store_status_name((enum store_status)i), vd.counts[i]);
         if (vd.infra)
-            fprintf(f, "%-14s %8zu (crucible failed; they stay new)\n", "not validated",
-                    vd.infra);
+            fprintf(f, "%-14s %8zu (crucible failed; they stay new)\n", "not validated", vd.infra);
         fprintf(f, "%-14s %8zu in %.1f s\n", "total", vd.done, util_now() - t0);
     }
     status = vd.infra || vd.stop ? 1 : 0;
     if (vd.stop)
-        fprintf(stderr, "crucible tasks validate: stopped; %zu of %zu validated\n", vd.done,
-                vd.n);
+        fprintf(stderr, "crucible tasks validate: stopped; %zu of %zu validated\n", vd.done, vd.n);
     sandbox_runtime_release(&rt);
 out:
     for (size_t i = 0; i < vd.n; i++)

@@ -10,27 +10,32 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "store.h"
 #include "verify.h"
 
 static void verify_usage(FILE *f)
 {
-    fprintf(f,
-            "usage: crucible verify --task FILE [--task-id ID]\n"
-            "                       (--solution FILE | --completion FILE | --response FILE)\n"
-            "                       [--repeats N] [--reward binary|fraction] [--pretty]\n\n"
-            "Verifies one solution against one task (docs/TASKS.md) in sandboxes and prints the\n"
-            "verification record as JSON. FILE may be '-' for standard input.\n\n"
-            "  --task FILE        a task as JSON, or a JSONL file of tasks with --task-id\n"
-            "  --task-id ID       which task of the file\n"
-            "  --solution FILE    a full program in the task's language\n"
-            "  --completion FILE  code appended to the task's prompt (HumanEval samples)\n"
-            "  --response FILE    a raw model response; its last fenced block is the code\n"
-            "  --repeats N        run every test N times (1..100, default 1); flaky when they "
-            "disagree\n"
-            "  --reward POLICY    binary (default: 1 only if every test passes) or fraction\n"
-            "  --pretty           indent the JSON\n\n"
-            "exit status: 0 accepted; 1 not accepted; 2 crucible failed (infra_error) or bad "
-            "usage.\n");
+    fprintf(
+        f,
+        "usage: crucible verify (--task FILE [--task-id ID] | --db DB --task-id ID [--model M])\n"
+        "                       (--solution FILE | --completion FILE | --response FILE)\n"
+        "                       [--repeats N] [--reward binary|fraction] [--pretty]\n\n"
+        "Verifies one solution against one task (docs/TASKS.md) in sandboxes and prints the\n"
+        "verification record as JSON. FILE may be '-' for standard input.\n\n"
+        "  --task FILE        a task as JSON, or a JSONL file of tasks with --task-id\n"
+        "  --task-id ID       which task of the file (or of the library)\n"
+        "  --db DB            a task library (crucible tasks import): the task comes from it\n"
+        "                     and the outcome is recorded in its statistics\n"
+        "  --model M          the model tag the outcome is recorded under (default: default)\n"
+        "  --solution FILE    a full program in the task's language\n"
+        "  --completion FILE  code appended to the task's prompt (HumanEval samples)\n"
+        "  --response FILE    a raw model response; its last fenced block is the code\n"
+        "  --repeats N        run every test N times (1..100, default 1); flaky when they "
+        "disagree\n"
+        "  --reward POLICY    binary (default: 1 only if every test passes) or fraction\n"
+        "  --pretty           indent the JSON\n\n"
+        "exit status: 0 accepted; 1 not accepted; 2 crucible failed (infra_error) or bad "
+        "usage.\n");
 }
 
 /* slurp(path) — a whole file (or stdin for "-") as a NUL-terminated string; NULL + message. */
@@ -68,9 +73,13 @@ int cmd_verify(int argc, char **argv)
         {"solution", required_argument, NULL, 's'}, {"completion", required_argument, NULL, 'c'},
         {"response", required_argument, NULL, 'r'}, {"repeats", required_argument, NULL, 'n'},
         {"reward", required_argument, NULL, 'w'},   {"pretty", no_argument, NULL, 'p'},
+        {"db", required_argument, NULL, 'd'},       {"model", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
-    const char *task_path = NULL, *task_id = NULL, *sol_path = NULL;
+    const char *task_path = NULL, *task_id = NULL, *sol_path = NULL, *db_path = NULL, *model = NULL;
+    struct store *store = NULL;
+    struct task stored;
+    bool have_stored = false;
     enum solution_kind kind = SOLUTION_PROGRAM;
     struct verify_opts o;
     struct sandbox_runtime rt;
@@ -125,6 +134,16 @@ int cmd_verify(int argc, char **argv)
         case 'p':
             pretty = true;
             break;
+        case 'd':
+            db_path = optarg;
+            break;
+        case 'm':
+            if (!*optarg || strlen(optarg) > 200) {
+                fprintf(stderr, "crucible verify: --model needs a tag of 1 to 200 characters\n");
+                return 2;
+            }
+            model = optarg;
+            break;
         case 'h':
             verify_usage(stdout);
             return 0;
@@ -141,10 +160,32 @@ int cmd_verify(int argc, char **argv)
         fprintf(stderr, "crucible verify: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (!task_path || nsol != 1) {
-        fprintf(stderr, "crucible verify: needs --task and exactly one of --solution, "
-                        "--completion, --response\n");
+    if (!task_path == !db_path || nsol != 1) {
+        fprintf(stderr, "crucible verify: needs --task or --db (one of them), and exactly one "
+                        "of --solution, --completion, --response\n");
         return 2;
+    }
+    if (model && !db_path) {
+        fprintf(stderr, "crucible verify: --model applies with --db only (it tags the "
+                        "recorded outcome)\n");
+        return 2;
+    }
+    if (db_path) {
+        if (!task_id) {
+            fprintf(stderr, "crucible verify: --db needs --task-id ID\n");
+            return 2;
+        }
+        if (store_open(db_path, &store, &err) < 0 ||
+            store_task_load(store, task_id, NULL, &stored, &err) < 0) {
+            fprintf(stderr, "crucible verify: %s\n", err.msg);
+            if (store)
+                task_release(&stored);
+            store_close(store);
+            return 2;
+        }
+        have_stored = true;
+        t = &stored;
+        goto have_task;
     }
     bad = task_list_load(task_path, &tasks, &ntasks, stderr, &err);
     if (bad < 0) {
@@ -167,6 +208,7 @@ int cmd_verify(int argc, char **argv)
                     task_path, ntasks);
         goto out_tasks;
     }
+have_task:
     text = slurp(sol_path, "solution");
     if (!text)
         goto out_tasks;
@@ -196,7 +238,11 @@ int cmd_verify(int argc, char **argv)
         free(s);
         json_decref(j);
     }
-    if (vr.verdict == VERDICT_INFRA_ERROR)
+    if (store && store_record(store, t->id, t->version, model, &vr, &err) < 0) {
+        fprintf(stderr, "crucible verify: the outcome was not recorded: %s\n", err.msg);
+        vr.verdict = VERDICT_INFRA_ERROR; /* exit 2: the caller asked for a record */
+    }
+    if (vr.verdict == VERDICT_INFRA_ERROR && vr.message[0])
         fprintf(stderr, "crucible verify: %s\n", vr.message);
     status = vr.verdict == VERDICT_ACCEPTED ? 0 : vr.verdict == VERDICT_INFRA_ERROR ? 2 : 1;
     verify_result_release(&vr);
@@ -205,5 +251,8 @@ out_tasks:
     free(text);
     free(program);
     task_list_free(tasks, ntasks);
+    if (have_stored)
+        task_release(&stored);
+    store_close(store);
     return status;
 }

@@ -314,8 +314,9 @@ int store_import(struct store *s, const struct task *t, enum store_import_outcom
 
     body = json_dumps(t->json, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
     source = source_of(t);
-    tags = json_object_get(t->json, "tags") ? json_dumps(json_object_get(t->json, "tags"), JSON_COMPACT)
-                                            : strdup("[]");
+    tags = json_object_get(t->json, "tags")
+               ? json_dumps(json_object_get(t->json, "tags"), JSON_COMPACT)
+               : strdup("[]");
     if (!body || !source || !tags) {
         r = (errbuf_set(err, "out of memory"), -ENOMEM);
         goto out_free;
@@ -359,8 +360,8 @@ int store_import(struct store *s, const struct task *t, enum store_import_outcom
     }
     sqlite3_finalize(st);
     st = NULL;
-    if ((r = prepare(s, "INSERT OR IGNORE INTO tags (task_id, version, tag) VALUES (?, ?, ?)",
-                     &st, err)) < 0)
+    if ((r = prepare(s, "INSERT OR IGNORE INTO tags (task_id, version, tag) VALUES (?, ?, ?)", &st,
+                     err)) < 0)
         goto out_end;
     {
         json_t *tj = json_object_get(t->json, "tags"), *e;
@@ -520,9 +521,8 @@ out_end:
     return write_end(s, opened, r, err);
 }
 
-int store_set_status(struct store *s, const char *id, const char *version,
-                     enum store_status status, const char *reason, double ref_time,
-                     struct errbuf *err)
+int store_set_status(struct store *s, const char *id, const char *version, enum store_status status,
+                     const char *reason, double ref_time, struct errbuf *err)
 {
     sqlite3_stmt *st = NULL;
     bool opened;
@@ -645,8 +645,7 @@ static int rows(struct store *s, const struct store_filter *f, const char *id, s
 }
 
 int store_list(struct store *s, const struct store_filter *f,
-               int (*each)(const struct store_task *row, void *arg), void *arg,
-               struct errbuf *err)
+               int (*each)(const struct store_task *row, void *arg), void *arg, struct errbuf *err)
 {
     static const struct store_filter none;
     sqlite3_stmt *st;
@@ -763,9 +762,10 @@ static json_t *versions_json(struct store *s, const char *id, struct errbuf *err
         json_object_set_new(v, "current", json_boolean(sqlite3_column_int(st, 5)));
         json_object_set_new(v, "status", json_string(col_text(st, 1)));
         json_object_set_new(v, "reason", json_string(col_text(st, 2)));
-        json_object_set_new(v, "ref_time", sqlite3_column_type(st, 3) == SQLITE_NULL
-                                               ? json_null()
-                                               : json_real(sqlite3_column_double(st, 3)));
+        json_object_set_new(v, "ref_time",
+                            sqlite3_column_type(st, 3) == SQLITE_NULL
+                                ? json_null()
+                                : json_real(sqlite3_column_double(st, 3)));
         json_object_set_new(v, "imported_at", json_real(sqlite3_column_double(st, 4)));
         sqlite3_reset(ss);
         bind_text(ss, 1, id);
@@ -821,9 +821,9 @@ json_t *store_row_json(const struct store_task *row)
     json_object_set_new(o, "attempts", json_integer((json_int_t)row->attempts));
     json_object_set_new(o, "accepted", json_integer((json_int_t)row->accepted));
     json_object_set_new(o, "infra_errors", json_integer((json_int_t)row->infra_errors));
-    json_object_set_new(o, "mean_reward", row->attempts
-                                              ? real4(row->reward_sum / (double)row->attempts)
-                                              : json_null());
+    json_object_set_new(o, "mean_reward",
+                        row->attempts ? real4(row->reward_sum / (double)row->attempts)
+                                      : json_null());
     json_object_set_new(o, "pass_rate", real4(row->est.mean));
     json_object_set_new(o, "pass_rate_lo", real4(row->est.lo));
     json_object_set_new(o, "pass_rate_hi", real4(row->est.hi));
@@ -877,8 +877,8 @@ static int collect_row(const struct store_task *row, void *arg)
     cd->row.reason = strdup(row->reason);
     cd->explore = explore;
     c->n++;
-    if (!cd->row.id || !cd->row.source || !cd->row.language || !cd->row.harness ||
-        !cd->row.tags || !cd->row.reason)
+    if (!cd->row.id || !cd->row.source || !cd->row.language || !cd->row.harness || !cd->row.tags ||
+        !cd->row.reason)
         return -ENOMEM;
     return 0;
 }

@@ -374,6 +374,12 @@ static bool assert_all(const struct sandbox_runtime *rt, const struct image *img
     assert_program(rt, img, &whole, solution, code, &t->tests[0], o, vr, &res, &v, why,
                    sizeof(why));
     free(code);
+    if (v != VERDICT_ACCEPTED && v != VERDICT_INFRA_ERROR && o->verdict_only) {
+        test_record(&vr->tests[0], &tys[0], v, &res, "the tests failed when run together");
+        for (size_t i = 1; i < t->ntests; i++)
+            tys[i].count[VERDICT_NOT_RUN]++;
+        return true;
+    }
     if (v != VERDICT_ACCEPTED) {
         result_release(&res);
         return false;
