@@ -17,9 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_tasks.h"
 #include "lang.h"
 #include "pool.h"
 #include "program.h"
+#include "store.h"
 #include "task.h"
 #include "util.h"
 #include "verify.h"
@@ -64,6 +66,8 @@ struct item {
     char *program;
     char how[128];
     struct verify_opts vo;
+    bool record;     /* the task came from the library: record the outcome there */
+    char model[201]; /* under this model tag */
     /* batch dependencies: only earlier items */
     size_t *after;
     size_t nafter, waiting;
@@ -374,7 +378,7 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
                         struct errbuf *err)
 {
     static const char *const keys[] = {
-        "task",   "task_id", "solution", "completion", "response", "repeats", "reward",
+        "task",   "task_id", "solution", "completion", "response", "repeats", "reward", "model",
         "limits", "image",   "priority", "deadline_s", "kind",     "after",   NULL};
     static const char *const forms[] = {"solution", "completion", "response"};
     const json_t *task = json_object_get(j, "task"), *v, *text = NULL;
@@ -388,12 +392,34 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
         return errbuf_set(err, "a verification takes its limits and image from the task");
     if (common_fields(a, j, it, err) < 0)
         return -EINVAL;
-    if (json_object_get(j, "task_id") && !task)
-        return errbuf_set(err, "'task_id' needs the task library, which this server does "
-                               "not have yet: send the task itself as 'task'");
-    if (!json_is_object(task))
-        return errbuf_set(err, "'task' must be a task object (docs/TASKS.md)");
-    if (task_from_json(task, &it->task, err) < 0) {
+    v = json_object_get(j, "model");
+    if (v && (!json_is_string(v) || !json_string_length(v) || json_string_length(v) > 200))
+        return errbuf_set(err, "'model' must be a string of 1 to 200 characters");
+    if (v && !json_object_get(j, "task_id"))
+        return errbuf_set(err, "'model' tags a verification of a library task: it needs "
+                               "'task_id'");
+    if (json_object_get(j, "task_id") && task)
+        return errbuf_set(err, "give 'task' or 'task_id', not both");
+    if ((v = json_object_get(j, "task_id"))) {
+        int r;
+        if (!json_is_string(v))
+            return errbuf_set(err, "'task_id' must be a string");
+        if (!a->cfg.store)
+            return errbuf_set(err, "'task_id' needs the task library: start the server with "
+                                   "--db PATH, or send the task itself as 'task'");
+        if ((r = store_task_load(a->cfg.store, json_string_value(v), NULL, &it->task, err)) < 0) {
+            task_release(&it->task);
+            return r == -ENOENT ? -ENOENT : -EIO;
+        }
+        it->record = true;
+        snprintf(it->model, sizeof(it->model), "%s",
+                 json_is_string(json_object_get(j, "model"))
+                     ? json_string_value(json_object_get(j, "model"))
+                     : "default");
+    } else if (!json_is_object(task)) {
+        return errbuf_set(err, "'task' must be a task object (docs/TASKS.md), or give "
+                               "'task_id'");
+    } else if (task_from_json(task, &it->task, err) < 0) {
         char msg[sizeof(err->msg)];
         snprintf(msg, sizeof(msg), "%s", err->msg);
         task_release(&it->task);
@@ -708,6 +734,17 @@ static void run_verify(struct item *it, const struct sandbox_runtime *rt)
     it->result = verify_result_to_json(&it->task, &vr);
     if (it->result)
         json_object_set_new(it->result, "extracted", json_string(it->how));
+    if (it->record) {
+        struct errbuf err = {{0}};
+        bool recorded = store_record(it->owner->api->cfg.store, it->task.id, it->task.version,
+                                     it->model, &vr, &err) == 0;
+        if (it->result) {
+            json_object_set_new(it->result, "recorded", json_boolean(recorded));
+            json_object_set_new(it->result, "model", json_string(it->model));
+            if (!recorded)
+                json_object_set_new(it->result, "record_error", json_string(err.msg));
+        }
+    }
     it->status = verdict_name(vr.verdict);
     it->infra = vr.verdict == VERDICT_INFRA_ERROR;
     verify_result_release(&vr);
@@ -1038,7 +1075,13 @@ static void route_single(struct api *a, struct http_request *r, const char *rout
         rc = parse_run(a, j, &o->items[0], false, &err);
     json_decref(j);
     if (rc < 0) {
-        fail(a, r, route, rc == -ENOMEM ? 500 : 400, rc == -ENOMEM ? "internal" : "bad_request",
+        fail(a, r, route,
+             rc == -ENOMEM || rc == -EIO ? 500
+             : rc == -ENOENT             ? 404
+                                         : 400,
+             rc == -ENOMEM || rc == -EIO ? "internal"
+             : rc == -ENOENT             ? "not_found"
+                                         : "bad_request",
              "%s", err.msg);
         owner_discard(o);
         return;
@@ -1226,6 +1269,19 @@ void api_handle(void *arg, struct http_request *r)
     };
     struct api *a = arg;
     const char *path = http_path(r), *method = http_method(r);
+    char route[32];
+    unsigned status;
+
+    if (strncmp(path, "/v1/tasks", 9) == 0 && (path[9] == '\0' || path[9] == '/')) {
+        if (!authorized(a, r)) {
+            fail(a, r, "/v1/tasks", 401, "unauthorized",
+                 "missing or wrong bearer token (Authorization: Bearer ...)");
+            return;
+        }
+        if ((status = api_tasks_route(a->cfg.store, r, route, sizeof(route))))
+            count_request(a, route, status, 0);
+        return;
+    }
 
     for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
         if (strcmp(path, routes[i].path) != 0)

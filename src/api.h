@@ -21,8 +21,9 @@ struct api_config {
     struct sandbox_limits limits; /* defaults for omitted request limits */
     const char *token;            /* bearer token, or NULL: no authentication */
     unsigned infra_retries;
-    size_t max_batch;  /* items per batch */
-    struct pool *pool; /* warm sandboxes, or NULL */
+    size_t max_batch;    /* items per batch */
+    struct pool *pool;   /* warm sandboxes, or NULL */
+    struct store *store; /* the task library (--db), or NULL */
 };
 
 struct api;

@@ -23,15 +23,18 @@
 #include "metrics.h"
 #include "pool.h"
 #include "scheduler.h"
+#include "store.h"
 #include "util.h"
 
 static const char USAGE[] =
     "usage: crucible serve [--listen HOST:PORT] [--slots N] [--queue N] [--memory MB]\n"
     "                      [--warm N] [--token-file FILE] [--max-body MB] [--port-file FILE]\n"
-    "                      [--quiet]\n"
+    "                      [--db PATH] [--quiet]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
-    "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus).\n"
+    "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
+    "the task library: /v1/tasks (import, list), /v1/tasks/{id}, /v1/tasks/sample,\n"
+    "/v1/tasks/stats, and /v1/verify with a task_id (outcomes recorded).\n"
     "\n"
     "  --listen HOST:PORT  IPv4 address and port (default 127.0.0.1:8080; port 0: any free)\n"
     "  --slots N           jobs running at once (default: the number of CPUs)\n"
@@ -42,6 +45,7 @@ static const char USAGE[] =
     "  --token-file FILE   require 'Authorization: Bearer TOKEN' (the file's first line)\n"
     "  --max-body MB       larger request bodies get 413 (default 64)\n"
     "  --port-file FILE    write the bound port there once listening (for port 0)\n"
+    "  --db PATH           the task library (SQLite; created when missing)\n"
     "  --quiet             no JSON log lines on stderr\n";
 
 struct serve {
@@ -132,7 +136,8 @@ int cmd_serve(int argc, char **argv)
         O_TOKEN,
         O_MAXBODY,
         O_PORTFILE,
-        O_QUIET
+        O_QUIET,
+        O_DB
     };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -145,9 +150,12 @@ int cmd_serve(int argc, char **argv)
         {"max-body", required_argument, NULL, O_MAXBODY},
         {"port-file", required_argument, NULL, O_PORTFILE},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"db", required_argument, NULL, O_DB},
         {NULL, 0, NULL, 0},
     };
     char host[64] = "127.0.0.1", *token = NULL;
+    const char *db_path = NULL;
+    struct store *store = NULL;
     const char *port_file = NULL;
     uint64_t port = 8080, slots = 0, queue = 1024, memory = 0, max_body = 64, warm = UINT64_MAX;
     bool quiet = false;
@@ -210,6 +218,9 @@ int cmd_serve(int argc, char **argv)
         case O_QUIET:
             quiet = true;
             break;
+        case O_DB:
+            db_path = optarg;
+            break;
         default:
             free(token);
             return usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
@@ -263,6 +274,11 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "crucible serve: %s\n", err.msg);
         goto out;
     }
+    if (db_path && store_open(db_path, &store, &err) < 0) {
+        fprintf(stderr, "crucible serve: %s\n", err.msg);
+        goto out;
+    }
+    cfg.store = store;
     cfg.pool = pool;
     cfg.token = token;
     cfg.infra_retries = 2;
@@ -299,6 +315,7 @@ out:
     sched_free(s.sched);
     pool_free(pool); /* after the jobs: they hand their sandboxes back to it */
     api_free(a);
+    store_close(store); /* after the jobs: they record their outcomes in it */
     metrics_free(m);
     if (s.sigfd >= 0)
         close(s.sigfd);
