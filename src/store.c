@@ -851,7 +851,8 @@ static int collect_row(const struct store_task *row, void *arg)
 {
     struct collect *c = arg;
     const struct store_filter *f = c->f;
-    bool in_band = row->est.mean >= f->min_pass && row->est.mean <= f->max_pass;
+    bool in_band = row->attempts > 0 && row->est.mean >= f->min_pass &&
+                   row->est.mean <= f->max_pass;
     bool explore = !in_band && row->attempts < STORE_EXPLORE_ATTEMPTS &&
                    row->est.hi >= f->min_pass && row->est.lo <= f->max_pass;
     struct candidate *cd;
@@ -945,7 +946,7 @@ int store_sample(struct store *s, const struct store_filter *f, size_t n, double
     if (take_exp > nexp)
         take_exp = nexp;
     take_band = draw(&rng, c.v, 0, nband, n - take_exp);
-    if (take_band + take_exp < n) /* too few in band: more exploration picks, if any */
+    if (take_band + take_exp < n && explore > 0) /* too few in band: explore more */
         take_exp = n - take_band < nexp ? n - take_band : nexp;
     take_exp = draw(&rng, c.v, nband, c.n, take_exp);
     for (size_t i = 0; i < take_band && r == 0; i++)

@@ -144,10 +144,11 @@ json_t *store_versions_json(struct store *s, const char *id, struct errbuf *err)
 json_t *store_task_body(struct store *s, const char *id, const char *version);
 
 /* store_sample(s, f, n, explore, seed, each, arg, err) — draws up to n distinct tasks:
- * those whose estimate lies in the filter's band, and, for at most a share `explore` of
- * the draw, tasks with little evidence (fewer than STORE_EXPLORE_ATTEMPTS attempts) whose
- * 90% interval still overlaps the band. each gets the row and whether it was an
- * exploration pick. The same library, filter and seed give the same draw. */
+ * tried tasks whose estimate lies in the filter's band, and, for a share `explore` of the
+ * draw (more when too few are in the band, none when explore is 0), tasks with little
+ * evidence (fewer than STORE_EXPLORE_ATTEMPTS attempts, untried ones included) whose 90%
+ * interval still overlaps the band. each gets the row and whether it was an exploration
+ * pick. The same library, filter and seed give the same draw. */
 #define STORE_EXPLORE_ATTEMPTS 8
 int store_sample(struct store *s, const struct store_filter *f, size_t n, double explore,
                  uint64_t seed, int (*each)(const struct store_task *row, bool explored, void *arg),
