@@ -918,6 +918,12 @@ static void item_done(struct job *j)
     metrics_observe(a->m, "job_seconds", "time from admission to result", labels,
                     j->t_end - j->t_submit);
 
+    if (a->cfg.trace && j->t_start > 0) /* where a request's time goes (docs/BENCHMARKS.md) */
+        fprintf(stderr,
+                "crucible: trace %s item %zu: request to queue %.0f us, queue %.0f us, run %.0f "
+                "us, back to the loop %.0f us\n",
+                o->route, it->index, (j->t_submit - o->t0) * 1e6, (j->t_start - j->t_submit) * 1e6,
+                (j->t_end - j->t_start) * 1e6, (util_now() - j->t_end) * 1e6);
     it->finished = true;
     it->failed = item_failed(it);
     o->finished++;

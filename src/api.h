@@ -24,6 +24,7 @@ struct api_config {
     size_t max_batch;    /* items per batch */
     struct pool *pool;   /* warm sandboxes, or NULL */
     struct store *store; /* the task library (--db), or NULL */
+    bool trace;          /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
 };
 
 struct api;

@@ -279,6 +279,7 @@ int cmd_serve(int argc, char **argv)
         goto out;
     }
     cfg.store = store;
+    cfg.trace = rt.trace;
     cfg.pool = pool;
     cfg.token = token;
     cfg.infra_retries = 2;
