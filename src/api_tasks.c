@@ -24,15 +24,14 @@ static unsigned bad(struct http_request *r, const char *fmt, const char *what)
     return 400;
 }
 
-/* parse_query(r, q, allowed) — the filter from the query string; 0, or the status of the
- * error answer already given. */
-static unsigned parse_query(struct http_request *r, struct query *q, bool band_default_none)
+/* parse_query(r, q) — the filter from the query string; 0, or the status of the error
+ * answer already given. */
+static unsigned parse_query(struct http_request *r, struct query *q)
 {
     struct errbuf err = {{0}};
     const char *v;
     double d;
 
-    (void)band_default_none;
     memset(q, 0, sizeof(*q));
     if ((v = http_query(r, "tag")) && *v) {
         char *save = NULL;
@@ -116,7 +115,7 @@ static unsigned route_list(struct store *s, struct http_request *r)
     uint64_t u;
     unsigned st;
 
-    if ((st = parse_query(r, &q, true)))
+    if ((st = parse_query(r, &q)))
         return json_decref(rs.list), st;
     if ((v = http_query(r, "limit"))) {
         if (!util_parse_u64(v, 1, 100000, &u))
@@ -142,7 +141,7 @@ static unsigned route_sample(struct store *s, struct http_request *r)
     double explore = 0.2;
     unsigned st;
 
-    if ((st = parse_query(r, &q, false)))
+    if ((st = parse_query(r, &q)))
         return st;
     if (!(v = http_query(r, "n")) || !util_parse_u64(v, 1, 100000, &n))
         return bad(r, "'%s' (how many tasks) must be a whole number from 1 to 100000", "n");
@@ -167,56 +166,18 @@ static unsigned route_sample(struct store *s, struct http_request *r)
     return 200;
 }
 
-struct tally {
-    size_t tasks, status[STORE_STATUS_COUNT], bucket[STORE_BUCKET_COUNT], hist[10];
-    unsigned long attempts, accepted, infra;
-};
-
-static int tally_row(const struct store_task *row, void *arg)
-{
-    struct tally *t = arg;
-
-    t->tasks++;
-    t->status[row->status]++;
-    t->bucket[row->bucket]++;
-    t->attempts += row->attempts;
-    t->accepted += row->accepted;
-    t->infra += row->infra_errors;
-    if (row->attempts)
-        t->hist[row->est.mean >= 1 ? 9 : (int)(row->est.mean * 10)]++;
-    return 0;
-}
-
 static unsigned route_stats(struct store *s, struct http_request *r)
 {
     struct query q;
-    struct tally t = {0};
+    struct store_tally t;
     struct errbuf err = {{0}};
-    json_t *j, *st, *bk, *h;
     unsigned code;
 
-    if ((code = parse_query(r, &q, true)))
+    if ((code = parse_query(r, &q)))
         return code;
-    if (store_list(s, &q.f, tally_row, &t, &err) < 0)
+    if (store_tally(s, &q.f, &t, &err) < 0)
         return db_failed(r, &err);
-    st = json_object();
-    bk = json_object();
-    h = json_array();
-    for (int i = 0; i < STORE_STATUS_COUNT; i++)
-        json_object_set_new(st, store_status_name((enum store_status)i),
-                            json_integer((json_int_t)t.status[i]));
-    for (int i = 0; i < STORE_BUCKET_COUNT; i++)
-        json_object_set_new(bk, store_bucket_name((enum store_bucket)i),
-                            json_integer((json_int_t)t.bucket[i]));
-    for (int i = 0; i < 10; i++)
-        json_array_append_new(h, json_pack("{s:f, s:f, s:I}", "lo", i / 10.0, "hi", (i + 1) / 10.0,
-                                           "tasks", (json_int_t)t.hist[i]));
-    j = json_pack("{s:I, s:o, s:o, s:o, s:I, s:I, s:I}", "tasks", (json_int_t)t.tasks, "status", st,
-                  "buckets", bk, "histogram", h, "attempts", (json_int_t)t.attempts, "accepted",
-                  (json_int_t)t.accepted, "infra_errors", (json_int_t)t.infra);
-    if (q.f.model)
-        json_object_set_new(j, "model", json_string(q.f.model));
-    http_respond_json(r, 200, j);
+    http_respond_json(r, 200, store_tally_json(&t, q.f.model));
     return 200;
 }
 

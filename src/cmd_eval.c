@@ -7,17 +7,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "cmd.h"
-#include "progress.h"
+#include "workers.h"
 #include "store.h"
 #include "verify.h"
 
@@ -28,24 +24,19 @@ struct job {
     size_t line;  /* input line (solutions file) or task index + 1 */
     char *record; /* JSON line, set by the worker; NULL until done */
     enum verdict verdict;
-    bool reward_null, flaky;
+    bool reward_null, flaky, done;
     double reward;
 };
 
 struct eval {
-    const struct sandbox_runtime *rt;
     struct verify_opts opts;
     struct job *jobs;
     size_t njobs;
-    size_t next; /* next job to take (under lock) */
-    size_t done;
-    unsigned counts[VERDICT_COUNT];
-    bool stop;
+    size_t written; /* records written, in input order (drain, under the workers' lock) */
+    FILE *out;
     struct store *store; /* --db: outcomes are recorded here, under model */
     const char *model;
-    size_t unrecorded;
-    pthread_mutex_t lock;
-    pthread_cond_t progress;
+    size_t unrecorded; /* atomically: outcomes the library did not take */
 };
 
 static void eval_usage(FILE *f)
@@ -70,62 +61,61 @@ static void eval_usage(FILE *f)
         "2 bad usage or nothing could run.\n");
 }
 
-static void *worker(void *arg)
+/* verify_job — one job on a worker thread (workers.h): its record, and its outcome recorded
+ * in the library with --db. True when accepted (the progress bar's count). */
+static bool verify_job(void *ctx, size_t i, const struct sandbox_runtime *rt,
+                       const struct image *img)
 {
-    struct eval *ev = arg;
+    struct eval *ev = ctx;
+    struct job *jb = &ev->jobs[i];
+    struct verify_opts o = ev->opts;
+    struct verify_result vr;
+    json_t *j;
 
-    for (;;) {
-        struct verify_result vr;
-        struct job *jb;
-        json_t *j;
-
-        struct pollfd pf = {.fd = ev->rt->cancel_fd, .events = POLLIN};
-        bool cancel = ev->rt->cancel_fd >= 0 && poll(&pf, 1, 0) == 1;
-
-        pthread_mutex_lock(&ev->lock);
-        if (cancel)
-            ev->stop = true; /* a signal came: take no new job, do not wait for the main loop */
-        if (ev->stop || ev->next == ev->njobs) {
-            pthread_mutex_unlock(&ev->lock);
-            return NULL;
+    o.image = img;
+    verify_run(rt, jb->task, jb->program, &o, &vr);
+    j = verify_result_to_json(jb->task, &vr);
+    if (j && strcmp(jb->how, "full program") != 0)
+        json_object_set_new(j, "extracted", json_string(jb->how));
+    if (j)
+        json_object_set_new(j, "input_line", json_integer((json_int_t)jb->line));
+    if (ev->store) {
+        struct errbuf err = {{0}};
+        if (store_record(ev->store, jb->task->id, jb->task->version, ev->model, &vr, &err) < 0) {
+            fprintf(stderr, "\ncrucible eval: %s: the outcome was not recorded: %s\n", jb->task->id,
+                    err.msg);
+            __atomic_add_fetch(&ev->unrecorded, 1, __ATOMIC_RELAXED);
         }
-        jb = &ev->jobs[ev->next++];
-        pthread_mutex_unlock(&ev->lock);
-
-        verify_run(ev->rt, jb->task, jb->program, &ev->opts, &vr);
-        j = verify_result_to_json(jb->task, &vr);
-        if (j && strcmp(jb->how, "full program") != 0)
-            json_object_set_new(j, "extracted", json_string(jb->how));
-        if (j)
-            json_object_set_new(j, "input_line", json_integer((json_int_t)jb->line));
-        if (ev->store) {
-            struct errbuf err = {{0}};
-            if (store_record(ev->store, jb->task->id, jb->task->version, ev->model, &vr, &err) <
-                0) {
-                fprintf(stderr, "\ncrucible eval: %s: the outcome was not recorded: %s\n",
-                        jb->task->id, err.msg);
-                pthread_mutex_lock(&ev->lock);
-                ev->unrecorded++;
-                pthread_mutex_unlock(&ev->lock);
-            }
-        }
-        pthread_mutex_lock(&ev->lock);
-        jb->record =
-            j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
-        if (!jb->record)
-            jb->record = strdup("{\"verdict\":\"infra_error\",\"reward\":null,"
-                                "\"message\":\"cannot encode the record\"}");
-        jb->verdict = vr.verdict;
-        jb->reward = vr.reward;
-        jb->reward_null = vr.reward_null;
-        jb->flaky = vr.flaky;
-        ev->counts[vr.verdict]++;
-        ev->done++;
-        pthread_cond_broadcast(&ev->progress);
-        pthread_mutex_unlock(&ev->lock);
-        json_decref(j);
-        verify_result_release(&vr);
     }
+    jb->record =
+        j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
+    if (!jb->record)
+        jb->record = strdup("{\"verdict\":\"infra_error\",\"reward\":null,"
+                            "\"message\":\"cannot encode the record\"}");
+    jb->verdict = vr.verdict;
+    jb->reward = vr.reward;
+    jb->reward_null = vr.reward_null;
+    jb->flaky = vr.flaky;
+    jb->done = true;
+    json_decref(j);
+    verify_result_release(&vr);
+    return jb->verdict == VERDICT_ACCEPTED;
+}
+
+/* write_ready — the records whose predecessors are all written, in input order. */
+static void write_ready(void *ctx, const bool *finished)
+{
+    struct eval *ev = ctx;
+
+    while (ev->written < ev->njobs && finished[ev->written]) {
+        const char *rec = ev->jobs[ev->written].record;
+        if (rec) {
+            fputs(rec, ev->out);
+            fputc('\n', ev->out);
+        }
+        ev->written++;
+    }
+    fflush(ev->out);
 }
 
 /* load_solutions(path, tasks, n, ev) — jobs from a solutions file; bad lines reported. */
@@ -261,33 +251,37 @@ static int load_library(struct store *s, struct task **tasks, size_t *n, struct 
 
 static void summary(FILE *f, const struct eval *ev, double secs)
 {
+    unsigned counts[VERDICT_COUNT] = {0};
     double rsum = 0;
-    size_t rn = 0, flaky = 0;
+    size_t rn = 0, flaky = 0, done = 0;
 
     for (size_t i = 0; i < ev->njobs; i++) {
-        if (!ev->jobs[i].record)
+        const struct job *jb = &ev->jobs[i];
+        if (!jb->done)
             continue;
-        if (!ev->jobs[i].reward_null) {
-            rsum += ev->jobs[i].reward;
+        done++;
+        counts[jb->verdict]++;
+        if (!jb->reward_null) {
+            rsum += jb->reward;
             rn++;
         }
-        flaky += ev->jobs[i].flaky;
+        flaky += jb->flaky;
     }
     fprintf(f, "\n%-22s %8s %7s\n", "verdict", "count", "share");
     for (int v = 0; v < VERDICT_COUNT; v++)
-        if (ev->counts[v])
-            fprintf(f, "%-22s %8u %6.1f%%\n", verdict_name((enum verdict)v), ev->counts[v],
-                    100.0 * ev->counts[v] / (double)(ev->done ? ev->done : 1));
-    fprintf(f, "%-22s %8zu\n", "total", ev->done);
+        if (counts[v])
+            fprintf(f, "%-22s %8u %6.1f%%\n", verdict_name((enum verdict)v), counts[v],
+                    100.0 * counts[v] / (double)(done ? done : 1));
+    fprintf(f, "%-22s %8zu\n", "total", done);
     fprintf(f, "\npass rate   %.2f%% (%u of %zu accepted)\n",
-            100.0 * ev->counts[VERDICT_ACCEPTED] / (double)(ev->done ? ev->done : 1),
-            ev->counts[VERDICT_ACCEPTED], ev->done);
+            100.0 * counts[VERDICT_ACCEPTED] / (double)(done ? done : 1), counts[VERDICT_ACCEPTED],
+            done);
     fprintf(f, "mean reward %.4f over %zu records (infra errors carry no reward)\n",
             rn ? rsum / (double)rn : 0.0, rn);
     if (flaky)
         fprintf(f, "flaky       %zu\n", flaky);
     fprintf(f, "time        %.1f s, %.1f verifications/s\n", secs,
-            secs > 0 ? (double)ev->done / secs : 0.0);
+            secs > 0 ? (double)done / secs : 0.0);
 }
 
 int cmd_eval(int argc, char **argv)
@@ -310,17 +304,13 @@ int cmd_eval(int argc, char **argv)
     bool reference = false, quiet = false;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     struct eval ev;
-    struct sandbox_runtime rt;
     struct errbuf err = {{0}};
     struct task *tasks = NULL;
-    size_t ntasks = 0, written = 0;
-    struct image img;
-    pthread_t *th = NULL;
+    size_t ntasks = 0;
+    struct workers_outcome wo = {0};
     FILE *out = stdout;
-    sigset_t stop;
-    int c, bad, status = 2, sfd = -1, stopped_by = 0;
+    int c, bad, status = 2;
     uint64_t u;
-    double t0;
 
     memset(&ev, 0, sizeof(ev));
     verify_opts_default(&ev.opts);
@@ -453,79 +443,33 @@ int cmd_eval(int argc, char **argv)
         out = stdout;
         goto out_jobs;
     }
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
-    sigprocmask(SIG_BLOCK, &stop, NULL); /* inherited by the workers */
-    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
-        fprintf(stderr, "crucible eval: %s\n", err.msg);
-        goto out_jobs;
-    }
-    rt.cancel_fd = sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
-    ev.rt = &rt;
-    ev.opts.image = &img;
-    pthread_mutex_init(&ev.lock, NULL);
-    pthread_cond_init(&ev.progress, NULL);
-    if ((size_t)jobs > ev.njobs)
-        jobs = (long)ev.njobs;
-    th = calloc((size_t)jobs, sizeof(*th));
-    t0 = util_now();
-    for (long i = 0; th && i < jobs; i++)
-        if (pthread_create(&th[i], NULL, worker, &ev) != 0)
-            th[i] = 0;
-    quiet = quiet || !isatty(STDERR_FILENO);
-    pthread_mutex_lock(&ev.lock);
-    while (written < ev.njobs) {
-        struct timespec ts;
-        struct pollfd pf = {.fd = sfd, .events = POLLIN};
-        while (written < ev.njobs && ev.jobs[written].record) {
-            fputs(ev.jobs[written].record, out);
-            fputc('\n', out);
-            written++;
-        }
-        fflush(out);
-        if (!quiet)
-            progress_draw(stderr, ev.done, ev.njobs, t0, "accepted", ev.counts[VERDICT_ACCEPTED]);
-        if (written == ev.njobs)
-            break;
-        if (!ev.stop && poll(&pf, 1, 0) == 1)
-            ev.stop = true; /* no new job starts; running ones are interrupted */
-        if (ev.stop && ev.done == ev.next)
-            break;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
-        pthread_cond_timedwait(&ev.progress, &ev.lock, &ts);
-    }
-    pthread_mutex_unlock(&ev.lock);
-    for (long i = 0; th && i < jobs; i++)
-        if (th[i])
-            pthread_join(th[i], NULL);
-    if (!quiet)
-        fputc('\n', stderr);
+    ev.out = out;
     {
-        /* A signal may have come while the last jobs ended: it still means "stopped". */
-        struct pollfd pf = {.fd = sfd, .events = POLLIN};
-        if (poll(&pf, 1, 0) == 1)
-            ev.stop = true;
+        struct workers_spec ws = {.n = ev.njobs,
+                                  .jobs = jobs,
+                                  .quiet = quiet,
+                                  .label = "accepted",
+                                  .ctx = &ev,
+                                  .work = verify_job,
+                                  .drain = write_ready};
+        if (workers_run(&ws, &wo, &err) < 0) {
+            fprintf(stderr, "crucible eval: %s\n", err.msg);
+            goto out_jobs;
+        }
     }
-    summary(out_path ? stdout : stderr, &ev, util_now() - t0);
+    summary(out_path ? stdout : stderr, &ev, wo.seconds);
     fflush(stdout);
-    status = bad || ev.counts[VERDICT_INFRA_ERROR] || ev.unrecorded ? 1 : 0;
-    if (ev.stop) {
-        struct signalfd_siginfo si;
+    status = 0;
+    for (size_t i = 0; i < ev.njobs; i++)
+        if (ev.jobs[i].done && ev.jobs[i].verdict == VERDICT_INFRA_ERROR)
+            status = 1;
+    if (bad || ev.unrecorded)
+        status = 1;
+    if (wo.signal)
         fprintf(stderr,
                 "crucible eval: stopped; %zu of %zu written (runs cut short are "
                 "infra_error)\n",
-                written, ev.njobs);
-        if (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-            stopped_by = (int)si.ssi_signo;
-    }
-    sandbox_runtime_release(&rt);
+                ev.written, ev.njobs);
 out_jobs:
     if (out != stdout)
         fclose(out);
@@ -534,16 +478,9 @@ out_jobs:
         free(ev.jobs[i].record);
     }
     free(ev.jobs);
-    free(th);
 out_tasks:
     task_list_free(tasks, ntasks);
     store_close(ev.store);
-    if (sfd >= 0)
-        close(sfd);
-    if (stopped_by) {
-        sigprocmask(SIG_UNBLOCK, &stop, NULL);
-        signal(stopped_by, SIG_DFL);
-        raise(stopped_by);
-    }
+    workers_reraise(wo.signal);
     return status;
 }

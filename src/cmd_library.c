@@ -7,18 +7,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "cmd_tasks.h"
 #include "convert.h"
-#include "progress.h"
+#include "workers.h"
 #include "rng.h"
 #include "store.h"
 #include "validate.h"
@@ -688,29 +684,6 @@ static int tasks_show(int argc, char **argv)
 
 /* ---- stats ------------------------------------------------------------------------- */
 
-struct tally {
-    size_t tasks, by_status[STORE_STATUS_COUNT], by_bucket[STORE_BUCKET_COUNT], hist[10];
-    unsigned long attempts, accepted, infra_errors;
-};
-
-static int tally_row(const struct store_task *row, void *arg)
-{
-    struct tally *t = arg;
-    int bin;
-
-    t->tasks++;
-    t->by_status[row->status]++;
-    t->by_bucket[row->bucket]++;
-    t->attempts += row->attempts;
-    t->accepted += row->accepted;
-    t->infra_errors += row->infra_errors;
-    if (row->attempts) {
-        bin = (int)(row->est.mean * 10);
-        t->hist[bin > 9 ? 9 : bin]++;
-    }
-    return 0;
-}
-
 static int tasks_stats(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -719,7 +692,7 @@ static int tasks_stats(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     struct lib_opts o = {.cmd = "stats"};
-    struct tally t = {0};
+    struct store_tally t;
     struct errbuf err = {{0}};
     struct store *s;
     size_t tried = 0, most = 0;
@@ -749,32 +722,14 @@ static int tasks_stats(int argc, char **argv)
     }
     if (!opts_done(&o) || !(s = open_store(&o)))
         return 2;
-    r = store_list(s, &o.filter, tally_row, &t, &err);
+    r = store_tally(s, &o.filter, &t, &err);
     store_close(s);
     if (r < 0) {
         fprintf(stderr, "crucible tasks stats: %s\n", err.msg);
         return 2;
     }
     if (o.json) {
-        json_t *j = json_object(), *st = json_object(), *bk = json_object(), *h = json_array();
-        json_object_set_new(j, "tasks", json_integer((json_int_t)t.tasks));
-        for (int i = 0; i < STORE_STATUS_COUNT; i++)
-            json_object_set_new(st, store_status_name((enum store_status)i),
-                                json_integer((json_int_t)t.by_status[i]));
-        for (int i = 0; i < STORE_BUCKET_COUNT; i++)
-            json_object_set_new(bk, store_bucket_name((enum store_bucket)i),
-                                json_integer((json_int_t)t.by_bucket[i]));
-        for (int i = 0; i < 10; i++)
-            json_array_append_new(h, json_pack("{s:f, s:f, s:I}", "lo", i / 10.0, "hi",
-                                               (i + 1) / 10.0, "tasks", (json_int_t)t.hist[i]));
-        json_object_set_new(j, "status", st);
-        json_object_set_new(j, "buckets", bk);
-        json_object_set_new(j, "histogram", h);
-        json_object_set_new(j, "attempts", json_integer((json_int_t)t.attempts));
-        json_object_set_new(j, "accepted", json_integer((json_int_t)t.accepted));
-        json_object_set_new(j, "infra_errors", json_integer((json_int_t)t.infra_errors));
-        if (o.filter.model)
-            json_object_set_new(j, "model", json_string(o.filter.model));
+        json_t *j = store_tally_json(&t, o.filter.model);
         print_json_line(j);
         json_decref(j);
         return 0;
@@ -943,15 +898,10 @@ struct vjob {
 };
 
 struct validator {
-    const struct sandbox_runtime *rt;
-    struct verify_opts opts;
     struct store *store;
     unsigned repeats;
     struct vjob *jobs;
-    size_t n, next, done, counts[STORE_STATUS_COUNT], infra;
-    bool stop;
-    pthread_mutex_t lock;
-    pthread_cond_t progress;
+    size_t n;
 };
 
 static int collect_job(const struct store_task *row, void *arg)
@@ -974,47 +924,32 @@ static int collect_job(const struct store_task *row, void *arg)
     return 0;
 }
 
-static void *validate_worker(void *arg)
+/* validate_job — one task on a worker thread (workers.h); true when it is valid. */
+static bool validate_job(void *ctx, size_t i, const struct sandbox_runtime *rt,
+                         const struct image *img)
 {
-    struct validator *vd = arg;
+    struct validator *vd = ctx;
+    struct vjob *jb = &vd->jobs[i];
+    struct verify_opts o;
+    struct errbuf err = {{0}};
+    struct task t;
 
-    for (;;) {
-        struct pollfd pf = {.fd = vd->rt->cancel_fd, .events = POLLIN};
-        struct errbuf err = {{0}};
-        struct task t;
-        struct vjob *jb;
-
-        pthread_mutex_lock(&vd->lock);
-        if (vd->rt->cancel_fd >= 0 && poll(&pf, 1, 0) == 1)
-            vd->stop = true;
-        if (vd->stop || vd->next == vd->n) {
-            pthread_mutex_unlock(&vd->lock);
-            return NULL;
-        }
-        jb = &vd->jobs[vd->next++];
-        pthread_mutex_unlock(&vd->lock);
-        jb->r = store_task_load(vd->store, jb->id, jb->version, &t, &err);
-        if (jb->r < 0) {
+    verify_opts_default(&o);
+    o.image = img;
+    jb->r = store_task_load(vd->store, jb->id, jb->version, &t, &err);
+    if (jb->r < 0) {
+        snprintf(jb->v.reason, sizeof(jb->v.reason), "%s", err.msg);
+    } else {
+        jb->r = validate_task(rt, &t, &o, vd->repeats, &jb->v);
+        if (jb->r == 0 && store_set_status(vd->store, jb->id, jb->version, jb->v.status,
+                                           jb->v.reason, jb->v.ref_time, &err) < 0) {
+            jb->r = -EIO;
             snprintf(jb->v.reason, sizeof(jb->v.reason), "%s", err.msg);
-        } else {
-            jb->r = validate_task(vd->rt, &t, &vd->opts, vd->repeats, &jb->v);
-            if (jb->r == 0 && store_set_status(vd->store, jb->id, jb->version, jb->v.status,
-                                               jb->v.reason, jb->v.ref_time, &err) < 0) {
-                jb->r = -EIO;
-                snprintf(jb->v.reason, sizeof(jb->v.reason), "%s", err.msg);
-            }
         }
-        task_release(&t);
-        pthread_mutex_lock(&vd->lock);
-        jb->done = true;
-        vd->done++;
-        if (jb->r == 0)
-            vd->counts[jb->v.status]++;
-        else
-            vd->infra++;
-        pthread_cond_broadcast(&vd->progress);
-        pthread_mutex_unlock(&vd->lock);
     }
+    task_release(&t);
+    jb->done = true;
+    return jb->r == 0 && jb->v.status == STORE_VALID;
 }
 
 static int tasks_validate(int argc, char **argv)
@@ -1030,16 +965,13 @@ static int tasks_validate(int argc, char **argv)
     };
     struct lib_opts o = {.cmd = "validate"};
     struct validator vd = {.repeats = 3};
-    struct sandbox_runtime rt;
+    struct workers_outcome wo = {0};
     struct errbuf err = {{0}};
-    struct image img;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    pthread_t *th = NULL;
     bool all = false, quiet = false;
-    sigset_t stop;
+    size_t counts[STORE_STATUS_COUNT] = {0}, infra = 0, done = 0;
     uint64_t u;
-    double t0;
-    int c, r, status = 2, sfd = -1;
+    int c, r, status = 2;
 
     optind = 0;
     opterr = 0;
@@ -1112,56 +1044,27 @@ static int tasks_validate(int argc, char **argv)
         status = 0;
         goto out;
     }
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
-    sigprocmask(SIG_BLOCK, &stop, NULL);
-    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
-        fprintf(stderr, "crucible tasks validate: %s\n", err.msg);
-        goto out;
-    }
-    rt.cancel_fd = sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
-    verify_opts_default(&vd.opts);
-    vd.opts.image = &img;
-    vd.rt = &rt;
-    pthread_mutex_init(&vd.lock, NULL);
-    pthread_cond_init(&vd.progress, NULL);
-    if ((size_t)jobs > vd.n)
-        jobs = (long)vd.n;
-    th = calloc((size_t)jobs, sizeof(*th));
-    t0 = util_now();
-    for (long i = 0; th && i < jobs; i++)
-        if (pthread_create(&th[i], NULL, validate_worker, &vd) != 0)
-            th[i] = 0;
-    quiet = quiet || !isatty(STDERR_FILENO);
-    pthread_mutex_lock(&vd.lock);
-    while (vd.done < vd.n) {
-        struct timespec ts;
-        if (!quiet)
-            progress_draw(stderr, vd.done, vd.n, t0, "valid", vd.counts[STORE_VALID]);
-        if (vd.stop && vd.done == vd.next)
-            break;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 200 * 1000 * 1000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
+    {
+        struct workers_spec ws = {.n = vd.n,
+                                  .jobs = jobs,
+                                  .quiet = quiet,
+                                  .label = "valid",
+                                  .ctx = &vd,
+                                  .work = validate_job};
+        if (workers_run(&ws, &wo, &err) < 0) {
+            fprintf(stderr, "crucible tasks validate: %s\n", err.msg);
+            goto out;
         }
-        pthread_cond_timedwait(&vd.progress, &vd.lock, &ts);
-    }
-    pthread_mutex_unlock(&vd.lock);
-    for (long i = 0; th && i < jobs; i++)
-        if (th[i])
-            pthread_join(th[i], NULL);
-    if (!quiet) {
-        progress_draw(stderr, vd.done, vd.n, t0, "valid", vd.counts[STORE_VALID]);
-        fputc('\n', stderr);
     }
     for (size_t i = 0; i < vd.n; i++) {
         const struct vjob *jb = &vd.jobs[i];
         if (!jb->done)
-            continue;
+            continue; /* stopped before it started */
+        done++;
+        if (jb->r == 0)
+            counts[jb->v.status]++;
+        else
+            infra++;
         if (jb->r < 0)
             fprintf(stderr, "%s: not validated (stays new): %s\n", jb->id, jb->v.reason);
         else if (jb->v.status != STORE_VALID && !o.json)
@@ -1180,23 +1083,20 @@ static int tasks_validate(int argc, char **argv)
         FILE *f = o.json ? stderr : stdout;
         fprintf(f, "\n%-14s %8s\n", "status", "tasks");
         for (int i = STORE_VALID; i < STORE_STATUS_COUNT; i++)
-            fprintf(f, "%-14s %8zu\n", store_status_name((enum store_status)i), vd.counts[i]);
-        if (vd.infra)
-            fprintf(f, "%-14s %8zu (crucible failed; they stay new)\n", "not validated", vd.infra);
-        fprintf(f, "%-14s %8zu in %.1f s\n", "total", vd.done, util_now() - t0);
+            fprintf(f, "%-14s %8zu\n", store_status_name((enum store_status)i), counts[i]);
+        if (infra)
+            fprintf(f, "%-14s %8zu (crucible failed; they stay new)\n", "not validated", infra);
+        fprintf(f, "%-14s %8zu in %.1f s\n", "total", done, wo.seconds);
     }
-    status = vd.infra || vd.stop ? 1 : 0;
-    if (vd.stop)
-        fprintf(stderr, "crucible tasks validate: stopped; %zu of %zu validated\n", vd.done, vd.n);
-    sandbox_runtime_release(&rt);
+    status = infra || wo.signal ? 1 : 0;
+    if (wo.signal)
+        fprintf(stderr, "crucible tasks validate: stopped; %zu of %zu validated\n", wo.done, vd.n);
 out:
     for (size_t i = 0; i < vd.n; i++)
         free(vd.jobs[i].id);
     free(vd.jobs);
-    free(th);
-    if (sfd >= 0)
-        close(sfd);
     store_close(vd.store);
+    workers_reraise(wo.signal);
     return status;
 }
 

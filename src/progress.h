@@ -10,7 +10,6 @@
 
 /* progress_draw(f, done, total, t0, label, count) — redraws the line (carriage return, no
  * newline); t0 is util_now() at the start. */
-void progress_draw(FILE *f, size_t done, size_t total, double t0, const char *label,
-                   size_t count);
+void progress_draw(FILE *f, size_t done, size_t total, double t0, const char *label, size_t count);
 
 #endif

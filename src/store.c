@@ -835,6 +835,51 @@ json_t *store_row_json(const struct store_task *row)
     return o;
 }
 
+static int tally_row(const struct store_task *row, void *arg)
+{
+    struct store_tally *t = arg;
+
+    t->tasks++;
+    t->by_status[row->status]++;
+    t->by_bucket[row->bucket]++;
+    t->attempts += row->attempts;
+    t->accepted += row->accepted;
+    t->infra_errors += row->infra_errors;
+    if (row->attempts)
+        t->hist[row->est.mean >= 1 ? 9 : (int)(row->est.mean * 10)]++;
+    return 0;
+}
+
+int store_tally(struct store *s, const struct store_filter *f, struct store_tally *t,
+                struct errbuf *err)
+{
+    memset(t, 0, sizeof(*t));
+    return store_list(s, f, tally_row, t, err);
+}
+
+json_t *store_tally_json(const struct store_tally *t, const char *model)
+{
+    json_t *j = json_object(), *st = json_object(), *bk = json_object(), *h = json_array();
+
+    for (int i = 0; i < STORE_STATUS_COUNT; i++)
+        json_object_set_new(st, status_names[i], json_integer((json_int_t)t->by_status[i]));
+    for (int i = 0; i < STORE_BUCKET_COUNT; i++)
+        json_object_set_new(bk, bucket_names[i], json_integer((json_int_t)t->by_bucket[i]));
+    for (int i = 0; i < 10; i++)
+        json_array_append_new(h, json_pack("{s:f, s:f, s:I}", "lo", i / 10.0, "hi", (i + 1) / 10.0,
+                                           "tasks", (json_int_t)t->hist[i]));
+    json_object_set_new(j, "tasks", json_integer((json_int_t)t->tasks));
+    json_object_set_new(j, "status", st);
+    json_object_set_new(j, "buckets", bk);
+    json_object_set_new(j, "histogram", h);
+    json_object_set_new(j, "attempts", json_integer((json_int_t)t->attempts));
+    json_object_set_new(j, "accepted", json_integer((json_int_t)t->accepted));
+    json_object_set_new(j, "infra_errors", json_integer((json_int_t)t->infra_errors));
+    if (model)
+        json_object_set_new(j, "model", json_string(model));
+    return j;
+}
+
 /* A sampling candidate: the row copied out of the statement. */
 struct candidate {
     struct store_task row;
@@ -851,8 +896,8 @@ static int collect_row(const struct store_task *row, void *arg)
 {
     struct collect *c = arg;
     const struct store_filter *f = c->f;
-    bool in_band = row->attempts > 0 && row->est.mean >= f->min_pass &&
-                   row->est.mean <= f->max_pass;
+    bool in_band =
+        row->attempts > 0 && row->est.mean >= f->min_pass && row->est.mean <= f->max_pass;
     bool explore = !in_band && row->attempts < STORE_EXPLORE_ATTEMPTS &&
                    row->est.hi >= f->min_pass && row->est.lo <= f->max_pass;
     struct candidate *cd;

@@ -60,7 +60,7 @@ struct store_task {
     char *harness;
     char *tags; /* JSON array text */
     enum store_status status;
-    char *reason; /* why the status, "" when none */
+    char *reason;    /* why the status, "" when none */
     double ref_time; /* CPU seconds of the reference's slowest test; < 0 unknown */
     unsigned long attempts, accepted, infra_errors; /* infra errors are not attempts */
     double reward_sum;
@@ -118,16 +118,14 @@ int store_record(struct store *s, const char *id, const char *version, const cha
 
 /* store_set_status(s, id, version, status, reason, ref_time, err) — a validation's outcome
  * (ref_time < 0: unknown). */
-int store_set_status(struct store *s, const char *id, const char *version,
-                     enum store_status status, const char *reason, double ref_time,
-                     struct errbuf *err);
+int store_set_status(struct store *s, const char *id, const char *version, enum store_status status,
+                     const char *reason, double ref_time, struct errbuf *err);
 
 /* store_list(s, f, each, arg, err) — calls each for every matching task in id order; a
  * non-zero return from each stops the walk and is returned. The row is valid during the
  * call only. */
 int store_list(struct store *s, const struct store_filter *f,
-               int (*each)(const struct store_task *row, void *arg), void *arg,
-               struct errbuf *err);
+               int (*each)(const struct store_task *row, void *arg), void *arg, struct errbuf *err);
 
 /* store_get(s, id, model, row, err) — one task's row (release with store_task_release);
  * -ENOENT when absent. */
@@ -153,6 +151,20 @@ json_t *store_task_body(struct store *s, const char *id, const char *version);
 int store_sample(struct store *s, const struct store_filter *f, size_t n, double explore,
                  uint64_t seed, int (*each)(const struct store_task *row, bool explored, void *arg),
                  void *arg, struct errbuf *err);
+
+/* Counts over the tasks a filter selects (`tasks stats`, GET /v1/tasks/stats). */
+struct store_tally {
+    size_t tasks, by_status[STORE_STATUS_COUNT], by_bucket[STORE_BUCKET_COUNT];
+    size_t hist[10]; /* tried tasks by estimate, in tenths */
+    unsigned long attempts, accepted, infra_errors;
+};
+
+/* store_tally(s, f, t, err) — fills t. 0 or -errno. */
+int store_tally(struct store *s, const struct store_filter *f, struct store_tally *t,
+                struct errbuf *err);
+
+/* store_tally_json(t, model) — {tasks, status, buckets, histogram, attempts, ...}: new. */
+json_t *store_tally_json(const struct store_tally *t, const char *model);
 
 /* store_row_json(row) — the row as the JSON object that `--json` and the HTTP routes give. */
 json_t *store_row_json(const struct store_task *row);

@@ -46,9 +46,9 @@ struct verify_opts {
     unsigned infra_retries;    /* fresh-sandbox retries of a run crucible failed (default 2) */
     const struct image *image; /* resolved image for tasks whose image is "host", or NULL */
     struct pool *pool;         /* warm sandboxes to take from (crucible serve), or NULL */
-    bool verdict_only; /* only accepted-or-not matters (validation's stubs): an assert task
-                        * whose tests fail together is not rerun test by test; the verdict
-                        * goes to its first test and the others are not_run */
+    bool verdict_only;         /* only accepted-or-not matters (validation's stubs): an assert task
+                                * whose tests fail together is not rerun test by test; the verdict
+                                * goes to its first test and the others are not_run */
 };
 
 struct verify_test {
