@@ -183,6 +183,27 @@ static void bad_option(const struct lib_opts *o, char **argv)
             o->cmd, argv[optind - 1], o->cmd);
 }
 
+/* take_option(o, c, argv) — a common or filter option into o; false after naming an
+ * unknown option or a bad value. */
+static bool take_option(struct lib_opts *o, int c, char **argv)
+{
+    int r = filter_option(o, c, optarg);
+
+    if (r == 0)
+        bad_option(o, argv);
+    return r > 0;
+}
+
+/* no_operands(o, argc, argv) — false after naming the first unexpected argument. */
+static bool no_operands(const struct lib_opts *o, int argc, char **argv)
+{
+    if (optind < argc) {
+        fprintf(stderr, "crucible tasks %s: unexpected argument '%s'\n", o->cmd, argv[optind]);
+        return false;
+    }
+    return true;
+}
+
 static struct store *open_store(const struct lib_opts *o)
 {
     struct errbuf err = {{0}};
@@ -575,10 +596,8 @@ static int tasks_list(int argc, char **argv, bool export)
             return 2;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "crucible tasks %s: unexpected argument '%s'\n", o.cmd, argv[optind]);
+    if (!no_operands(&o, argc, argv))
         return 2;
-    }
     if (!opts_done(&o) || !(l.store = open_store(&o)))
         return 2;
     if (!export && !o.json)
@@ -618,11 +637,8 @@ static int tasks_show(int argc, char **argv)
                    "its statistics per model, and (with --json) the task itself.\n");
             return 0;
         }
-        if ((r = filter_option(&o, c, optarg)) <= 0) {
-            if (r == 0)
-                bad_option(&o, argv);
+        if (!take_option(&o, c, argv))
             return 2;
-        }
     }
     if (!opts_done(&o))
         return 2;
@@ -710,16 +726,11 @@ static int tasks_stats(int argc, char **argv)
                    filter_help);
             return 0;
         }
-        if ((r = filter_option(&o, c, optarg)) <= 0) {
-            if (r == 0)
-                bad_option(&o, argv);
+        if (!take_option(&o, c, argv))
             return 2;
-        }
     }
-    if (optind < argc) {
-        fprintf(stderr, "crucible tasks stats: unexpected argument '%s'\n", argv[optind]);
+    if (!no_operands(&o, argc, argv))
         return 2;
-    }
     if (!opts_done(&o) || !(s = open_store(&o)))
         return 2;
     r = store_tally(s, &o.filter, &t, &err);
@@ -843,17 +854,12 @@ static int tasks_sample(int argc, char **argv)
             }
             break;
         default:
-            if ((r = filter_option(&o, c, optarg)) <= 0) {
-                if (r == 0)
-                    bad_option(&o, argv);
+            if (!take_option(&o, c, argv))
                 return 2;
-            }
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "crucible tasks sample: unexpected argument '%s'\n", argv[optind]);
+    if (!no_operands(&o, argc, argv))
         return 2;
-    }
     if (!n) {
         fprintf(stderr, "crucible tasks sample: -n N (how many tasks) is required\n");
         return 2;
@@ -1018,17 +1024,12 @@ static int tasks_validate(int argc, char **argv)
             quiet = true;
             break;
         default:
-            if ((r = filter_option(&o, c, optarg)) <= 0) {
-                if (r == 0)
-                    bad_option(&o, argv);
+            if (!take_option(&o, c, argv))
                 return 2;
-            }
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "crucible tasks validate: unexpected argument '%s'\n", argv[optind]);
+    if (!no_operands(&o, argc, argv))
         return 2;
-    }
     if (!opts_done(&o) || !(vd.store = open_store(&o)))
         return 2;
     if (!all && !o.status_given)
