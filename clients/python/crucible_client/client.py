@@ -108,15 +108,31 @@ def _task(task: Any) -> Dict[str, Any]:
 
 
 def _verify_body(task: Any, solution: Optional[str], completion: Optional[str],
-                 response: Optional[str], repeats: Optional[int],
-                 reward: Optional[str]) -> Dict[str, Any]:
+                 response: Optional[str], repeats: Optional[int], reward: Optional[str],
+                 task_id: Optional[str] = None, model: Optional[str] = None) -> Dict[str, Any]:
+    if (task is None) == (task_id is None):
+        raise ValueError("give exactly one of task (a native task) or task_id (a task of the "
+                         "server's library, crucible serve --db)")
+    if task_id is not None and (not isinstance(task_id, str) or not task_id):
+        raise TypeError("task_id must be a non-empty string")
+    if model is not None:
+        if task_id is None:
+            raise ValueError("model tags a verification of a library task: it needs task_id")
+        if not isinstance(model, str) or not model:
+            raise TypeError("model must be a non-empty string")
     given = [(k, v) for k, v in zip(_SOLUTION_KINDS, (solution, completion, response)) if v is not None]
     if len(given) != 1:
         raise ValueError("give exactly one of solution, completion or response")
     kind, text = given[0]
     if not isinstance(text, str):
         raise TypeError("%s must be a string" % kind)
-    body: Dict[str, Any] = {"task": _task(task), kind: text}
+    body: Dict[str, Any] = {}
+    if task_id is not None:
+        body["task_id"] = task_id
+        _put(body, "model", model)
+    else:
+        body["task"] = _task(task)
+    body[kind] = text
     _put(body, "repeats", repeats)
     _put(body, "reward", reward)
     return body
@@ -139,13 +155,14 @@ def run_item(command: Any = None, *, code: Optional[str] = None, language: Optio
     return item
 
 
-def verify_item(task: Any, *, solution: Optional[str] = None, completion: Optional[str] = None,
+def verify_item(task: Any = None, *, task_id: Optional[str] = None, model: Optional[str] = None,
+                solution: Optional[str] = None, completion: Optional[str] = None,
                 response: Optional[str] = None, repeats: Optional[int] = None,
                 reward: Optional[str] = None,
                 after: Optional[Iterable[int]] = None) -> Dict[str, Any]:
     """A ``verify`` item of a batch (same arguments as :meth:`Client.verify`, plus ``after``)."""
     item = {"kind": "verify"}
-    item.update(_verify_body(task, solution, completion, response, repeats, reward))
+    item.update(_verify_body(task, solution, completion, response, repeats, reward, task_id, model))
     _put(item, "after", _after(after))
     return item
 
@@ -161,6 +178,62 @@ def _batch_item(item: Mapping[str, Any], i: int) -> Dict[str, Any]:
     if "task" in out and isinstance(out["task"], (str, bytes, bytearray)):
         out["task"] = _task(out["task"])
     return out
+
+
+# --- the task library ----------------------------------------------------------------
+
+
+def _csv(value: Any, what: str, empty: Optional[str] = None) -> Optional[str]:
+    """A list query value: a string as is, a sequence of strings comma-joined (``empty``
+    for an empty one)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray)) or not isinstance(value, Iterable):
+        raise TypeError("%s must be a string or a list of strings" % what)
+    words = list(value)
+    for w in words:
+        if not isinstance(w, str) or not w:
+            raise TypeError("%s: each entry must be a non-empty string, not %r" % (what, w))
+        if "," in w:
+            raise ValueError("%s: %r contains a comma (the list separator)" % (what, w))
+    return ",".join(words) if words else empty
+
+
+def _query(params: Mapping[str, Any]) -> str:
+    """``?k=v&...`` (urlencoded) of the parameters that are not None; ``""`` if none is."""
+    pairs = []
+    for key, value in params.items():
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            raise TypeError("query parameter %s must be a number or string, not a bool" % key)
+        pairs.append((key, value))
+    return "?" + urllib.parse.urlencode(pairs) if pairs else ""
+
+
+def _library_filters(tag: Any = None, source: Optional[str] = None,
+                     language: Optional[str] = None, id_prefix: Optional[str] = None,
+                     status: Any = None, exclude: Any = None, min_pass: Optional[float] = None,
+                     max_pass: Optional[float] = None,
+                     model: Optional[str] = None) -> Dict[str, Any]:
+    """The query parameters of the library's filters (docs/LIBRARY.md, "Filters")."""
+    return {"tag": _csv(tag, "tag"), "source": source, "language": language,
+            "id_prefix": id_prefix, "status": _csv(status, "status"),
+            "exclude": _csv(exclude, "exclude", empty="none"), "min_pass": min_pass,
+            "max_pass": max_pass, "model": model}
+
+
+def _jsonl(tasks: Any) -> bytes:
+    """The body of ``POST /v1/tasks``: JSONL text as is, or one line per task of an iterable
+    of tasks (dicts, or their JSON text)."""
+    if isinstance(tasks, str):
+        return tasks.encode("utf-8")
+    if isinstance(tasks, (bytes, bytearray, memoryview)):
+        return bytes(tasks)
+    if isinstance(tasks, Mapping) or not isinstance(tasks, Iterable):
+        raise TypeError("tasks must be an iterable of native tasks (dicts), or JSONL text")
+    lines = [json.dumps(_task(t), ensure_ascii=False, allow_nan=False) for t in tasks]
+    return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
 # --- responses -----------------------------------------------------------------------
@@ -200,6 +273,16 @@ def _error_from(status: int, headers: Any, raw: bytes) -> CrucibleError:
         err = body["error"]
         code = str(err.get("code") or code)
         message = str(err.get("message") or "")
+    elif isinstance(body, Mapping) and isinstance(body.get("errors"), list) and body["errors"]:
+        # POST /v1/tasks with no valid line: the import's answer, listing the bad lines.
+        if status == 400:
+            code = "bad_request"
+        bad = [e for e in body["errors"] if isinstance(e, Mapping)]
+        message = "no valid task (%s bad): %s" % (
+            body.get("bad", len(bad)),
+            "; ".join("line %s: %s" % (e.get("line"), e.get("message")) for e in bad[:3]))
+        if len(bad) > 3:
+            message += "; ..."
     if status == 429:
         return CrucibleOverloaded(status, code, message, body,
                                   retry_after=_parse_retry_after(headers.get("Retry-After")))
@@ -385,13 +468,18 @@ class Client:
             return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout)
         return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
 
-    def _open(self, method: str, path: str, body: Any, accept: str) -> _Exchange:
-        """Send one request; an _Exchange for a 2xx answer, else the mapped exception."""
+    def _open(self, method: str, path: str, body: Any, accept: str,
+              content_type: Optional[str] = None) -> _Exchange:
+        """Send one request; an _Exchange for a 2xx answer, else the mapped exception.
+        ``body``: a JSON value, or bytes sent as they are with ``content_type``."""
         headers = {"Accept": accept, "User-Agent": self.user_agent, "Connection": "close"}
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
         data = None
-        if body is not None:
+        if isinstance(body, (bytes, bytearray, memoryview)):
+            data = bytes(body)
+            headers["Content-Type"] = content_type or "application/octet-stream"
+        elif body is not None:
             data = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
         conn = self._connection()
@@ -445,12 +533,15 @@ class Client:
                 if wait > 0:
                     self._sleep(wait)
 
-    def request(self, method: str, path: str, body: Any = None, *, text: bool = False) -> Any:
+    def request(self, method: str, path: str, body: Any = None, *, text: bool = False,
+                content_type: Optional[str] = None) -> Any:
         """One request with the client's retries; the decoded JSON answer (``text=True``:
-        the body as a string). ``path`` starts with ``/``."""
+        the body as a string). ``path`` starts with ``/``. ``body`` is sent as JSON, or
+        as is when it is bytes (with ``content_type``)."""
 
         def once() -> Any:
-            ex = self._open(method, path, body, "text/plain" if text else "application/json")
+            ex = self._open(method, path, body, "text/plain" if text else "application/json",
+                            content_type)
             try:
                 raw = ex.resp.read()
             except (OSError, http.client.HTTPException) as e:
@@ -483,18 +574,26 @@ class Client:
         _put(body, "deadline_s", deadline_s)
         return self.request("POST", "/v1/run", body)
 
-    def verify(self, task: Any, *, solution: Optional[str] = None,
+    def verify(self, task: Any = None, *, task_id: Optional[str] = None,
+               model: Optional[str] = None, solution: Optional[str] = None,
                completion: Optional[str] = None, response: Optional[str] = None,
                repeats: Optional[int] = None, reward: Optional[str] = None,
                priority: Optional[str] = None,
                deadline_s: Optional[float] = None) -> Dict[str, Any]:
-        """``POST /v1/verify``: verify one solution of a native task (docs/TASKS.md).
+        """``POST /v1/verify``: verify one solution of a task.
+
+        The task is exactly one of ``task`` (a native task, docs/TASKS.md: a dict or its
+        JSON text) or ``task_id`` (the current version of a task in the library of a server
+        started with ``--db``; a ``404`` :class:`CrucibleError` when it has none). With
+        ``task_id`` the outcome is recorded under ``model`` (the server's default tag is
+        ``"default"``) and the record carries ``recorded`` and ``model``; ``model`` without
+        ``task_id`` is a ``ValueError``.
 
         Exactly one of ``solution`` (a full program), ``completion`` (appended to the
         task's prompt) or ``response`` (raw model text; crucible takes its last fenced
         block). ``reward``: ``"binary"`` or ``"fraction"``. Returns the verification
         record; its ``reward`` is ``None`` when ``verdict`` is ``"infra_error"``."""
-        body = _verify_body(task, solution, completion, response, repeats, reward)
+        body = _verify_body(task, solution, completion, response, repeats, reward, task_id, model)
         _put(body, "priority", priority)
         _put(body, "deadline_s", deadline_s)
         return self.request("POST", "/v1/verify", body)
@@ -515,6 +614,85 @@ class Client:
         _put(body, "deadline_s", deadline_s)
         ex = self._retrying(lambda: self._open("POST", "/v1/batch", body, "application/x-ndjson"))
         return BatchStream(ex, len(body_items))
+
+    # --- the task library (crucible serve --db; docs/LIBRARY.md) ------------------
+
+    def import_tasks(self, tasks: Union[str, bytes, Iterable[Any]]) -> Dict[str, Any]:
+        """``POST /v1/tasks``: import native tasks into the server's library.
+
+        ``tasks``: an iterable of tasks (dicts, or their JSON text), or JSONL text (str or
+        bytes, one task per line). The valid tasks are imported in one transaction; returns
+        ``{"new", "changed", "unchanged", "bad", "errors": [{"line", "message"}]}`` (bad
+        lines are listed, at most 100, and skipped). When no line is valid the server
+        answers ``400``: a :class:`CrucibleError` (``code`` ``"bad_request"``) whose
+        ``body`` is that answer. The whole input is one request (``--max-body``, default
+        64 MiB, bounds it)."""
+        return self.request("POST", "/v1/tasks", _jsonl(tasks), content_type="application/x-ndjson")
+
+    def tasks(self, *, tag: Union[str, Iterable[str], None] = None, source: Optional[str] = None,
+              language: Optional[str] = None, id_prefix: Optional[str] = None,
+              status: Union[str, Iterable[str], None] = None,
+              exclude: Union[str, Iterable[str], None] = None,
+              min_pass: Optional[float] = None, max_pass: Optional[float] = None,
+              model: Optional[str] = None, limit: Optional[int] = None) -> List[Dict[str, Any]]:
+        """``GET /v1/tasks``: the library's tasks matching the filters, one row each (``id``,
+        ``version``, ``status``, ``tags``, ``attempts``, ``accepted``, ``pass_rate``,
+        ``bucket``, ...).
+
+        ``tag``: a tag or a list of them (all required). ``status`` and ``exclude``: a
+        status (``new``, ``valid``, ``broken``, ``flaky``, ``weak_tests``,
+        ``no_reference``) or a list of them (an empty ``exclude`` list excludes nothing).
+        ``min_pass`` / ``max_pass``: the band of estimated pass rates, for ``model`` (all
+        models' attempts without it). ``limit``: at most that many rows."""
+        params = _library_filters(tag, source, language, id_prefix, status, exclude,
+                                  min_pass, max_pass, model)
+        params["limit"] = limit
+        return self.request("GET", "/v1/tasks" + _query(params))["tasks"]
+
+    def task(self, task_id: str, model: Optional[str] = None) -> Dict[str, Any]:
+        """``GET /v1/tasks/{id}``: one task's row (statistics for ``model``, all models
+        without it), its ``version_history`` (statistics per version and model) and the
+        ``task`` itself. An unknown id is a ``404`` :class:`CrucibleError` (``not_found``)."""
+        if not isinstance(task_id, str) or not task_id:
+            raise TypeError("task_id must be a non-empty string")
+        path = "/v1/tasks/" + urllib.parse.quote(task_id, safe="/")
+        return self.request("GET", path + _query({"model": model}))
+
+    def sample_tasks(self, n: int, *, min_pass: Optional[float] = None,
+                     max_pass: Optional[float] = None, model: Optional[str] = None,
+                     seed: Optional[int] = None, explore: Optional[float] = None,
+                     exclude: Union[str, Iterable[str], None] = None,
+                     tag: Union[str, Iterable[str], None] = None, source: Optional[str] = None,
+                     language: Optional[str] = None, id_prefix: Optional[str] = None,
+                     status: Union[str, Iterable[str], None] = None) -> Dict[str, Any]:
+        """``GET /v1/tasks/sample``: draw ``n`` tasks whose estimated pass rate for ``model``
+        lies in [``min_pass``, ``max_pass``], plus a share ``explore`` (server default 0.2)
+        of tasks with little evidence (``"explore": true`` in their row).
+
+        Returns ``{"seed", "count", "tasks"}``: the same library, filters and ``seed`` give
+        the same tasks in the same order; without ``seed`` the server picks one and returns
+        it. ``exclude`` defaults (server-side) to ``broken,flaky,weak_tests``; an empty list
+        keeps all. The other filters are those of :meth:`tasks`."""
+        params: Dict[str, Any] = {"n": n}
+        params.update(_library_filters(tag, source, language, id_prefix, status, exclude,
+                                       min_pass, max_pass, model))
+        params["seed"] = seed
+        params["explore"] = explore
+        return self.request("GET", "/v1/tasks/sample" + _query(params))
+
+    def task_stats(self, *, tag: Union[str, Iterable[str], None] = None,
+                   source: Optional[str] = None, language: Optional[str] = None,
+                   id_prefix: Optional[str] = None, status: Union[str, Iterable[str], None] = None,
+                   exclude: Union[str, Iterable[str], None] = None,
+                   min_pass: Optional[float] = None, max_pass: Optional[float] = None,
+                   model: Optional[str] = None) -> Dict[str, Any]:
+        """``GET /v1/tasks/stats``: counts of the matching tasks — ``tasks``, ``status`` (by
+        status), ``buckets`` (by difficulty bucket), a 10-bin ``histogram`` of the estimated
+        pass rates, ``attempts``, ``accepted``, ``infra_errors`` — for ``model`` (all
+        models without it). The filters are those of :meth:`tasks`."""
+        params = _library_filters(tag, source, language, id_prefix, status, exclude,
+                                  min_pass, max_pass, model)
+        return self.request("GET", "/v1/tasks/stats" + _query(params))
 
     def run_code(self, **fields: Any) -> Dict[str, Any]:
         """``POST /run_code``, the SandboxFusion-compatible route: ``code``, ``language``,

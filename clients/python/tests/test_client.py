@@ -660,3 +660,192 @@ def test_trl_inputs_outputs_columns_and_default(server, monkeypatch):
     f = rewards.make_reward_func(url=server.url, reward="fraction", name="crucible_fraction")
     assert f.__name__ == "crucible_fraction"
     assert f(completions, **cols) == [1.0, pytest.approx(1 / 3, abs=1e-6), 0.0]
+
+
+# --- the task library (crucible serve --db) ---------------------------------------------------
+
+
+def _lib_task(tid, fn, op, tags):
+    return {"id": tid, "language": "python", "harness": "assert", "entry_point": fn,
+            "prompt": "def %s(a, b):\n" % fn, "tags": tags,
+            "tests": [{"name": "t1", "code": "assert %s(6, 3) == 6 %s 3" % (fn, op)},
+                      {"name": "t2", "code": "assert %s(-2, 5) == -2 %s 5" % (fn, op)}],
+            "limits": {"cpu_time": 5}}
+
+
+# The ids have a '/' (kept in the path) and, for one, a space and a '+' (quoted).
+LIB_TASKS = [_lib_task("lib/add", "add", "+", ["math", "easy"]),
+             _lib_task("lib/sub", "sub", "-", ["math"]),
+             _lib_task("other/mul 2+", "mul", "*", ["product"])]
+LIB_GOOD = {"lib/add": "def add(a, b):\n    return a + b\n",
+            "lib/sub": "def sub(a, b):\n    return a - b\n",
+            "other/mul 2+": "def mul(a, b):\n    return a * b\n"}
+SUB_WRONG = "def sub(a, b):\n    return a + b\n"
+# three tasks, and a bad third line: listed by the server, the others imported
+LIB_JSONL = "\n".join([json.dumps(LIB_TASKS[0]), json.dumps(LIB_TASKS[1]),
+                       '{"id": "lib/broken", "language": "python"}',
+                       json.dumps(LIB_TASKS[2])]) + "\n"
+
+
+@pytest.fixture
+def library(make_server, tmp_path):
+    """A client of a fresh ``crucible serve --db <tmp>/lib.db`` holding the three tasks."""
+    srv = make_server("--slots", "2", "--db", str(tmp_path / "lib.db"))
+    c = Client(srv.url, timeout=120)
+    c.import_answer = c.import_tasks(LIB_JSONL)
+    return c
+
+
+def test_library_import(library):
+    a = library.import_answer
+    assert (a["new"], a["changed"], a["unchanged"], a["bad"]) == (3, 0, 0, 1), a
+    assert len(a["errors"]) == 1 and a["errors"][0]["line"] == 3, a
+    assert a["errors"][0]["message"], a
+    # an iterable of dicts (or their JSON text) gives the same tasks: nothing changes
+    a = library.import_tasks([LIB_TASKS[0], json.dumps(LIB_TASKS[1]), LIB_TASKS[2]])
+    assert (a["new"], a["changed"], a["unchanged"], a["bad"], a["errors"]) == (0, 0, 3, 0, []), a
+    changed = dict(LIB_TASKS[1], prompt="def sub(a, b):\n    \"\"\"a - b\"\"\"\n")
+    a = library.import_tasks(iter([changed]))
+    assert (a["new"], a["changed"], a["unchanged"]) == (0, 1, 0), a
+    assert library.task("lib/sub")["versions"] == 2
+    a = library.import_tasks(json.dumps(LIB_TASKS[1]).encode() + b"\n")  # bytes: back to v1
+    assert a["changed"] == 1, a
+    # no valid line: a 400, raised as any other 4xx, with the server's answer attached
+    with pytest.raises(CrucibleError) as ei:
+        library.import_tasks('not json\n{"id": "x"}\n')
+    e = ei.value
+    assert e.status == 400 and e.code == "bad_request", e
+    assert "line 1" in e.message and "line 2" in e.message, e.message
+    assert e.body["bad"] == 2 and [x["line"] for x in e.body["errors"]] == [1, 2]
+    with pytest.raises(CrucibleError) as ei:
+        library.import_tasks([])
+    assert ei.value.status == 400 and ei.value.code == "bad_request"
+
+
+def test_library_list_filters(library):
+    rows = library.tasks()
+    assert sorted(r["id"] for r in rows) == sorted(LIB_GOOD)
+    row = next(r for r in rows if r["id"] == "lib/add")
+    assert row["status"] == "new" and row["bucket"] == "untried" and row["attempts"] == 0
+    assert row["tags"] == ["math", "easy"] and row["source"] == "lib"
+    assert sorted(r["id"] for r in library.tasks(tag="math")) == ["lib/add", "lib/sub"]
+    assert [r["id"] for r in library.tasks(tag=["math", "easy"])] == ["lib/add"]
+    assert [r["id"] for r in library.tasks(tag="math,easy")] == ["lib/add"]
+    assert library.tasks(tag=["math", "product"]) == []
+    assert [r["id"] for r in library.tasks(source="other")] == ["other/mul 2+"]
+    assert [r["id"] for r in library.tasks(id_prefix="other/")] == ["other/mul 2+"]
+    assert len(library.tasks(language="python", status=["new", "valid"])) == 3
+    assert library.tasks(status="valid") == []
+    assert len(library.tasks(limit=1)) == 1
+    with pytest.raises(CrucibleError) as ei:
+        library.tasks(status="shiny")
+    assert ei.value.status == 400 and "status" in ei.value.message
+    with pytest.raises(CrucibleError) as ei:
+        library.tasks(min_pass=0.9, max_pass=0.1)
+    assert ei.value.status == 400
+
+
+def test_library_verify_by_task_id_records(library):
+    for tid in ("lib/add", "other/mul 2+"):
+        rec = library.verify(task_id=tid, model="m", solution=LIB_GOOD[tid])
+        assert rec["verdict"] == "accepted" and rec["reward"] == 1.0, rec
+        assert rec["recorded"] is True and rec["model"] == "m", rec
+        assert rec["task_id"] == tid
+    rec = library.verify(task_id="lib/sub", model="m", response=fenced(SUB_WRONG))
+    assert rec["verdict"] == "wrong_answer" and rec["recorded"] is True
+    rec = library.verify(task_id="lib/sub", solution=LIB_GOOD["lib/sub"])  # the default model
+    assert rec["recorded"] is True and rec["model"] == "default"
+
+    t = library.task("lib/add", model="m")
+    assert t["id"] == "lib/add" and t["attempts"] == 1 and t["accepted"] == 1, t
+    assert t["bucket"] != "untried"
+    assert t["task"]["entry_point"] == "add"
+    assert t["version_history"][0]["models"]["m"]["attempts"] == 1
+    assert library.task("lib/add", model="other")["attempts"] == 0
+    assert library.task("other/mul 2+", model="m")["attempts"] == 1  # a quoted id
+    sub = library.task("lib/sub")  # all models
+    assert sub["attempts"] == 2 and sub["accepted"] == 1
+    assert library.task("lib/sub", model="m")["attempts"] == 1
+
+    # batch items take task_id and model too
+    items = [verify_item(task_id="lib/add", model="m", solution=LIB_GOOD["lib/add"]),
+             verify_item(task_id="lib/sub", model="m", solution=SUB_WRONG),
+             verify_item(ADD_TASK, solution=ADD_GOOD)]
+    lines = library.batch(items).collect()
+    assert [line["result"]["verdict"] for line in lines] == ["accepted", "wrong_answer", "accepted"]
+    assert lines[0]["result"]["recorded"] is True and lines[0]["result"]["model"] == "m"
+    assert "recorded" not in lines[2]["result"]
+    assert library.task("lib/add", model="m")["attempts"] == 2
+    assert library.task("lib/sub", model="m")["attempts"] == 2
+
+
+def test_library_sample_reproducible(library):
+    a = library.sample_tasks(2, seed=1234)
+    assert a["seed"] == 1234 and a["count"] == 2 and len(a["tasks"]) == 2
+    assert all("explore" in t for t in a["tasks"])
+    b = library.sample_tasks(2, seed=1234)
+    assert [t["id"] for t in a["tasks"]] == [t["id"] for t in b["tasks"]]
+    ids = [t["id"] for t in library.sample_tasks(3, seed=99)["tasks"]]
+    assert sorted(ids) == sorted(LIB_GOOD)  # untried tasks are exploration picks
+    free = library.sample_tasks(3)  # the server picks a seed and says which
+    assert isinstance(free["seed"], int)
+    again = library.sample_tasks(3, seed=free["seed"])
+    assert [t["id"] for t in again["tasks"]] == [t["id"] for t in free["tasks"]]
+    assert [t["id"] for t in library.sample_tasks(5, tag="product", seed=3)["tasks"]] == ["other/mul 2+"]
+    # in band only (explore 0): a task needs attempts; lib/add is solved once by "m"
+    library.verify(task_id="lib/add", model="m", solution=LIB_GOOD["lib/add"])
+    band = library.sample_tasks(3, min_pass=0.5, max_pass=1.0, model="m", explore=0, seed=5)
+    assert [t["id"] for t in band["tasks"]] == ["lib/add"] and band["tasks"][0]["explore"] is False
+    assert library.sample_tasks(3, min_pass=0.5, max_pass=1.0, model="m2", explore=0,
+                                seed=5)["tasks"] == []
+    with pytest.raises(CrucibleError) as ei:
+        library.sample_tasks(0)
+    assert ei.value.status == 400 and "n" in ei.value.message
+
+
+def test_library_stats(library):
+    s = library.task_stats()
+    assert s["tasks"] == 3 and s["status"]["new"] == 3, s
+    assert s["buckets"]["untried"] == 3 and s["attempts"] == 0
+    assert len(s["histogram"]) == 10
+    library.verify(task_id="lib/add", model="m", solution=LIB_GOOD["lib/add"])
+    library.verify(task_id="lib/sub", model="m", solution=SUB_WRONG)
+    s = library.task_stats(model="m")
+    assert (s["tasks"], s["attempts"], s["accepted"]) == (3, 2, 1), s
+    assert s["buckets"]["untried"] == 1
+    assert sum(b["tasks"] for b in s["histogram"]) == 2
+    assert library.task_stats(model="nobody")["attempts"] == 0
+    s = library.task_stats(tag="math", model="m")
+    assert s["tasks"] == 2 and s["attempts"] == 2
+    assert library.task_stats(exclude=["new"])["tasks"] == 0
+
+
+def test_library_argument_errors(library):
+    with pytest.raises(ValueError, match="exactly one of task"):
+        library.verify(ADD_TASK, task_id="lib/add", solution=ADD_GOOD)
+    with pytest.raises(ValueError, match="exactly one of task"):
+        library.verify(solution=ADD_GOOD)
+    with pytest.raises(ValueError, match="needs task_id"):
+        library.verify(ADD_TASK, model="m", solution=ADD_GOOD)
+    with pytest.raises(ValueError):
+        verify_item(ADD_TASK, task_id="lib/add", solution=ADD_GOOD)
+
+
+def test_library_unknown_task(library):
+    for call in (lambda: library.task("lib/nope"),
+                 lambda: library.task("lib/nope", model="m"),
+                 lambda: library.verify(task_id="lib/nope", model="m", solution="x = 1\n")):
+        with pytest.raises(CrucibleError) as ei:
+            call()
+        e = ei.value
+        assert e.status == 404 and e.code == "not_found" and "lib/nope" in e.message, e
+    assert library.task_stats(model="m")["attempts"] == 0
+
+
+def test_library_needs_db(client):
+    with pytest.raises(CrucibleError) as ei:
+        client.tasks()
+    assert ei.value.status == 404 and ei.value.code == "no_library"
+    with pytest.raises(CrucibleError) as ei:
+        client.verify(task_id="lib/add", solution="x = 1\n")
+    assert ei.value.status == 400 and "--db" in ei.value.message

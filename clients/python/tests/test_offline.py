@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -25,8 +26,9 @@ from crucible_client import rewards
 
 
 class Stub:
-    """A scripted server: ``routes[(method, path)] = fn(handler, body)``; requests are
-    recorded in ``seen`` as (method, path, headers, body)."""
+    """A scripted server: ``routes[(method, path)] = fn(handler, body)`` (``path`` with its
+    query string, or without it to match any); requests are recorded in ``seen`` as
+    (method, path, headers, body): a JSON body decoded, any other as bytes."""
 
     def __init__(self):
         self.routes = {}
@@ -43,9 +45,13 @@ class Stub:
             def _any(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(n) if n else b""
-                body = json.loads(raw) if raw else None
+                if raw and self.headers.get("Content-Type") == "application/json":
+                    body = json.loads(raw)
+                else:
+                    body = raw or None  # other bodies (JSONL) as bytes
                 stub.seen.append((self.command, self.path, dict(self.headers), body))
-                fn = stub.routes.get((self.command, self.path))
+                fn = stub.routes.get((self.command, self.path)) or stub.routes.get(
+                    (self.command, self.path.split("?")[0]))  # a route without its query
                 if fn is None:
                     self.reply(404, {"error": {"code": "not_found", "message": "no route"}})
                     return
@@ -149,6 +155,137 @@ def test_run_code_files_bytes(stub):
 def test_url_prefix_and_metrics(stub):
     stub.routes[("GET", "/pre/fix/metrics")] = lambda h, b: h.reply(200, None, raw=b"crucible_up 1\n")
     assert Client(stub.url + "/pre/fix/").metrics() == "crucible_up 1\n"
+
+
+# --- the task library ---------------------------------------------------------------
+
+
+def query_of(path):
+    """The query string of a recorded path, as a dict (each parameter once)."""
+    parts = urllib.parse.urlsplit(path)
+    q = urllib.parse.parse_qs(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    assert all(len(v) == 1 for v in q.values()), q
+    return parts.path, {k: v[0] for k, v in q.items()}
+
+
+def test_library_query_strings(stub):
+    stub.routes[("GET", "/v1/tasks")] = lambda h, b: h.reply(200, {"count": 0, "tasks": []})
+    stub.routes[("GET", "/v1/tasks/sample")] = lambda h, b: h.reply(200, {"seed": 1, "count": 0, "tasks": []})
+    stub.routes[("GET", "/v1/tasks/stats")] = lambda h, b: h.reply(200, {"tasks": 0})
+    c = fast(stub.url)
+    assert c.tasks() == []
+    assert stub.seen[-1][1] == "/v1/tasks"  # no filter, no "?"
+    c.tasks(tag=["math", "easy"], source="mbpp", language="python", id_prefix="mbpp/1",
+            status=["new", "valid"], exclude="broken", min_pass=0.1, max_pass=0.9,
+            model="step 120/a&b", limit=5)
+    assert query_of(stub.seen[-1][1]) == ("/v1/tasks", {
+        "tag": "math,easy", "source": "mbpp", "language": "python", "id_prefix": "mbpp/1",
+        "status": "new,valid", "exclude": "broken", "min_pass": "0.1", "max_pass": "0.9",
+        "model": "step 120/a&b", "limit": "5"})
+    assert "&b" not in stub.seen[-1][1].split("model=")[1].split("&")[0]  # quoted
+    c.tasks(tag="a,b", exclude=[], model=None)  # a string as is; an empty exclude: none
+    assert query_of(stub.seen[-1][1]) == ("/v1/tasks", {"tag": "a,b", "exclude": "none"})
+
+    assert c.sample_tasks(8, seed=0, explore=0, min_pass=0.2, model="m", tag=("x",)) == {
+        "seed": 1, "count": 0, "tasks": []}
+    assert query_of(stub.seen[-1][1]) == ("/v1/tasks/sample", {
+        "n": "8", "seed": "0", "explore": "0", "min_pass": "0.2", "model": "m", "tag": "x"})
+    c.sample_tasks(3)
+    assert stub.seen[-1][1] == "/v1/tasks/sample?n=3"
+    c.task_stats(model="m", status="valid")
+    assert query_of(stub.seen[-1][1]) == ("/v1/tasks/stats", {"model": "m", "status": "valid"})
+    c.task_stats()
+    assert stub.seen[-1][1] == "/v1/tasks/stats"
+
+    with pytest.raises(ValueError, match="comma"):
+        c.tasks(tag=["a,b"])
+    with pytest.raises(TypeError):
+        c.tasks(tag=[1])
+    with pytest.raises(TypeError):
+        c.tasks(exclude=b"broken")
+    with pytest.raises(TypeError):
+        c.tasks(tags="x")  # a misspelt filter is no silent no-op
+    with pytest.raises(TypeError):
+        c.sample_tasks(2, explore=True)
+
+
+def test_library_task_path_quoted(stub):
+    stub.routes[("GET", "/v1/tasks/mbpp/2")] = lambda h, b: h.reply(200, {"id": "mbpp/2"})
+    stub.routes[("GET", "/v1/tasks/a%20b%3Fc%23d%25e%2B")] = lambda h, b: h.reply(200, {"id": "odd"})
+    stub.routes[("GET", "/v1/tasks/caf%C3%A9")] = lambda h, b: h.reply(200, {"id": "cafe"})
+    c = fast(stub.url)
+    assert c.task("mbpp/2") == {"id": "mbpp/2"}
+    assert stub.seen[-1][1] == "/v1/tasks/mbpp/2"  # the "/" is kept
+    c.task("mbpp/2", model="step-1")
+    assert stub.seen[-1][1] == "/v1/tasks/mbpp/2?model=step-1"
+    assert c.task("a b?c#d%e+") == {"id": "odd"}
+    assert c.task("caf\u00e9") == {"id": "cafe"}
+    with pytest.raises(TypeError):
+        c.task("")
+
+
+def test_library_import_body(stub):
+    answer = {"new": 2, "changed": 0, "unchanged": 0, "bad": 0, "errors": []}
+    stub.routes[("POST", "/v1/tasks")] = lambda h, b: h.reply(200, answer)
+    c = fast(stub.url, token="t")
+    t1 = {"id": "a/1", "language": "python", "harness": "stdio", "tests": [], "prompt": "\u00e9\n"}
+    t2 = {"id": "a/2", "language": "c", "harness": "stdio", "tests": []}
+    assert c.import_tasks([t1, json.dumps(t2)]) == answer
+    _, path, headers, body = stub.seen[-1]
+    assert path == "/v1/tasks" and headers["Content-Type"] == "application/x-ndjson"
+    assert headers["Authorization"] == "Bearer t"
+    lines = body.decode("utf-8").split("\n")
+    assert lines[-1] == "" and [json.loads(x) for x in lines[:-1]] == [t1, t2]
+    c.import_tasks(t for t in [t1])  # any iterable
+    assert json.loads(stub.seen[-1][3]) == t1
+    text = '{"id": "x"}\nnot json\n'
+    c.import_tasks(text)
+    assert stub.seen[-1][3] == text.encode()  # JSONL text is sent as is, bad lines and all
+    c.import_tasks(text.encode())
+    assert stub.seen[-1][3] == text.encode()
+    with pytest.raises(TypeError):
+        c.import_tasks(t1)  # one task is not an iterable of tasks
+    with pytest.raises(TypeError):
+        c.import_tasks(42)
+
+
+def test_library_import_no_valid_line_is_400(stub):
+    bad = {"new": 0, "changed": 0, "unchanged": 0, "bad": 2,
+           "errors": [{"line": 1, "message": "not valid JSON"}, {"line": 2, "message": "missing field 'id'"}]}
+    stub.routes[("POST", "/v1/tasks")] = lambda h, b: h.reply(400, bad)
+    with pytest.raises(CrucibleError) as ei:
+        fast(stub.url).import_tasks("x\n{}\n")
+    e = ei.value
+    assert (e.status, e.code) == (400, "bad_request") and e.body == bad
+    assert "line 1: not valid JSON" in e.message and "line 2: missing field 'id'" in e.message
+    route, state = overloaded_then_ok(1, "1")  # 429 is retried as for any request
+    stub.routes[("POST", "/v1/tasks")] = route
+    c = fast(stub.url)
+    assert c.import_tasks([{"id": "a"}]) == {"status": "ok"}
+    assert state["n"] == 2 and len(c.slept) == 1
+
+
+def test_verify_by_task_id_body(stub):
+    stub.routes[("POST", "/v1/verify")] = lambda h, b: h.reply(200, {"verdict": "accepted"})
+    c = fast(stub.url)
+    c.verify(task_id="mbpp/2", model="step-120", response="r", reward="fraction")
+    assert stub.seen[-1][3] == {"task_id": "mbpp/2", "model": "step-120", "response": "r",
+                                "reward": "fraction"}
+    c.verify(task_id="mbpp/2", solution="s")
+    assert stub.seen[-1][3] == {"task_id": "mbpp/2", "solution": "s"}
+    assert verify_item(task_id="t/1", model="m", completion="c", after=[0]) == {
+        "kind": "verify", "task_id": "t/1", "model": "m", "completion": "c", "after": [0]}
+    task = {"id": "t"}
+    for bad in (dict(task=task, task_id="t"), dict(), dict(task=task, model="m")):
+        with pytest.raises(ValueError):
+            c.verify(solution="s", **bad)
+        with pytest.raises(ValueError):
+            verify_item(solution="s", **bad)
+    with pytest.raises(TypeError):
+        c.verify(task_id=7, solution="s")
+    with pytest.raises(TypeError):
+        c.verify(task_id="t", model="", solution="s")
+    assert len([x for x in stub.seen if x[1] == "/v1/verify"]) == 2  # nothing sent for those
 
 
 # --- errors --------------------------------------------------------------------------
