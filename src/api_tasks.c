@@ -274,10 +274,19 @@ static unsigned route_import(struct store *s, struct http_request *r)
         http_respond_error(r, 400, "bad_request", "the body holds no task (JSONL: one per line)");
         return 400;
     }
-    http_respond_json(r, code,
-                      json_pack("{s:I, s:I, s:I, s:I, s:o}", "new", (json_int_t)counts[0],
-                                "changed", (json_int_t)counts[1], "unchanged",
-                                (json_int_t)counts[2], "bad", (json_int_t)nbad, "errors", errors));
+    {
+        json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:o}", "new", (json_int_t)counts[0], "changed",
+                              (json_int_t)counts[1], "unchanged", (json_int_t)counts[2], "bad",
+                              (json_int_t)nbad, "errors", errors);
+        if (code == 400) { /* the error shape every route gives, plus the lines' problems */
+            char msg[160];
+            snprintf(msg, sizeof(msg), "no valid task in the body (%zu bad line%s, see 'errors')",
+                     nbad, nbad == 1 ? "" : "s");
+            json_object_set_new(j, "error",
+                                json_pack("{s:s, s:s}", "code", "bad_request", "message", msg));
+        }
+        http_respond_json(r, code, j);
+    }
     json_decref(seen);
     return code;
 }

@@ -315,7 +315,8 @@ st, j = srv.request("POST", "/v1/tasks", body)
 ok(st == 200 and j["new"] == 3 and j["bad"] == 2 and [e["line"] for e in j["errors"]] == [4, 5],
    "POST /v1/tasks: valid tasks imported, bad lines listed by number", j)
 st, j = srv.request("POST", "/v1/tasks", "{oops\n")
-ok(st == 400 and j["bad"] == 1, "POST /v1/tasks with nothing valid: 400", j)
+ok(st == 400 and j["bad"] == 1 and j["error"]["code"] == "bad_request",
+   "POST /v1/tasks with nothing valid: 400 with the error object and the bad lines", j)
 st, j = srv.request("GET", "/v1/tasks?tag=math")
 ok(st == 200 and sorted(t["id"] for t in j["tasks"]) == ["lib/add", "lib/broken"], "GET /v1/tasks?tag=", j)
 st, j = srv.request("POST", "/v1/verify", {"task_id": "lib/add", "model": "http",

@@ -273,16 +273,16 @@ def _error_from(status: int, headers: Any, raw: bytes) -> CrucibleError:
         err = body["error"]
         code = str(err.get("code") or code)
         message = str(err.get("message") or "")
-    elif isinstance(body, Mapping) and isinstance(body.get("errors"), list) and body["errors"]:
-        # POST /v1/tasks with no valid line: the import's answer, listing the bad lines.
-        if status == 400:
+    if isinstance(body, Mapping) and isinstance(body.get("errors"), list) and body["errors"]:
+        # POST /v1/tasks with no valid line: the answer lists the bad lines; name the first.
+        if status == 400 and code.startswith("http_"):
             code = "bad_request"
         bad = [e for e in body["errors"] if isinstance(e, Mapping)]
-        message = "no valid task (%s bad): %s" % (
-            body.get("bad", len(bad)),
-            "; ".join("line %s: %s" % (e.get("line"), e.get("message")) for e in bad[:3]))
+        detail = "; ".join("line %s: %s" % (e.get("line"), e.get("message")) for e in bad[:3])
         if len(bad) > 3:
-            message += "; ..."
+            detail += "; ..."
+        message = "%s: %s" % (message or "no valid task (%s bad)" % body.get("bad", len(bad)),
+                              detail)
     if status == 429:
         return CrucibleOverloaded(status, code, message, body,
                                   retry_after=_parse_retry_after(headers.get("Retry-After")))
