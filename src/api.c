@@ -67,6 +67,7 @@ struct item {
     char how[128];
     struct verify_opts vo;
     bool record;     /* the task came from the library: record the outcome there */
+    bool recorded;   /* ... and it was (set on the worker, read in done) */
     char model[201]; /* under this model tag */
     /* batch dependencies: only earlier items */
     size_t *after;
@@ -736,8 +737,8 @@ static void run_verify(struct item *it, const struct sandbox_runtime *rt)
         json_object_set_new(it->result, "extracted", json_string(it->how));
     if (it->record) {
         struct errbuf err = {{0}};
-        bool recorded = store_record(it->owner->api->cfg.store, it->task.id, it->task.version,
-                                     it->model, &vr, &err) == 0;
+        bool recorded = it->recorded = store_record(it->owner->api->cfg.store, it->task.id,
+                                                    it->task.version, it->model, &vr, &err) == 0;
         if (it->result) {
             json_object_set_new(it->result, "recorded", json_boolean(recorded));
             json_object_set_new(it->result, "model", json_string(it->model));
@@ -905,6 +906,11 @@ static void item_done(struct job *j)
              it->status ? it->status : "none");
     metrics_add(a->m, "jobs_completed_total", "jobs finished, by kind and verdict or status",
                 labels, 1);
+    if (it->record && j->t_start > 0)
+        metrics_add(a->m, it->recorded ? "library_recorded_total" : "library_record_errors_total",
+                    it->recorded ? "verifications recorded in the task library"
+                                 : "verifications the task library failed to record",
+                    "", 1);
     if (it->infra)
         metrics_add(a->m, "infra_errors_total",
                     "jobs that ended in crucible's own failure (after retries)", "", 1);

@@ -323,6 +323,9 @@ st, j = srv.request("POST", "/v1/verify", {"task_id": "lib/add", "model": "http"
                                           "solution": "def add(a, b):\n    return a + b\n"})
 ok(st == 200 and j["verdict"] == "accepted" and j["recorded"] is True,
    "POST /v1/verify with task_id: verified against the stored task, recorded", j)
+st, text = srv.request("GET", "/metrics")
+ok(st == 200 and "crucible_library_recorded_total 1\n" in text, "/metrics counts the recorded verification",
+   [l for l in str(text).splitlines() if "library" in l])
 st, j = srv.request("GET", "/v1/tasks/lib/add?model=http")
 ok(st == 200 and j["attempts"] == 1 and j["accepted"] == 1 and j["task"]["id"] == "lib/add",
    "GET /v1/tasks/{id}: the statistics and the task", j)
