@@ -252,6 +252,19 @@ int main(void)
     store_list(s, &(struct store_filter){.band = true, .min_pass = 0.8, .max_pass = 1}, collect,
                &ids, &err);
     is_str(ids.list, "demo/a demo/b ", "band 0.8-1 over all models");
+    import_text(s,
+                "{\"id\":\"demo/rel\",\"language\":\"python\",\"harness\":\"assert\","
+                "\"reference\":\"x = 1\",\"tests\":[{\"code\":\"assert x\"}],"
+                "\"time_limit\":{\"factor\":3,\"min\":1}}",
+                &out);
+    ok(store_task_load(s, "demo/rel", NULL, &t, &err) == 0 && t.reference_time < 0,
+       "a relative time limit before validation: reference time unknown");
+    ok(store_set_status(s, "demo/rel", t.version, STORE_VALID, "", 0.75, &err) == 0,
+       "validation stores the reference time");
+    task_release(&t);
+    ok(store_task_load(s, "demo/rel", NULL, &t, &err) == 0 && t.reference_time == 0.75,
+       "loaded again, the task's relative limit uses it (%.2f)", t.reference_time);
+    task_release(&t);
     store_close(s);
 
     /* Sampling: a library of 200 tasks with known pass rates. */
