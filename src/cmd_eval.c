@@ -399,7 +399,7 @@ int cmd_eval(int argc, char **argv)
         return 2;
     }
     if (db_path) {
-        if (store_open(db_path, &ev.store, &err) < 0 ||
+        if (store_open(db_path, false, &ev.store, &err) < 0 ||
             load_library(ev.store, &tasks, &ntasks, &err) < 0) {
             fprintf(stderr, "crucible eval: %s\n", err.msg);
             store_close(ev.store);

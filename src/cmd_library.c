@@ -204,12 +204,14 @@ static bool no_operands(const struct lib_opts *o, int argc, char **argv)
     return true;
 }
 
+/* open_store(o) — the library; only import creates a new one (a mistyped --db elsewhere
+ * is an error, not a new empty library). */
 static struct store *open_store(const struct lib_opts *o)
 {
     struct errbuf err = {{0}};
     struct store *s;
 
-    if (store_open(o->db, &s, &err) < 0) {
+    if (store_open(o->db, strcmp(o->cmd, "import") == 0, &s, &err) < 0) {
         fprintf(stderr, "crucible tasks %s: %s\n", o->cmd, err.msg);
         return NULL;
     }

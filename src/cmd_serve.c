@@ -274,7 +274,7 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "crucible serve: %s\n", err.msg);
         goto out;
     }
-    if (db_path && store_open(db_path, &store, &err) < 0) {
+    if (db_path && store_open(db_path, true, &store, &err) < 0) {
         fprintf(stderr, "crucible serve: %s\n", err.msg);
         goto out;
     }

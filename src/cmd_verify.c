@@ -175,7 +175,7 @@ int cmd_verify(int argc, char **argv)
             fprintf(stderr, "crucible verify: --db needs --task-id ID\n");
             return 2;
         }
-        if (store_open(db_path, &store, &err) < 0 ||
+        if (store_open(db_path, false, &store, &err) < 0 ||
             store_task_load(store, task_id, NULL, &stored, &err) < 0) {
             fprintf(stderr, "crucible verify: %s\n", err.msg);
             if (store)

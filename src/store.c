@@ -210,7 +210,7 @@ out_rollback:
     return r;
 }
 
-int store_open(const char *path, struct store **out, struct errbuf *err)
+int store_open(const char *path, bool create, struct store **out, struct errbuf *err)
 {
     struct store *s = calloc(1, sizeof(*s));
     int rc, r;
@@ -218,14 +218,22 @@ int store_open(const char *path, struct store **out, struct errbuf *err)
     *out = NULL;
     pthread_mutexattr_t ma;
 
+    *out = NULL;
+    if (!create && access(path, F_OK) != 0) {
+        free(s);
+        return errbuf_set(err, "no task library at '%s' (crucible tasks import --db creates one)",
+                          path),
+               -ENOENT;
+    }
     if (!s)
         return errbuf_set(err, "out of memory"), -ENOMEM;
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
     pthread_mutex_init(&s->lock, &ma);
     pthread_mutexattr_destroy(&ma);
-    rc = sqlite3_open_v2(path, &s->db,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
+    rc = sqlite3_open_v2(
+        path, &s->db,
+        SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_FULLMUTEX, NULL);
     if (rc != SQLITE_OK) {
         errbuf_set(err, "cannot open the task library '%s': %s", path,
                    s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));

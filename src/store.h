@@ -86,9 +86,10 @@ struct store_filter {
 /* What importing one task did. */
 enum store_import_outcome { STORE_IMPORT_NEW, STORE_IMPORT_CHANGED, STORE_IMPORT_UNCHANGED };
 
-/* store_open(path, &s, err) — opens or creates the library, migrating its schema to
- * STORE_SCHEMA_VERSION. 0, or -errno with err set (a newer schema is -EPROTO). */
-int store_open(const char *path, struct store **s, struct errbuf *err);
+/* store_open(path, create, &s, err) — opens the library (creating it when create is set),
+ * migrating its schema to STORE_SCHEMA_VERSION. 0, or -errno with err set: -ENOENT when it
+ * does not exist and create is not set, -EPROTO for a newer schema. */
+int store_open(const char *path, bool create, struct store **s, struct errbuf *err);
 
 /* store_close(s) — NULL is fine. */
 void store_close(struct store *s);

@@ -120,6 +120,9 @@ bad_runs = [
      "above --max-pass"),
     (("tasks", "show", "--db", DB, "nope/1"), "no task 'nope/1'"),
     (("tasks", "list", "--db", src), "cannot open the task library"),
+    (("tasks", "stats", "--db", os.path.join(TMP, "typo.db")), "no task library at"),
+    (("verify", "--db", os.path.join(TMP, "typo.db"), "--task-id", "a/1", "--solution", "-"),
+     "no task library at"),
     (("tasks", "validate", "--db", DB, "--repeats", "0"), "--repeats must be"),
     (("verify", "--db", DB, "--solution", "-"), "--task-id"),
     (("verify", "--task", src, "--task-id", "lib/add", "--model", "m", "--solution", "-"),
@@ -132,6 +135,7 @@ for args, needle in bad_runs:
 ok(all(rc in (1, 2) and needle in err for (args, needle), (_, rc, err) in zip(bad_runs, msgs)),
    "bad input: a clear one-line error each", msgs)
 ok(all(e.count("\n") == 0 for _, _, e in msgs), "bad input: one line each", msgs)
+ok(not os.path.exists(os.path.join(TMP, "typo.db")), "a mistyped --db creates no library")
 
 # --- validate -------------------------------------------------------------------------------
 rc, out, err = cru("tasks", "validate", "--db", DB, "-j", "2", "--json", "--repeats", "3",

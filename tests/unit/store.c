@@ -125,7 +125,7 @@ static void *writer_main(void *arg)
     struct errbuf err = {{0}};
     struct store *s;
 
-    if (store_open(db_path, &s, &err) < 0) {
+    if (store_open(db_path, true, &s, &err) < 0) {
         w->fails = WRITES;
         return NULL;
     }
@@ -152,7 +152,7 @@ int main(void)
         return perror("mkdtemp"), 1;
     snprintf(db_path, sizeof(db_path), "%s/lib.db", dir);
 
-    ok(store_open(db_path, &s, &err) == 0, "a new library is created");
+    ok(store_open(db_path, true, &s, &err) == 0, "a new library is created");
     a1 = task_json("demo/a", "python", "def f(): return 1", "[\"easy\",\"math\"]");
     a2 = task_json("demo/a", "python", "def f():\\n    return 1", "[\"easy\",\"math\"]");
     ok(import_text(s, a1, &out) == 0 && out == STORE_IMPORT_NEW, "first import: new");
@@ -269,7 +269,7 @@ int main(void)
 
     /* Sampling: a library of 200 tasks with known pass rates. */
     snprintf(db_path, sizeof(db_path), "%s/sample.db", dir);
-    ok(store_open(db_path, &s, &err) == 0, "sampling library");
+    ok(store_open(db_path, true, &s, &err) == 0, "sampling library");
     store_begin(s, &err);
     for (int i = 0; i < 200; i++) {
         char id[32];
@@ -317,7 +317,7 @@ int main(void)
 
     /* Concurrent writers lose no update. */
     snprintf(db_path, sizeof(db_path), "%s/writers.db", dir);
-    ok(store_open(db_path, &s, &err) == 0, "writers library");
+    ok(store_open(db_path, true, &s, &err) == 0, "writers library");
     tj = task_json("w/1", "python", "def f(): return 1", "[]");
     import_text(s, tj, &out);
     free(tj);
@@ -354,17 +354,21 @@ int main(void)
         sqlite3_open(db_path, &db);
         sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL);
         sqlite3_close(db);
-        ok(store_open(db_path, &s, &err) == -EPROTO && strstr(err.msg, "newer"),
+        ok(store_open(db_path, true, &s, &err) == -EPROTO && strstr(err.msg, "newer"),
            "a newer schema is refused: %s", err.msg);
         snprintf(bad, sizeof(bad), "%s/notadb", dir);
         FILE *f = fopen(bad, "w");
         fputs("this is not an SQLite file, it is long enough to have a header page......\n", f);
         fclose(f);
-        ok(store_open(bad, &s, &err) < 0 && strstr(err.msg, "notadb"),
+        ok(store_open(bad, true, &s, &err) < 0 && strstr(err.msg, "notadb"),
            "a file that is not SQLite: %s", err.msg);
         unlink(bad);
-        ok(store_open("/nonexistent-dir/x.db", &s, &err) < 0 && strstr(err.msg, "x.db"),
+        ok(store_open("/nonexistent-dir/x.db", true, &s, &err) < 0 && strstr(err.msg, "x.db"),
            "a path that cannot be created: %s", err.msg);
+        snprintf(bad, sizeof(bad), "%s/absent.db", dir);
+        ok(store_open(bad, false, &s, &err) == -ENOENT && strstr(err.msg, "no task library") &&
+               access(bad, F_OK) != 0,
+           "without create, a missing library is an error and no file appears: %s", err.msg);
     }
     free(a1);
     free(a2);
