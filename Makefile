@@ -70,6 +70,7 @@ check-security: all $(SEC_BIN)
 bench: all $(BENCH_BIN)
 	bench/run
 	bench/serve
+	bench/library
 
 format:
 	clang-format -i src/*.[ch] tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
