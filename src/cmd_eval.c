@@ -118,6 +118,21 @@ static void write_ready(void *ctx, const bool *finished)
     fflush(ev->out);
 }
 
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(const struct task *const *)a)->id, (*(const struct task *const *)b)->id);
+}
+
+/* find_task(index, n, id) — the task with that id in an index sorted by id, or NULL: a
+ * large library times many solution lines must not cost their product. */
+static const struct task *find_task(const struct task *const *index, size_t n, const char *id)
+{
+    struct task key = {.id = (char *)id};
+    const struct task *k = &key, *const *hit = bsearch(&k, index, n, sizeof(*index), by_id);
+
+    return hit ? *hit : NULL;
+}
+
 /* load_solutions(path, tasks, n, ev) — jobs from a solutions file; bad lines reported. */
 static int load_solutions(const char *path, const struct task *tasks, size_t ntasks,
                           struct eval *ev)
@@ -128,11 +143,21 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
     size_t lcap = 0, lineno = 0, cap = 0;
     ssize_t len;
     int bad = 0;
+    const struct task **index;
 
     if (!f) {
         fprintf(stderr, "crucible eval: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
+    if (!(index = malloc((ntasks ? ntasks : 1) * sizeof(*index)))) {
+        fprintf(stderr, "crucible eval: out of memory\n");
+        if (f != stdin)
+            fclose(f);
+        return -1;
+    }
+    for (size_t i = 0; i < ntasks; i++)
+        index[i] = &tasks[i];
+    qsort(index, ntasks, sizeof(*index), by_id);
     while ((len = getline(&line, &lcap, f)) >= 0) {
         json_error_t je;
         json_t *j, *id;
@@ -170,10 +195,10 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
             bad++;
             continue;
         }
-        t = task_list_find(tasks, ntasks, json_string_value(id));
+        t = find_task(index, ntasks, json_string_value(id));
         if (!t) {
-            fprintf(stderr, "%s:%zu: no task '%s' in the task file\n", path, lineno,
-                    json_string_value(id));
+            fprintf(stderr, "%s:%zu: no task '%s' in %s\n", path, lineno, json_string_value(id),
+                    ev->store ? "the task library" : "the task file");
             json_decref(j);
             bad++;
             continue;
@@ -202,6 +227,7 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
         ev->njobs++;
     }
     free(line);
+    free(index);
     if (f != stdin)
         fclose(f);
     return bad;
