@@ -17,6 +17,7 @@
 #include "workers.h"
 #include "rng.h"
 #include "store.h"
+#include "strset.h"
 #include "validate.h"
 
 #define MAX_TAGS 32
@@ -228,60 +229,11 @@ static void print_json_line(json_t *j)
 
 /* ---- import ------------------------------------------------------------------------ */
 
-/* A set of the ids seen in one import, to refuse duplicates (open addressing). */
-struct idset {
-    char **slot;
-    size_t cap, n;
-};
-
-static uint64_t id_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-/* idset_add(set, id) — 1 added, 0 already there, -ENOMEM. */
-static int idset_add(struct idset *set, const char *id)
-{
-    if (2 * (set->n + 1) > set->cap) {
-        struct idset g = {.cap = set->cap ? 2 * set->cap : 1024};
-        if (!(g.slot = calloc(g.cap, sizeof(*g.slot))))
-            return -ENOMEM;
-        for (size_t i = 0; i < set->cap; i++)
-            if (set->slot[i]) {
-                size_t k = id_hash(set->slot[i]) & (g.cap - 1);
-                while (g.slot[k])
-                    k = (k + 1) & (g.cap - 1);
-                g.slot[k] = set->slot[i];
-            }
-        free(set->slot);
-        g.n = set->n;
-        *set = g;
-    }
-    size_t k = id_hash(id) & (set->cap - 1);
-    for (; set->slot[k]; k = (k + 1) & (set->cap - 1))
-        if (strcmp(set->slot[k], id) == 0)
-            return 0;
-    if (!(set->slot[k] = strdup(id)))
-        return -ENOMEM;
-    set->n++;
-    return 1;
-}
-
-static void idset_release(struct idset *set)
-{
-    for (size_t i = 0; i < set->cap; i++)
-        free(set->slot[i]);
-    free(set->slot);
-}
-
 struct importer {
     struct store *store;
-    struct idset seen;
-    const char *where; /* the input's name, for messages */
-    size_t counts[3];  /* by enum store_import_outcome */
+    struct strset seen; /* ids of this import, to refuse duplicates */
+    const char *where;  /* the input's name, for messages */
+    size_t counts[3];   /* by enum store_import_outcome */
     size_t bad;
     int fatal; /* a database failure: -errno */
     struct errbuf err;
@@ -291,7 +243,7 @@ struct importer {
 static void import_one(struct importer *im, const struct task *t, size_t line)
 {
     enum store_import_outcome out;
-    int r = idset_add(&im->seen, t->id);
+    int r = strset_add(&im->seen, t->id);
 
     if (r == 0) {
         fprintf(stderr, "%s:%zu: duplicate task id '%s' (an earlier line has it); skipped\n",
@@ -479,7 +431,7 @@ static int tasks_import(int argc, char **argv)
     }
     status = im.bad ? 1 : 0;
 out:
-    idset_release(&im.seen);
+    strset_release(&im.seen);
     store_close(im.store);
     return status;
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "strset.h"
+
 static const char *const harness_names[] = {
     [TASK_HARNESS_ASSERT] = "assert",
     [TASK_HARNESS_STDIO] = "stdio",
@@ -582,7 +584,7 @@ void task_list_free(struct task *tasks, size_t n)
 
 /* add_task(…) — parses one JSON value into the list; false (and a report) when it is bad. */
 static bool add_task(json_t *j, const char *path, size_t line, struct task **tasks, size_t *n,
-                     size_t *cap, FILE *errs)
+                     size_t *cap, struct strset *ids, FILE *errs)
 {
     struct errbuf e = {{0}};
     struct task t;
@@ -592,8 +594,15 @@ static bool add_task(json_t *j, const char *path, size_t line, struct task **tas
         task_release(&t);
         return false;
     }
-    if (task_list_find(*tasks, *n, t.id)) {
+    switch (strset_add(ids, t.id)) {
+    case 0:
         fprintf(errs, "%s:%zu: duplicate task id '%s'\n", path, line, t.id);
+        task_release(&t);
+        return false;
+    case 1:
+        break;
+    default:
+        fprintf(errs, "%s:%zu: out of memory\n", path, line);
         task_release(&t);
         return false;
     }
@@ -622,6 +631,7 @@ int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs,
     struct stat st;
     json_error_t je;
     json_t *whole;
+    struct strset ids = STRSET_INIT;
     int bad = 0, r;
 
     *tasks = NULL;
@@ -644,9 +654,10 @@ int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs,
         first_line += *q == '\n';
     whole = *p == '{' ? json_loadb(p, len - (size_t)(p - buf), flags, &je) : NULL;
     if (whole) {
-        if (!add_task(whole, path, first_line, tasks, n, &cap, errs))
+        if (!add_task(whole, path, first_line, tasks, n, &cap, &ids, errs))
             bad++;
         json_decref(whole);
+        strset_release(&ids);
         free(buf);
         return bad;
     }
@@ -680,10 +691,11 @@ int task_list_load(const char *path, struct task **tasks, size_t *n, FILE *errs,
             bad++;
             continue;
         }
-        if (!add_task(j, path, lineno, tasks, n, &cap, errs))
+        if (!add_task(j, path, lineno, tasks, n, &cap, &ids, errs))
             bad++;
         json_decref(j);
     }
+    strset_release(&ids);
     free(buf);
     return bad;
 }
