@@ -3,6 +3,7 @@
 # with dependencies and client disconnects, SandboxFusion's /run_code as verl sends it,
 # priorities, deadlines, overload (429) under a bounded load test, bad input, bearer-token
 # auth, metrics, and a clean stop on SIGTERM. Standard library only.
+import atexit
 import base64
 import http.client
 import json
@@ -35,6 +36,20 @@ def ok(cond, desc, diag=None):
     return cond
 
 
+SERVERS = []
+
+
+def stop_servers():
+    # a check that raises must not leave a server behind
+    for p in SERVERS:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+atexit.register(stop_servers)
+
+
 class Server:
     def __init__(self, *args):
         self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
@@ -42,6 +57,7 @@ class Server:
         self.p = subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0",
                                    "--port-file", self.port_file] + list(args),
                                   stdout=subprocess.DEVNULL, stderr=self.log)
+        SERVERS.append(self.p)
         deadline = time.time() + 10
         while time.time() < deadline and not os.path.exists(self.port_file):
             if self.p.poll() is not None:

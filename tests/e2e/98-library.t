@@ -5,6 +5,7 @@
 # buckets, list/show/stats/export, sampling by band (in band only, reproducible with a
 # seed), eval --db, 8 concurrent writer processes, the HTTP routes of `serve --db`, and
 # MBPP imported and validated (needs ../shared/datasets; skipped without it).
+import atexit
 import http.client
 import json
 import os
@@ -283,12 +284,27 @@ ok(b["attempts"] == 16 and not any(b"not recorded" in e for e in errs),
 # --- HTTP -----------------------------------------------------------------------------------
 
 
+SERVERS = []
+
+
+def stop_servers():
+    # a check that raises must not leave a server behind
+    for p in SERVERS:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+atexit.register(stop_servers)
+
+
 class Server:
     def __init__(self, *args):
         self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
         self.p = subprocess.Popen([CRUCIBLE, "serve", "--quiet", "--listen", "127.0.0.1:0",
                                    "--port-file", self.port_file, "--slots", "2", "--warm", "0"]
                                   + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        SERVERS.append(self.p)
         deadline = time.time() + 10
         while time.time() < deadline and not os.path.exists(self.port_file):
             time.sleep(0.02)
