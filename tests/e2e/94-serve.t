@@ -3,7 +3,6 @@
 # with dependencies and client disconnects, SandboxFusion's /run_code as verl sends it,
 # priorities, deadlines, overload (429) under a bounded load test, bad input, bearer-token
 # auth, metrics, and a clean stop on SIGTERM. Standard library only.
-import atexit
 import base64
 import http.client
 import json
@@ -16,38 +15,10 @@ import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CRUCIBLE = os.environ.get("CRUCIBLE") or os.path.join(ROOT, "build", "crucible")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import CRUCIBLE, done, ok, track  # noqa: E402
+
 TMP = tempfile.mkdtemp(prefix="crucible-serve-")
-n = 0
-failed = 0
-
-
-def ok(cond, desc, diag=None):
-    global n, failed
-    n += 1
-    print(("ok" if cond else "not ok") + " %d - %s" % (n, desc))
-    if not cond:
-        failed += 1
-        if diag is not None:
-            for line in str(diag)[:3000].splitlines():
-                print("# " + line)
-    sys.stdout.flush()
-    return cond
-
-
-SERVERS = []
-
-
-def stop_servers():
-    # a check that raises must not leave a server behind
-    for p in SERVERS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-atexit.register(stop_servers)
 
 
 class Server:
@@ -57,7 +28,7 @@ class Server:
         self.p = subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0",
                                    "--port-file", self.port_file] + list(args),
                                   stdout=subprocess.DEVNULL, stderr=self.log)
-        SERVERS.append(self.p)
+        track(self.p)
         deadline = time.time() + 10
         while time.time() < deadline and not os.path.exists(self.port_file):
             if self.p.poll() is not None:
@@ -387,5 +358,4 @@ for args in bad_cli:
 ok(all(rc == 2 and err.startswith("crucible serve:") and err.count("\n") == 0 for rc, err in msgs),
    "bad command lines: exit 2 with one line naming the problem", msgs)
 
-print("1..%d" % n)
-sys.exit(min(failed, 254))
+done()

@@ -5,7 +5,6 @@
 # buckets, list/show/stats/export, sampling by band (in band only, reproducible with a
 # seed), eval --db, 8 concurrent writer processes, the HTTP routes of `serve --db`, and
 # MBPP imported and validated (needs ../shared/datasets; skipped without it).
-import atexit
 import http.client
 import json
 import os
@@ -15,31 +14,11 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CRUCIBLE = os.environ.get("CRUCIBLE") or os.path.join(ROOT, "build", "crucible")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import CRUCIBLE, ROOT, done, ok, skip, track  # noqa: E402
+
 TMP = tempfile.mkdtemp(prefix="crucible-library-")
 DB = os.path.join(TMP, "lib.db")
-n = 0
-failed = 0
-
-
-def ok(cond, desc, diag=None):
-    global n, failed
-    n += 1
-    print(("ok" if cond else "not ok") + " %d - %s" % (n, desc))
-    if not cond:
-        failed += 1
-        if diag is not None:
-            for line in str(diag)[:3000].splitlines():
-                print("# " + line)
-    sys.stdout.flush()
-    return cond
-
-
-def skip(desc, why):
-    global n
-    n += 1
-    print("ok %d - %s # SKIP %s" % (n, desc, why))
 
 
 def cru(*args, stdin=None, timeout=600):
@@ -284,27 +263,13 @@ ok(b["attempts"] == 16 and not any(b"not recorded" in e for e in errs),
 # --- HTTP -----------------------------------------------------------------------------------
 
 
-SERVERS = []
-
-
-def stop_servers():
-    # a check that raises must not leave a server behind
-    for p in SERVERS:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-atexit.register(stop_servers)
-
-
 class Server:
     def __init__(self, *args):
         self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
         self.p = subprocess.Popen([CRUCIBLE, "serve", "--quiet", "--listen", "127.0.0.1:0",
                                    "--port-file", self.port_file, "--slots", "2", "--warm", "0"]
                                   + list(args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        SERVERS.append(self.p)
+        track(self.p)
         deadline = time.time() + 10
         while time.time() < deadline and not os.path.exists(self.port_file):
             time.sleep(0.02)
@@ -396,5 +361,4 @@ else:
     ok(rc == 0 and lines(out)[0]["status"]["valid"] == 974, "MBPP: stats count 974 valid", out)
 
 subprocess.run(["rm", "-rf", TMP])
-print("1..%d" % n)
-sys.exit(min(failed, 254))
+done()
