@@ -25,7 +25,10 @@ CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=a
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-LIB_SRC  := $(filter-out src/main.c,$(wildcard src/*.c))
+# src/ is layered (README "Layout"): util, metrics, strset at the top; sandbox/, judge/,
+# library/, service/, cli/ below. Includes name the folder ("judge/verify.h") from -Isrc.
+SRC_DIRS := src src/sandbox src/judge src/library src/service src/cli
+LIB_SRC  := $(filter-out src/cli/main.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
@@ -35,12 +38,12 @@ BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload
 
 all: $(BUILD)/crucible
 
-$(BUILD)/crucible: $(BUILD)/obj/main.o $(LIB_OBJ)
+$(BUILD)/crucible: $(BUILD)/obj/cli/main.o $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) -Isrc -MMD -MP -c -o $@ $<
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -73,13 +76,13 @@ bench: all $(BENCH_BIN)
 	bench/library
 
 format:
-	clang-format -i src/*.[ch] tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
+	clang-format -i $(foreach d,$(SRC_DIRS),$(d)/*.[ch]) tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
 
 format-check:
-	clang-format --dry-run --Werror src/*.[ch] tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
+	clang-format --dry-run --Werror $(foreach d,$(SRC_DIRS),$(d)/*.[ch]) tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
 
 clean:
 	rm -rf build build-san
 
 .PHONY: all check check-unit check-security bench format format-check clean
--include $(wildcard $(BUILD)/obj/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d)

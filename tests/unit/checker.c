@@ -3,7 +3,7 @@
  * real outputs — trailing whitespace, CRLF, trailing blank lines, missing and extra lines and
  * tokens, float tolerances, nan/inf, NUL bytes, the reasons given, and 5 MB inputs in linear time.
  */
-#include "checker.h"
+#include "judge/checker.h"
 #include "tap.h"
 
 static const struct checker exact = {CHECKER_EXACT, 0, 0};

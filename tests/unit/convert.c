@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "convert.h"
+#include "library/convert.h"
 #include "tap.h"
 
 static char tmp[256];

@@ -3,7 +3,7 @@
  * languages, aliases, ~~~ fences, longer fences, indented fences, backticks inside code, closing
  * fence rules, CRLF, unterminated blocks, and responses with no fence at all.
  */
-#include "extract.h"
+#include "judge/extract.h"
 #include "tap.h"
 
 /* check(response, language, want_code, want_how, name) — extracts and compares both. */

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "filter.h"
+#include "sandbox/filter.h"
 #include "tap.h"
 
 static struct filter f;

@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "image.h"
+#include "sandbox/image.h"
 #include "tap.h"
 
 static const struct image_entry *find(const struct image *img, const char *path)

@@ -3,7 +3,7 @@
  * writers produce them, outcome precedence, messages, test-name matching (pytest node ids,
  * parameters, ambiguity, duplicates), and hostile or broken reports.
  */
-#include "junit.h"
+#include "judge/junit.h"
 #include "tap.h"
 
 static struct junit_report rep;

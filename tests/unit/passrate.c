@@ -1,7 +1,7 @@
 /* Unit tests for src/passrate.c: the incomplete beta function, its inverse, pass estimates. */
 #include <math.h>
 
-#include "passrate.h"
+#include "library/passrate.h"
 #include "tap.h"
 
 /* near(got, want, tol, name) — one check of |got - want| <= tol, with the values on failure. */

@@ -1,5 +1,5 @@
 /* Unit tests for src/result.c: status names, JSON form, escaping of non-UTF-8 output. */
-#include "result.h"
+#include "sandbox/result.h"
 #include "tap.h"
 
 static const char *jstr(json_t *o, const char *k)

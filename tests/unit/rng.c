@@ -1,5 +1,5 @@
 /* Unit tests for src/rng.c: reproducible splitmix64 sequences, uniforms, bounded integers. */
-#include "rng.h"
+#include "library/rng.h"
 #include "tap.h"
 
 int main(void)

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "library/store.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/crucible-store-XXXXXX";

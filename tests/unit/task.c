@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "task.h"
+#include "judge/task.h"
 
 static int parse(const char *text, struct task *t, struct errbuf *err)
 {

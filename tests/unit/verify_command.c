@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "tap.h"
-#include "verify.h"
+#include "judge/verify.h"
 
 static struct sandbox_runtime rt;
 static struct image host;

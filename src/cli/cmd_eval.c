@@ -1,0 +1,512 @@
+/*
+ * cmd_eval.c — `crucible eval --tasks TASKS.jsonl (--reference | --solutions S.jsonl)`.
+ *
+ * Verifies many solutions in parallel (-j worker threads, each running its own sandboxes),
+ * writes one verification record per input line, in input order, as soon as the records
+ * before it are done, shows a progress bar on a terminal, and ends with a summary table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "cli/workers.h"
+#include "library/store.h"
+#include "judge/verify.h"
+
+struct job {
+    const struct task *task;
+    char *program; /* owned */
+    char how[128];
+    size_t line;  /* input line (solutions file) or task index + 1 */
+    char *record; /* JSON line, set by the worker; NULL until done */
+    enum verdict verdict;
+    bool reward_null, flaky, done;
+    double reward;
+};
+
+struct eval {
+    struct verify_opts opts;
+    struct job *jobs;
+    size_t njobs;
+    size_t written; /* records written, in input order (drain, under the workers' lock) */
+    FILE *out;
+    struct store *store; /* --db: outcomes are recorded here, under model */
+    const char *model;
+    size_t unrecorded; /* atomically: outcomes the library did not take */
+};
+
+static void eval_usage(FILE *f)
+{
+    fprintf(
+        f,
+        "usage: crucible eval (--tasks TASKS.jsonl | --db DB [--model M])\n"
+        "                     (--reference | --solutions SOLUTIONS.jsonl)\n"
+        "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
+        "[--reward binary|fraction]\n\n"
+        "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
+        "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
+        "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
+        "{\"task_id\", \"response\"}\n(raw model text; its last fenced block is the code). "
+        "--reference verifies each task's\nown reference. RESULTS.jsonl gets one "
+        "verification record per line, in input order\n(stdout without --out; the summary "
+        "then goes to stderr).\n\n"
+        "With --db DB the tasks are the current versions in a task library (crucible tasks\n"
+        "import) and every outcome is recorded in its statistics under model tag M (default:\n"
+        "default); infra errors are recorded but never count as attempts.\n\n"
+        "exit status: 0 all ran; 1 some input was bad or crucible failed on some (infra_error);\n"
+        "2 bad usage or nothing could run.\n");
+}
+
+/* verify_job — one job on a worker thread (workers.h): its record, and its outcome recorded
+ * in the library with --db. True when accepted (the progress bar's count). */
+static bool verify_job(void *ctx, size_t i, const struct sandbox_runtime *rt,
+                       const struct image *img)
+{
+    struct eval *ev = ctx;
+    struct job *jb = &ev->jobs[i];
+    struct verify_opts o = ev->opts;
+    struct verify_result vr;
+    json_t *j;
+
+    o.image = img;
+    verify_run(rt, jb->task, jb->program, &o, &vr);
+    j = verify_result_to_json(jb->task, &vr);
+    if (j && strcmp(jb->how, "full program") != 0)
+        json_object_set_new(j, "extracted", json_string(jb->how));
+    if (j)
+        json_object_set_new(j, "input_line", json_integer((json_int_t)jb->line));
+    if (ev->store) {
+        struct errbuf err = {{0}};
+        if (store_record(ev->store, jb->task->id, jb->task->version, ev->model, &vr, &err) < 0) {
+            fprintf(stderr, "\ncrucible eval: %s: the outcome was not recorded: %s\n", jb->task->id,
+                    err.msg);
+            __atomic_add_fetch(&ev->unrecorded, 1, __ATOMIC_RELAXED);
+        }
+    }
+    jb->record =
+        j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
+    if (!jb->record)
+        jb->record = strdup("{\"verdict\":\"infra_error\",\"reward\":null,"
+                            "\"message\":\"cannot encode the record\"}");
+    jb->verdict = vr.verdict;
+    jb->reward = vr.reward;
+    jb->reward_null = vr.reward_null;
+    jb->flaky = vr.flaky;
+    jb->done = true;
+    json_decref(j);
+    verify_result_release(&vr);
+    return jb->verdict == VERDICT_ACCEPTED;
+}
+
+/* write_ready — the records whose predecessors are all written, in input order. */
+static void write_ready(void *ctx, const bool *finished)
+{
+    struct eval *ev = ctx;
+
+    while (ev->written < ev->njobs && finished[ev->written]) {
+        const char *rec = ev->jobs[ev->written].record;
+        if (rec) {
+            fputs(rec, ev->out);
+            fputc('\n', ev->out);
+        }
+        ev->written++;
+    }
+    fflush(ev->out);
+}
+
+static int by_id(const void *a, const void *b)
+{
+    return strcmp((*(const struct task *const *)a)->id, (*(const struct task *const *)b)->id);
+}
+
+/* find_task(index, n, id) — the task with that id in an index sorted by id, or NULL: a
+ * large library times many solution lines must not cost their product. */
+static const struct task *find_task(const struct task *const *index, size_t n, const char *id)
+{
+    struct task key = {.id = (char *)id};
+    const struct task *k = &key, *const *hit = bsearch(&k, index, n, sizeof(*index), by_id);
+
+    return hit ? *hit : NULL;
+}
+
+/* load_solutions(path, tasks, n, ev) — jobs from a solutions file; bad lines reported. */
+static int load_solutions(const char *path, const struct task *tasks, size_t ntasks,
+                          struct eval *ev)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+    static const char *const keys[] = {"solution", "completion", "response"};
+    char *line = NULL;
+    size_t lcap = 0, lineno = 0, cap = 0;
+    ssize_t len;
+    int bad = 0;
+    const struct task **index;
+
+    if (!f) {
+        fprintf(stderr, "crucible eval: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (!(index = malloc((ntasks ? ntasks : 1) * sizeof(*index)))) {
+        fprintf(stderr, "crucible eval: out of memory\n");
+        if (f != stdin)
+            fclose(f);
+        return -1;
+    }
+    for (size_t i = 0; i < ntasks; i++)
+        index[i] = &tasks[i];
+    qsort(index, ntasks, sizeof(*index), by_id);
+    while ((len = getline(&line, &lcap, f)) >= 0) {
+        json_error_t je;
+        json_t *j, *id;
+        const struct task *t;
+        const char *text = NULL;
+        int kind = -1;
+
+        lineno++;
+        if (strspn(line, " \t\r\n") == (size_t)len)
+            continue;
+        j = json_loadb(line, (size_t)len, 0, &je);
+        if (!j || !json_is_object(j)) {
+            fprintf(stderr, "%s:%zu: not a JSON object%s%s\n", path, lineno, j ? "" : ": ",
+                    j ? "" : je.text);
+            json_decref(j);
+            bad++;
+            continue;
+        }
+        id = json_object_get(j, "task_id");
+        for (int k = 0; k < 3; k++) {
+            json_t *v = json_object_get(j, keys[k]);
+            if (v && json_is_string(v)) {
+                if (kind >= 0)
+                    kind = -2;
+                else
+                    kind = k, text = json_string_value(v);
+            }
+        }
+        if (!json_is_string(id) || kind < 0) {
+            fprintf(stderr,
+                    "%s:%zu: needs a string \"task_id\" and exactly one of "
+                    "\"solution\", \"completion\", \"response\"\n",
+                    path, lineno);
+            json_decref(j);
+            bad++;
+            continue;
+        }
+        t = find_task(index, ntasks, json_string_value(id));
+        if (!t) {
+            fprintf(stderr, "%s:%zu: no task '%s' in %s\n", path, lineno, json_string_value(id),
+                    ev->store ? "the task library" : "the task file");
+            json_decref(j);
+            bad++;
+            continue;
+        }
+        if (ev->njobs == cap) {
+            cap = cap ? cap * 2 : 256;
+            struct job *nj = realloc(ev->jobs, cap * sizeof(*nj));
+            if (!nj) {
+                json_decref(j);
+                bad++;
+                break;
+            }
+            ev->jobs = nj;
+        }
+        struct job *jb = &ev->jobs[ev->njobs];
+        memset(jb, 0, sizeof(*jb));
+        jb->task = t;
+        jb->line = lineno;
+        jb->program =
+            verify_program_text(t, (enum solution_kind)kind, text, jb->how, sizeof(jb->how));
+        json_decref(j);
+        if (!jb->program) {
+            bad++;
+            continue;
+        }
+        ev->njobs++;
+    }
+    free(line);
+    free(index);
+    if (f != stdin)
+        fclose(f);
+    return bad;
+}
+
+struct library_load {
+    struct store *store;
+    struct task *tasks;
+    size_t n, cap;
+    struct errbuf *err;
+};
+
+static int load_one(const struct store_task *row, void *arg)
+{
+    struct library_load *l = arg;
+
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        struct task *v = realloc(l->tasks, cap * sizeof(*v));
+        if (!v)
+            return errbuf_set(l->err, "out of memory"), -ENOMEM;
+        l->tasks = v;
+        l->cap = cap;
+    }
+    if (store_task_load(l->store, row->id, row->version, &l->tasks[l->n], l->err) < 0) {
+        task_release(&l->tasks[l->n]);
+        return -EINVAL;
+    }
+    l->n++;
+    return 0;
+}
+
+/* load_library(s, tasks, n, err) — the current version of every task of a library. */
+static int load_library(struct store *s, struct task **tasks, size_t *n, struct errbuf *err)
+{
+    struct library_load l = {.store = s, .err = err};
+    int r = store_list(s, NULL, load_one, &l, err);
+
+    if (r < 0) {
+        task_list_free(l.tasks, l.n);
+        return r;
+    }
+    *tasks = l.tasks;
+    *n = l.n;
+    return 0;
+}
+
+static void summary(FILE *f, const struct eval *ev, double secs)
+{
+    unsigned counts[VERDICT_COUNT] = {0};
+    double rsum = 0;
+    size_t rn = 0, flaky = 0, done = 0;
+
+    for (size_t i = 0; i < ev->njobs; i++) {
+        const struct job *jb = &ev->jobs[i];
+        if (!jb->done)
+            continue;
+        done++;
+        counts[jb->verdict]++;
+        if (!jb->reward_null) {
+            rsum += jb->reward;
+            rn++;
+        }
+        flaky += jb->flaky;
+    }
+    fprintf(f, "\n%-22s %8s %7s\n", "verdict", "count", "share");
+    for (int v = 0; v < VERDICT_COUNT; v++)
+        if (counts[v])
+            fprintf(f, "%-22s %8u %6.1f%%\n", verdict_name((enum verdict)v), counts[v],
+                    100.0 * counts[v] / (double)(done ? done : 1));
+    fprintf(f, "%-22s %8zu\n", "total", done);
+    fprintf(f, "\npass rate   %.2f%% (%u of %zu accepted)\n",
+            100.0 * counts[VERDICT_ACCEPTED] / (double)(done ? done : 1), counts[VERDICT_ACCEPTED],
+            done);
+    fprintf(f, "mean reward %.4f over %zu records (infra errors carry no reward)\n",
+            rn ? rsum / (double)rn : 0.0, rn);
+    if (flaky)
+        fprintf(f, "flaky       %zu\n", flaky);
+    fprintf(f, "time        %.1f s, %.1f verifications/s\n", secs,
+            secs > 0 ? (double)done / secs : 0.0);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"tasks", required_argument, NULL, 't'},
+        {"reference", no_argument, NULL, 'R'},
+        {"solutions", required_argument, NULL, 's'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"out", required_argument, NULL, 'o'},
+        {"repeats", required_argument, NULL, 'n'},
+        {"reward", required_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"db", required_argument, NULL, 'd'},
+        {"model", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *tasks_path = NULL, *sol_path = NULL, *out_path = NULL, *db_path = NULL;
+    bool reference = false, quiet = false;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    struct eval ev;
+    struct errbuf err = {{0}};
+    struct task *tasks = NULL;
+    size_t ntasks = 0;
+    struct workers_outcome wo = {0};
+    FILE *out = stdout;
+    int c, bad, status = 2;
+    uint64_t u;
+
+    memset(&ev, 0, sizeof(ev));
+    verify_opts_default(&ev.opts);
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+hj:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            tasks_path = optarg;
+            break;
+        case 'R':
+            reference = true;
+            break;
+        case 's':
+            sol_path = optarg;
+            break;
+        case 'j':
+            if (!util_parse_u64(optarg, 1, 256, &u)) {
+                fprintf(stderr,
+                        "crucible eval: -j must be a whole number from 1 to 256, not "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
+            jobs = (long)u;
+            break;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 'n':
+            if (!util_parse_u64(optarg, 1, 100, &u)) {
+                fprintf(stderr,
+                        "crucible eval: --repeats must be a whole number from 1 to 100, "
+                        "not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            ev.opts.repeats = (unsigned)u;
+            break;
+        case 'w':
+            if (!reward_policy_parse(optarg, &ev.opts.reward)) {
+                fprintf(stderr,
+                        "crucible eval: --reward must be 'binary' or 'fraction', not "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'q':
+            quiet = true;
+            break;
+        case 'd':
+            db_path = optarg;
+            break;
+        case 'm':
+            if (!*optarg || strlen(optarg) > 200) {
+                fprintf(stderr, "crucible eval: --model needs a tag of 1 to 200 characters\n");
+                return 2;
+            }
+            ev.model = optarg;
+            break;
+        case 'h':
+            eval_usage(stdout);
+            return 0;
+        case '?':
+        default:
+            fprintf(stderr,
+                    "crucible eval: unknown option or missing argument '%s' (see "
+                    "'crucible eval --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "crucible eval: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!tasks_path == !db_path || reference == (sol_path != NULL)) {
+        fprintf(stderr, "crucible eval: needs --tasks or --db (one of them), and exactly one of "
+                        "--reference, --solutions\n");
+        return 2;
+    }
+    if (ev.model && !db_path) {
+        fprintf(stderr, "crucible eval: --model applies with --db only (it tags the recorded "
+                        "outcomes)\n");
+        return 2;
+    }
+    if (db_path) {
+        if (store_open(db_path, false, &ev.store, &err) < 0 ||
+            load_library(ev.store, &tasks, &ntasks, &err) < 0) {
+            fprintf(stderr, "crucible eval: %s\n", err.msg);
+            store_close(ev.store);
+            return 2;
+        }
+        tasks_path = db_path;
+        bad = 0;
+    } else if ((bad = task_list_load(tasks_path, &tasks, &ntasks, stderr, &err)) < 0) {
+        fprintf(stderr, "crucible eval: %s\n", err.msg);
+        return 2;
+    }
+    if (reference) {
+        ev.jobs = calloc(ntasks ? ntasks : 1, sizeof(*ev.jobs));
+        for (size_t i = 0; ev.jobs && i < ntasks; i++) {
+            if (!tasks[i].reference) {
+                fprintf(stderr, "%s: task '%s' has no reference; skipped\n", tasks_path,
+                        tasks[i].id);
+                bad++;
+                continue;
+            }
+            struct job *jb = &ev.jobs[ev.njobs++];
+            jb->task = &tasks[i];
+            jb->line = i + 1;
+            jb->program = verify_program_text(&tasks[i], SOLUTION_PROGRAM, tasks[i].reference,
+                                              jb->how, sizeof(jb->how));
+            if (!jb->program)
+                ev.njobs--;
+        }
+    } else {
+        int b = load_solutions(sol_path, tasks, ntasks, &ev);
+        if (b < 0)
+            goto out_tasks;
+        bad += b;
+    }
+    if (ev.njobs == 0) {
+        fprintf(stderr, "crucible eval: nothing to verify\n");
+        goto out_jobs;
+    }
+    if (out_path && !(out = fopen(out_path, "we"))) {
+        fprintf(stderr, "crucible eval: cannot write '%s': %s\n", out_path, strerror(errno));
+        out = stdout;
+        goto out_jobs;
+    }
+    ev.out = out;
+    {
+        struct workers_spec ws = {.n = ev.njobs,
+                                  .jobs = jobs,
+                                  .quiet = quiet,
+                                  .label = "accepted",
+                                  .ctx = &ev,
+                                  .work = verify_job,
+                                  .drain = write_ready};
+        if (workers_run(&ws, &wo, &err) < 0) {
+            fprintf(stderr, "crucible eval: %s\n", err.msg);
+            goto out_jobs;
+        }
+    }
+    summary(out_path ? stdout : stderr, &ev, wo.seconds);
+    fflush(stdout);
+    status = 0;
+    for (size_t i = 0; i < ev.njobs; i++)
+        if (ev.jobs[i].done && ev.jobs[i].verdict == VERDICT_INFRA_ERROR)
+            status = 1;
+    if (bad || ev.unrecorded)
+        status = 1;
+    if (wo.signal)
+        fprintf(stderr,
+                "crucible eval: stopped; %zu of %zu written (runs cut short are "
+                "infra_error)\n",
+                ev.written, ev.njobs);
+out_jobs:
+    if (out != stdout)
+        fclose(out);
+    for (size_t i = 0; i < ev.njobs; i++) {
+        free(ev.jobs[i].program);
+        free(ev.jobs[i].record);
+    }
+    free(ev.jobs);
+out_tasks:
+    task_list_free(tasks, ntasks);
+    store_close(ev.store);
+    workers_reraise(wo.signal);
+    return status;
+}

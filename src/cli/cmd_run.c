@@ -1,0 +1,375 @@
+/*
+ * cmd_run.c — `crucible run [OPTIONS] -- PROGRAM [ARG...]`.
+ *
+ * Parses and validates every option before any sandbox exists (a bad option is a
+ * one-line error and exit 2), then runs the program once and prints either its output
+ * (stdout to stdout, stderr to stderr, a one-line verdict on stderr when it did not end
+ * ok) or, with --json, the result record.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "sandbox/result.h"
+#include "sandbox/sandbox.h"
+
+#define MAX_FILES 256
+#define MAX_ENV   256
+
+static void run_usage(FILE *f)
+{
+    const struct sandbox_limit_range *r = sandbox_limit_ranges;
+
+    fprintf(
+        f,
+        "usage: crucible run [OPTIONS] -- PROGRAM [ARG...]\n\n"
+        "Runs PROGRAM once in a fresh sandbox (own namespaces, cgroup, seccomp policy,\n"
+        "read-only image, private /tmp and work directory /work, no network).\n\n"
+        "options:\n"
+        "  --image NAME         'host' (default) or an absolute path to a root filesystem\n"
+        "  --cpu-time S         CPU seconds for the whole process tree (%.10g..%.10g, default "
+        "%.10g)\n"
+        "  --wall-time S        wall-clock seconds (%.10g..%.10g, default %.10g)\n"
+        "  --memory MB          memory of the whole process tree (%.10g..%.10g, default %.10g)\n"
+        "  --pids N             processes and threads (%.10g..%.10g, default %.10g)\n"
+        "  --output KB          output kept per stream; more ends the run (%.10g..%.10g, default "
+        "%.10g)\n"
+        "  --disk MB            scratch space for /tmp and /work (%.10g..%.10g, default %.10g)\n"
+        "  --stdin FILE         feed FILE on standard input (default: empty)\n"
+        "  --file DEST=SRC      copy host file SRC to /work/DEST (mode bits kept)\n"
+        "  --env K=V            add K=V to the sandbox's environment\n"
+        "  --network none|loopback   no network (default), or a private loopback only\n"
+        "  --json               print the result record as JSON on stdout\n"
+        "  --check              print which limits this host lets crucible enforce\n"
+        "  -h, --help           this text\n\n"
+        "exit status: 0 the program exited 0; 1 it failed or hit a limit; 2 crucible\n"
+        "failed or the command line is wrong.\n",
+        r[LIM_CPU].min, r[LIM_CPU].max, r[LIM_CPU].def, r[LIM_WALL].min, r[LIM_WALL].max,
+        r[LIM_WALL].def, r[LIM_MEMORY].min, r[LIM_MEMORY].max, r[LIM_MEMORY].def, r[LIM_PIDS].min,
+        r[LIM_PIDS].max, r[LIM_PIDS].def, r[LIM_OUTPUT].min, r[LIM_OUTPUT].max, r[LIM_OUTPUT].def,
+        r[LIM_DISK].min, r[LIM_DISK].max, r[LIM_DISK].def);
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "crucible run: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+/* parse_limit(id, arg, out) — one numeric option against its range. */
+static bool parse_limit(enum sandbox_limit_id id, const char *arg, double *out)
+{
+    const struct sandbox_limit_range *r = &sandbox_limit_ranges[id];
+    uint64_t u;
+
+    if (id == LIM_CPU || id == LIM_WALL)
+        return util_parse_double(arg, r->min, r->max, out);
+    if (!util_parse_u64(arg, (uint64_t)r->min, (uint64_t)r->max, &u))
+        return false;
+    *out = (double)u;
+    return true;
+}
+
+struct run_opts {
+    const char *image;
+    struct sandbox_limits limits;
+    const char *stdin_path;
+    struct sandbox_file files[MAX_FILES];
+    size_t nfiles;
+    char *env[MAX_ENV + 1];
+    size_t nenv;
+    bool json, check;
+};
+
+static void close_files(struct run_opts *o)
+{
+    for (size_t i = 0; i < o->nfiles; i++)
+        close(o->files[i].fd);
+}
+
+static int add_file(struct run_opts *o, char *spec)
+{
+    struct errbuf err = {{0}};
+    struct stat st;
+    char *eq = strchr(spec, '=');
+    int fd;
+
+    if (!eq || eq == spec || !eq[1])
+        return usage_error("--file wants DEST=SRC, got '%s'%s", spec, "");
+    if (o->nfiles == MAX_FILES)
+        return usage_error("too many --file options (at most %s)%s", "256", "");
+    *eq = '\0';
+    if (!sandbox_dest_valid(spec, &err))
+        return usage_error("--file: %s%s", err.msg, "");
+    fd = open(eq + 1, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fprintf(stderr, "crucible run: --file: cannot open '%s': %s\n", eq + 1,
+                       strerror(errno)),
+               2;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return usage_error("--file: '%s' is not a regular file%s", eq + 1, "");
+    }
+    o->files[o->nfiles++] =
+        (struct sandbox_file){.dest = spec, .fd = fd, .mode = st.st_mode & 07777};
+    return 0;
+}
+
+static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
+{
+    enum { O_IMAGE = 256, O_STDIN, O_FILE, O_ENV, O_NETWORK, O_JSON, O_CHECK, O_LIMIT = 300 };
+    static const struct option longopts[] = {
+        {"image", required_argument, NULL, O_IMAGE},
+        {"cpu-time", required_argument, NULL, O_LIMIT + LIM_CPU},
+        {"wall-time", required_argument, NULL, O_LIMIT + LIM_WALL},
+        {"memory", required_argument, NULL, O_LIMIT + LIM_MEMORY},
+        {"pids", required_argument, NULL, O_LIMIT + LIM_PIDS},
+        {"output", required_argument, NULL, O_LIMIT + LIM_OUTPUT},
+        {"disk", required_argument, NULL, O_LIMIT + LIM_DISK},
+        {"stdin", required_argument, NULL, O_STDIN},
+        {"file", required_argument, NULL, O_FILE},
+        {"env", required_argument, NULL, O_ENV},
+        {"network", required_argument, NULL, O_NETWORK},
+        {"json", no_argument, NULL, O_JSON},
+        {"check", no_argument, NULL, O_CHECK},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool wall_set = false;
+    int c, r;
+
+    o->image = "host";
+    sandbox_limits_default(&o->limits);
+    opterr = 0;
+    optind = 1;
+    /* '+': stop at the first non-option, so the program's own options are never ours. */
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        double v;
+        switch (c) {
+        case 'h':
+            run_usage(stdout);
+            return 1;
+        case O_IMAGE:
+            o->image = optarg;
+            break;
+        case O_STDIN:
+            o->stdin_path = optarg;
+            break;
+        case O_FILE:
+            if ((r = add_file(o, optarg)) != 0)
+                return r;
+            break;
+        case O_ENV:
+            if (!strchr(optarg, '=') || optarg[0] == '=')
+                return usage_error("--env wants K=V, got '%s'%s", optarg, "");
+            if (o->nenv == MAX_ENV)
+                return usage_error("too many --env options (at most %s)%s", "256", "");
+            o->env[o->nenv++] = optarg;
+            break;
+        case O_NETWORK:
+            if (strcmp(optarg, "none") == 0)
+                o->limits.loopback = false;
+            else if (strcmp(optarg, "loopback") == 0)
+                o->limits.loopback = true;
+            else
+                return usage_error("--network must be 'none' or 'loopback', not '%s'%s", optarg,
+                                   "");
+            break;
+        case O_JSON:
+            o->json = true;
+            break;
+        case O_CHECK:
+            o->check = true;
+            break;
+        case '?':
+            if (optopt)
+                return usage_error("option '%s' needs an argument or is unknown%s",
+                                   argv[optind - 1], "");
+            return usage_error("unknown option '%s' (see 'crucible run --help')%s",
+                               argv[optind - 1], "");
+        default:
+            if (c >= O_LIMIT && c < O_LIMIT + LIM_COUNT) {
+                enum sandbox_limit_id id = (enum sandbox_limit_id)(c - O_LIMIT);
+                const struct sandbox_limit_range *rg = &sandbox_limit_ranges[id];
+                if (!parse_limit(id, optarg, &v)) {
+                    fprintf(stderr,
+                            "crucible run: --%s must be a %s from %.10g to %.10g, not '%s'\n",
+                            rg->name, id == LIM_CPU || id == LIM_WALL ? "number" : "whole number",
+                            rg->min, rg->max, optarg);
+                    return 2;
+                }
+                switch (id) {
+                case LIM_CPU:
+                    o->limits.cpu_time = v;
+                    break;
+                case LIM_WALL:
+                    o->limits.wall_time = v;
+                    wall_set = true;
+                    break;
+                case LIM_MEMORY:
+                    o->limits.memory_mb = (uint64_t)v;
+                    break;
+                case LIM_PIDS:
+                    o->limits.pids = (uint64_t)v;
+                    break;
+                case LIM_OUTPUT:
+                    o->limits.output_kb = (uint64_t)v;
+                    break;
+                case LIM_DISK:
+                case LIM_COUNT:
+                default:
+                    o->limits.disk_mb = (uint64_t)v;
+                    break;
+                }
+                break;
+            }
+            return usage_error("internal option error%s%s", "", "");
+        }
+    }
+    /* Without an explicit wall limit, allow twice the CPU limit plus a second. */
+    if (!wall_set && o->limits.cpu_time * 2 + 1 < o->limits.wall_time)
+        o->limits.wall_time = o->limits.cpu_time * 2 + 1;
+    if (o->check)
+        return 0;
+    if (optind < argc && strcmp(argv[optind - 1], "--") != 0 && argv[optind][0] == '-')
+        return usage_error("unknown option '%s'%s", argv[optind], "");
+    if (optind >= argc)
+        return usage_error(
+            "missing PROGRAM (usage: crucible run [OPTIONS] -- PROGRAM [ARG...])%s%s", "", "");
+    if (!argv[optind][0])
+        return usage_error("empty PROGRAM name%s%s", "", "");
+    *prog_index = optind;
+    return 0;
+}
+
+static void print_text(const struct result *res)
+{
+    if (res->out.len)
+        fwrite(res->out.data, 1, res->out.len, stdout);
+    fflush(stdout);
+    if (res->err.len)
+        fwrite(res->err.data, 1, res->err.len, stderr);
+    if (res->status != RESULT_OK) {
+        fprintf(stderr, "crucible: %s", result_status_name(res->status));
+        if (res->status == RESULT_RUNTIME_ERROR && res->exit_code >= 0)
+            fprintf(stderr, " (exit code %d)", res->exit_code);
+        if (res->status == RESULT_SIGNALED)
+            fprintf(stderr, " (signal %d, %s)", res->signal, strsignal(res->signal));
+        if (res->message[0])
+            fprintf(stderr, ": %s", res->message);
+        fprintf(stderr, "\n");
+    }
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_opts *o = calloc(1, sizeof(*o));
+    struct sandbox_runtime rt;
+    struct errbuf err = {{0}};
+    struct image *img = calloc(1, sizeof(*img));
+    struct result res;
+    int prog = 0, r, status = 2, stdin_fd = -1, stop_fd = -1;
+    sigset_t stop;
+
+    if (!o || !img) {
+        fprintf(stderr, "crucible run: out of memory\n");
+        goto out_free;
+    }
+    r = parse(argc, argv, o, &prog);
+    if (r != 0) {
+        status = r == 1 ? 0 : r;
+        goto out_files;
+    }
+    if (!o->check && image_resolve(o->image, img, &err) < 0) {
+        fprintf(stderr, "crucible run: %s\n", err.msg);
+        goto out_files;
+    }
+    if (o->stdin_path) {
+        struct stat st;
+        stdin_fd = open(o->stdin_path, O_RDONLY | O_CLOEXEC);
+        if (stdin_fd < 0 || fstat(stdin_fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "crucible run: --stdin: cannot read '%s': %s\n", o->stdin_path,
+                    stdin_fd < 0 ? strerror(errno) : "is a directory");
+            goto out_files;
+        }
+    }
+    /* SIGINT, SIGTERM and SIGHUP stop the run cleanly: the sandbox is torn down first,
+     * then the signal is raised again so the caller sees how we ended. */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, NULL);
+    if (sandbox_runtime_init(&rt, &err) < 0) {
+        fprintf(stderr, "crucible run: %s\n", err.msg);
+        goto out_files;
+    }
+    rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
+    rt.cancel_fd = stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (o->check) {
+        sandbox_runtime_describe(&rt, stdout);
+        status = 0;
+        goto out_rt;
+    }
+    result_init(&res);
+    struct sandbox_proc proc = {.argv = argv + prog, .env = o->env, .stdin_fd = stdin_fd};
+    sandbox_run(&rt, img, &o->limits, o->files, o->nfiles, &proc, &res);
+    if (o->json) {
+        json_t *j = result_to_json(&res);
+        char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        if (s) {
+            puts(s);
+            free(s);
+        } else {
+            fprintf(stderr, "crucible run: cannot encode the result record\n");
+        }
+        json_decref(j);
+    } else {
+        print_text(&res);
+    }
+    if (res.status == RESULT_SANDBOX_ERROR) {
+        if (o->json)
+            fprintf(stderr, "crucible run: %s\n", res.message);
+        status = 2;
+    } else if (res.status == RESULT_RUNTIME_ERROR && res.exit_code == 127 &&
+               strncmp(res.message, "cannot execute", 14) == 0) {
+        if (o->json)
+            fprintf(stderr, "crucible run: %s\n", res.message);
+        status = 2;
+    } else {
+        status = res.status == RESULT_OK ? 0 : 1;
+    }
+    result_release(&res);
+out_rt:
+    sandbox_runtime_release(&rt);
+    if (stop_fd >= 0) {
+        struct signalfd_siginfo si;
+        if (read(stop_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+            fprintf(stderr, "crucible run: stopped by %s; nothing left behind\n",
+                    strsignal((int)si.ssi_signo));
+            close(stop_fd);
+            sigprocmask(SIG_UNBLOCK, &stop, NULL);
+            signal((int)si.ssi_signo, SIG_DFL);
+            raise((int)si.ssi_signo);
+        }
+        close(stop_fd);
+    }
+out_files:
+    if (stdin_fd >= 0)
+        close(stdin_fd);
+    close_files(o);
+out_free:
+    free(o);
+    free(img);
+    return status;
+}

@@ -1,0 +1,188 @@
+/*
+ * lang.c — the language table (see lang.h). Adding a language is adding a row.
+ *
+ * Compiled programs are built with optimisation as judges do; Java runs without the
+ * perf-data file (it would need flock, which the sandbox denies, and costs start-up time).
+ */
+#include "judge/lang.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const struct lang langs[] = {
+    {
+        .name = "python",
+        .aliases = ARGV("py", "python3", "pytest"),
+        .source = "main.py",
+        .run = ARGV("/usr/bin/python3", "main.py"),
+        .test_epilogue =
+            "\nimport os as _crucible_os, sys as _crucible_sys\n"
+            "_crucible_sys.stdout.flush()\n"
+            "_crucible_os.write(1, ('\\n' + _crucible_os.environ['CRUCIBLE_TEST_TOKEN'] "
+            "+ '\\n').encode())\n",
+        .assert_marker = "AssertionError",
+        .toolchain = "/usr/bin/python3",
+        .package = "python3",
+    },
+    {
+        .name = "c",
+        .aliases = ARGV("gcc"),
+        .source = "main.c",
+        .compile =
+            ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c", "-lm"),
+        .run = ARGV("./main"),
+        .assert_marker = "Assertion",
+        .toolchain = "/usr/bin/gcc",
+        .package = "gcc",
+        .compile_cpu = 20,
+        .compile_wall = 40,
+        .compile_memory_mb = 1024,
+    },
+    {
+        .name = "cpp",
+        .aliases = ARGV("c++", "cxx", "cc", "g++"),
+        .source = "main.cpp",
+        .compile =
+            ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp", "-lm"),
+        .run = ARGV("./main"),
+        .assert_marker = "Assertion",
+        .toolchain = "/usr/bin/g++",
+        .package = "g++",
+        .compile_cpu = 30,
+        .compile_wall = 60,
+        .compile_memory_mb = 2048,
+    },
+    {
+        .name = "java",
+        .source = "Main.java",
+        .compile = ARGV("/usr/bin/javac", "-encoding", "UTF-8", "-J-XX:-UsePerfData",
+                        "-J-XX:+UseSerialGC", "Main.java"),
+        .run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "Main"),
+        .assert_marker = "AssertionError",
+        .toolchain = "/usr/bin/javac",
+        .package = "openjdk-17-jdk-headless",
+        .compile_cpu = 30,
+        .compile_wall = 60,
+        .compile_memory_mb = 2048,
+    },
+    {
+        .name = "javascript",
+        .aliases = ARGV("js", "node", "nodejs"),
+        .source = "main.js",
+        .run = ARGV("/usr/bin/node", "main.js"),
+        /* console.assert only prints: make a failed assertion fail the program. */
+        .test_prologue = "console.assert = (ok, ...msg) => { if (!ok) { "
+                         "console.error('AssertionError:', ...msg); process.exit(1); } };\n",
+        .test_epilogue = "\n;process.stdout.write('\\n' + process.env.CRUCIBLE_TEST_TOKEN + "
+                         "'\\n');\n",
+        .assert_marker = "AssertionError",
+        .toolchain = "/usr/bin/node",
+        .package = "nodejs",
+    },
+    {
+        .name = "bash",
+        .aliases = ARGV("sh", "shell"),
+        .source = "main.sh",
+        .run = ARGV("/bin/bash", "main.sh"),
+        .toolchain = "/bin/bash",
+        .package = "bash",
+    },
+    {
+        .name = "go",
+        .aliases = ARGV("golang"),
+        .source = "main.go",
+        .compile = ARGV("/usr/bin/go", "build", "-o", "main", "main.go"),
+        .run = ARGV("./main"),
+        .test_source = "main_test.go",
+        /* -vet=off: with an empty build cache, vet analyses every package the test imports,
+         * the standard library included, which took most of the time (it only lints). */
+        .test_compile = ARGV("/usr/bin/go", "test", "-c", "-vet=off", "-o", "main.test"),
+        .test_run = ARGV("./main.test", "-test.v"),
+        /* GOPATH mode: Debian's Go libraries (testify for HumanEval-X) from /usr/share/gocode.
+         * Every sandbox starts with an empty GOCACHE, so what is not prebuilt is compiled anew:
+         * cgo stays on (Go's default) because the standard library archives that golang-go
+         * ships are built with it; with CGO_ENABLED=0, net, crypto/tls, net/http... (which
+         * testify imports) were all stale and recompiled for every task. So a solution may
+         * use cgo; its gcc runs in the same sandbox, under the compile limits. */
+        .env = ARGV("GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go:/usr/share/gocode", "GO111MODULE=off",
+                    "CGO_ENABLED=1"),
+        .assert_marker = "FAIL",
+        .toolchain = "/usr/bin/go",
+        .package = "golang-go",
+        .compile_cpu = 60,
+        .compile_wall = 120,
+        .compile_memory_mb = 2048,
+    },
+    {
+        .name = "rust",
+        .aliases = ARGV("rs"),
+        .source = "main.rs",
+        .compile = ARGV("/usr/bin/rustc", "-O", "--edition", "2021", "-o", "main", "main.rs"),
+        .test_compile =
+            ARGV("/usr/bin/rustc", "--test", "--edition", "2021", "-o", "main", "main.rs"),
+        .run = ARGV("./main"),
+        .assert_marker = "panicked",
+        .toolchain = "/usr/bin/rustc",
+        .package = "rustc",
+        .compile_cpu = 60,
+        .compile_wall = 120,
+        .compile_memory_mb = 2048,
+    },
+};
+
+struct lang_steps lang_steps(const struct lang *l, bool for_tests)
+{
+    struct lang_steps s = {l->source, l->compile, l->run};
+
+    if (for_tests) {
+        if (l->test_source)
+            s.source = l->test_source;
+        if (l->test_compile)
+            s.compile = l->test_compile;
+        if (l->test_run)
+            s.run = l->test_run;
+    }
+    return s;
+}
+
+const struct lang *lang_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++) {
+        if (strcasecmp(langs[i].name, name) == 0)
+            return &langs[i];
+        for (const char *const *a = langs[i].aliases; a && *a; a++)
+            if (strcasecmp(*a, name) == 0)
+                return &langs[i];
+    }
+    return NULL;
+}
+
+bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err)
+{
+    char path[PATH_MAX + 64];
+    struct stat st;
+
+    snprintf(path, sizeof(path), "%s%s", strcmp(img->root, "/") == 0 ? "" : img->root,
+             l->toolchain);
+    if (stat(path, &st) == 0)
+        return true;
+    errbuf_set(err, "the %s toolchain is not in image '%s' ('%s' is missing; Debian package %s)",
+               l->name, img->name, l->toolchain, l->package);
+    return false;
+}
+
+void lang_names(char *buf, size_t size)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]) && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", langs[i].name);
+}

@@ -1,0 +1,154 @@
+/*
+ * program.c — see program.h. Compile and run share one sandbox; a failure of crucible's
+ * (sandbox_error in either step) is retried on a fresh sandbox.
+ */
+#include "judge/program.h"
+
+#include "sandbox/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define FETCH_MAX_BYTES (8u << 20)
+
+static void exec_step(struct sandbox *sb, const char *const *argv, const char *const *env,
+                      const char *in, size_t in_len, unsigned flags, struct result *res)
+{
+    struct sandbox_proc p = {
+        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
+
+    result_init(res);
+    if (in && in_len) {
+        p.stdin_fd = sandbox_memfd(in, in_len);
+        if (p.stdin_fd < 0) {
+            result_fail(res, "cannot stage stdin: %s", strerror(-p.stdin_fd));
+            return;
+        }
+    }
+    sandbox_exec(sb, &p, flags, res);
+    if (p.stdin_fd >= 0)
+        close(p.stdin_fd);
+}
+
+/* attempt(…) — one try in a fresh sandbox; false when crucible failed (retry). */
+static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
+                    const struct program_spec *s, struct program_result *out)
+{
+    struct lang_steps steps = lang_steps(s->lang, false);
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+
+    out->ran = false;
+    result_release(&out->run);
+    result_init(&out->run);
+    sb = pool_acquire(s->pool, rt, img, &s->limits, &err);
+    if (!sb) {
+        result_fail(&out->run, "%s", err.msg);
+        return false;
+    }
+    if (sandbox_put_data(sb, steps.source, s->code, s->code_len, 0644, &err) < 0)
+        goto infra;
+    for (size_t i = 0; i < s->nfiles; i++)
+        if (sandbox_put_data(sb, s->files[i].path, s->files[i].data, s->files[i].len, 0644, &err) <
+            0)
+            goto infra;
+    if (steps.compile) {
+        struct sandbox_limits cl = s->limits;
+        cl.cpu_time = s->compile_time > 0 ? s->compile_time : s->lang->compile_cpu;
+        cl.wall_time = 2 * cl.cpu_time + 5;
+        cl.memory_mb = s->lang->compile_memory_mb;
+        if (cl.pids < 256)
+            cl.pids = 256;
+        if (cl.output_kb < 1024)
+            cl.output_kb = 1024;
+        if (sandbox_set_limits(sb, &cl, &err) < 0)
+            goto infra;
+        if (out->has_compile)
+            result_release(&out->compile);
+        exec_step(sb, steps.compile, s->lang->env, NULL, 0, 0, &out->compile);
+        out->has_compile = true;
+        if (out->compile.status == RESULT_SANDBOX_ERROR) {
+            result_fail(&out->run, "compile step: %s", out->compile.message);
+            pool_release(s->pool, sb);
+            return false;
+        }
+        if (out->compile.status != RESULT_OK) {
+            result_fail(&out->run, "not run: compilation failed");
+            pool_release(s->pool, sb);
+            return true;
+        }
+        if (sandbox_set_limits(sb, &s->limits, &err) < 0 || sandbox_kill_others(sb, &err) < 0)
+            goto infra;
+    }
+    exec_step(sb, steps.run, s->lang->env, s->stdin_data, s->stdin_len,
+              s->nfetch ? 0 : SANDBOX_EXEC_LAST, &out->run);
+    out->ran = out->run.status != RESULT_SANDBOX_ERROR;
+    if (out->ran && s->nfetch) {
+        bool alive = out->run.status == RESULT_OK || out->run.status == RESULT_RUNTIME_ERROR ||
+                     out->run.status == RESULT_SIGNALED;
+        out->files = calloc(s->nfetch, sizeof(*out->files));
+        for (size_t i = 0; out->files && i < s->nfetch; i++) {
+            struct program_file *f = &out->files[i];
+            struct errbuf ferr = {{0}};
+            out->nfiles++;
+            f->path = strdup(s->fetch[i]);
+            if (!alive)
+                snprintf(f->err, sizeof(f->err), "the run ended by a limit; files not read");
+            else if (sandbox_get_file(sb, s->fetch[i], FETCH_MAX_BYTES, &f->data, &f->len, &ferr) <
+                     0)
+                snprintf(f->err, sizeof(f->err), "%s", ferr.msg);
+        }
+    }
+    if (!s->nfetch) { /* the last exec tore everything down: the verdict is final */
+        pool_release(s->pool, sb);
+        return out->run.status != RESULT_SANDBOX_ERROR;
+    }
+    err.msg[0] = '\0';
+    if (sandbox_destroy(sb, &err) < 0 && out->run.status != RESULT_SANDBOX_ERROR) {
+        result_release(&out->run);
+        result_init(&out->run);
+        result_fail(&out->run, "%s", err.msg);
+        out->ran = false;
+    }
+    return out->run.status != RESULT_SANDBOX_ERROR;
+infra:
+    result_fail(&out->run, "%s", err.msg);
+    pool_release(s->pool, sb);
+    return false;
+}
+
+void program_run(const struct sandbox_runtime *rt, const struct image *img,
+                 const struct program_spec *spec, struct program_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    result_init(&out->run);
+    for (unsigned i = 0; i <= spec->infra_retries; i++) {
+        if (i) { /* a retry starts clean */
+            for (size_t k = 0; k < out->nfiles; k++) {
+                free(out->files[k].path);
+                free(out->files[k].data);
+            }
+            free(out->files);
+            out->files = NULL;
+            out->nfiles = 0;
+        }
+        if (attempt(rt, img, spec, out))
+            return;
+        if (rt->cancel_fd >= 0 && strstr(out->run.message, "interrupted"))
+            return;
+    }
+}
+
+void program_result_release(struct program_result *r)
+{
+    if (r->has_compile)
+        result_release(&r->compile);
+    result_release(&r->run);
+    for (size_t i = 0; i < r->nfiles; i++) {
+        free(r->files[i].path);
+        free(r->files[i].data);
+    }
+    free(r->files);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,112 @@
+/*
+ * verify.h — one solution against one task: sandboxed runs → per-test verdicts → a reward.
+ *
+ * The verdict rests only on evidence the supervisor owns: exit statuses, the cgroup's
+ * counters, the supervisor's clocks, and (stdio) the output compared outside the sandbox
+ * with an expected answer that never enters it. crucible's own failures are retried on a
+ * fresh sandbox and, when they persist, end as infra_error with reward null — never as a
+ * wrong answer a trainer would learn from.
+ */
+#ifndef CRUCIBLE_VERIFY_H
+#define CRUCIBLE_VERIFY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sandbox/image.h"
+#include "sandbox/result.h"
+#include "sandbox/sandbox.h"
+#include "judge/task.h"
+
+enum verdict {
+    VERDICT_ACCEPTED,
+    VERDICT_WRONG_ANSWER,
+    VERDICT_RUNTIME_ERROR,
+    VERDICT_TIMEOUT,
+    VERDICT_MEMORY_LIMIT,
+    VERDICT_OUTPUT_LIMIT,
+    VERDICT_COMPILE_ERROR,
+    VERDICT_CONSTRAINT_VIOLATION,
+    VERDICT_INFRA_ERROR,
+    VERDICT_NOT_RUN, /* a test's verdict only: the task ended before it ran (compile error...) */
+    VERDICT_COUNT
+};
+
+enum reward_policy {
+    REWARD_BINARY,   /* 1 when every test passes, else 0 (the default) */
+    REWARD_FRACTION, /* passed / total */
+};
+
+struct pool;
+
+struct verify_opts {
+    unsigned repeats; /* runs of every test; majority verdict, flaky on disagreement */
+    enum reward_policy reward;
+    unsigned infra_retries;    /* fresh-sandbox retries of a run crucible failed (default 2) */
+    const struct image *image; /* resolved image for tasks whose image is "host", or NULL */
+    struct pool *pool;         /* warm sandboxes to take from (crucible serve), or NULL */
+    bool verdict_only;         /* only accepted-or-not matters (validation's stubs): an assert task
+                                * whose tests fail together is not rerun test by test; the verdict
+                                * goes to its first test and the others are not_run */
+};
+
+struct verify_test {
+    char *name; /* the task\'s, or owned (name_owned) when read from a report */
+    bool name_owned;
+    enum verdict verdict; /* majority over repeats */
+    unsigned agree;       /* how many repeats gave that verdict */
+    struct result run;    /* the last run's record */
+    char why[256];        /* checker's or harness's reason when not accepted */
+};
+
+struct verify_result {
+    enum verdict verdict;
+    bool reward_null; /* infra_error: no reward at all */
+    double reward;
+    size_t passed, total;
+    struct verify_test *tests;
+    struct result compile; /* valid when has_compile */
+    bool has_compile;
+    struct result command; /* command harness: the test command\'s last run */
+    bool has_command;
+    unsigned repeats;
+    bool flaky;
+    double wall_time; /* seconds for the whole verification */
+    char message[512];
+};
+
+/* verify_opts_default(o) — 1 repeat, binary reward, 2 infra retries. */
+void verify_opts_default(struct verify_opts *o);
+
+/* verify_run(rt, t, solution, o, vr) — verifies solution (a full program in the task's
+ * language) against t. vr is always filled (release it); returns 0, or -errno for misuse. */
+int verify_run(const struct sandbox_runtime *rt, const struct task *t, const char *solution,
+               const struct verify_opts *o, struct verify_result *vr);
+
+/* verify_calibrate(rt, t, o, seconds) — runs the task's reference once and gives the CPU
+ * time of its slowest test: the base of a relative time limit ("time_limit" in the task).
+ * 0, or -errno when the reference is missing or not accepted (then no relative limit). */
+int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
+                     const struct verify_opts *o, double *seconds);
+
+/* verify_result_release(vr) — frees what verify_run made. */
+void verify_result_release(struct verify_result *vr);
+
+/* verify_result_to_json(t, vr) — the verification record (DESIGN.md §2); a new reference. */
+json_t *verify_result_to_json(const struct task *t, const struct verify_result *vr);
+
+/* How a caller gives its code: a full program, a completion appended to the task's prompt
+ * (HumanEval samples), or a raw model response whose last fenced block is the code. */
+enum solution_kind { SOLUTION_PROGRAM, SOLUTION_COMPLETION, SOLUTION_RESPONSE };
+
+/* verify_program_text(t, kind, text, how, how_size) — the program to verify, malloc'd
+ * (caller frees), with how telling what was taken; NULL on ENOMEM. */
+char *verify_program_text(const struct task *t, enum solution_kind kind, const char *text,
+                          char *how, size_t how_size);
+
+/* verdict_name(v) / reward_policy_parse(name, &p) */
+const char *verdict_name(enum verdict v);
+bool reward_policy_parse(const char *name, enum reward_policy *p);
+
+#endif

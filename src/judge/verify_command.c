@@ -1,0 +1,195 @@
+/*
+ * verify_command.c — the command harness: the task's files and the solution in the work
+ * directory, one run of the task's test command per repeat, judged by the JUnit report it
+ * leaves there (optionally against fail_to_pass / pass_to_pass lists).
+ */
+#include "judge/junit.h"
+#include "judge/verify_int.h"
+#include "sandbox/pool.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The command harness: one run of the task's test command per repeat, judged by the
+ * JUnit report it leaves in the work directory. */
+
+#define REPORT_MAX_BYTES (16u << 20)
+#define WHOLE_RUN_TEST   "(test command)" /* the one test when the report names none */
+
+/* add_test(vr, tys, name) — a test found in the first report (no names in the task). */
+static int add_test(struct verify_result *vr, struct tally **tys, const char *name)
+{
+    struct verify_test *vt = realloc(vr->tests, (vr->total + 1) * sizeof(*vt));
+    struct tally *ty;
+
+    if (!vt)
+        return -ENOMEM;
+    vr->tests = vt;
+    ty = realloc(*tys, (vr->total + 1) * sizeof(*ty));
+    if (!ty)
+        return -ENOMEM;
+    *tys = ty;
+    vt = &vr->tests[vr->total];
+    memset(vt, 0, sizeof(*vt));
+    memset(&ty[vr->total], 0, sizeof(*ty));
+    result_init(&vt->run);
+    vt->verdict = VERDICT_NOT_RUN;
+    if (!(vt->name = strdup(name)))
+        return -ENOMEM;
+    vt->name_owned = true;
+    vr->total++;
+    return 0;
+}
+
+static bool has_test(const struct verify_result *vr, const char *name)
+{
+    for (size_t i = 0; i < vr->total; i++)
+        if (strcmp(vr->tests[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* case_verdict(c, why) — a report's outcome as a test verdict. */
+static enum verdict case_verdict(const struct junit_case *c, char *why, size_t n)
+{
+    switch (c->outcome) {
+    case JUNIT_PASSED:
+        why[0] = '\0';
+        return VERDICT_ACCEPTED;
+    case JUNIT_ERROR:
+        snprintf(why, n, "error%s%s", c->message[0] ? ": " : "", c->message);
+        return VERDICT_RUNTIME_ERROR;
+    case JUNIT_SKIPPED:
+        snprintf(why, n, "skipped%s%s (a named test must pass)", c->message[0] ? ": " : "",
+                 c->message);
+        return VERDICT_WRONG_ANSWER;
+    case JUNIT_FAILED:
+    default:
+        snprintf(why, n, "failed%s%s", c->message[0] ? ": " : "", c->message);
+        return VERDICT_WRONG_ANSWER;
+    }
+}
+
+/* command_judge(t, vr, tys, res, rep, report_err) — every test's verdict for one run: a run
+ * stopped by a limit fails every test with that limit (its report cannot be complete); no
+ * usable report fails every test as a runtime error; otherwise each test takes its case's
+ * outcome, and a test missing from the report fails. */
+static void command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
+                          struct result *res, const struct junit_report *rep,
+                          const char *report_err)
+{
+    char run_why[256], why[300];
+    enum verdict run_v = verify__run_verdict(t, NULL, res, run_why, sizeof(run_why));
+    bool limit = res->status == RESULT_TIMEOUT || res->status == RESULT_MEMORY_LIMIT ||
+                 res->status == RESULT_OUTPUT_LIMIT;
+    bool all_passed = rep != NULL;
+
+    for (size_t i = 0; rep && i < rep->n; i++)
+        if (rep->cases[i].outcome != JUNIT_PASSED && rep->cases[i].outcome != JUNIT_SKIPPED)
+            all_passed = false;
+    if (t->ntests == 0 && vr->total == 0) {
+        /* Discovery: the first run's cases are the tests (skipped ones are not counted). */
+        for (size_t i = 0; rep && !limit && i < rep->n; i++)
+            if (rep->cases[i].outcome != JUNIT_SKIPPED && !has_test(vr, rep->cases[i].id) &&
+                add_test(vr, tys, rep->cases[i].id) < 0)
+                break;
+        if (vr->total == 0 && add_test(vr, tys, WHOLE_RUN_TEST) < 0)
+            return;
+    }
+    for (size_t i = 0; i < vr->total; i++) {
+        struct verify_test *vt = &vr->tests[i];
+        struct result copy = *res; /* the command's record, without its streams */
+        const struct junit_case *c;
+        enum verdict v;
+
+        memset(&copy.out, 0, sizeof(copy.out));
+        memset(&copy.err, 0, sizeof(copy.err));
+        if (limit || run_v == VERDICT_INFRA_ERROR) {
+            v = run_v;
+            snprintf(why, sizeof(why), "%s", run_why);
+        } else if (!rep) {
+            v = VERDICT_RUNTIME_ERROR;
+            if (res->exit_code > 0)
+                snprintf(why, sizeof(why),
+                         "no usable JUnit report (%s); the test command exited with %d", report_err,
+                         res->exit_code);
+            else
+                snprintf(why, sizeof(why), "no usable JUnit report (%s)", report_err);
+        } else if (strcmp(vt->name, WHOLE_RUN_TEST) == 0 && t->ntests == 0) {
+            v = all_passed && rep->n ? VERDICT_ACCEPTED : VERDICT_WRONG_ANSWER;
+            snprintf(why, sizeof(why), "%s",
+                     v == VERDICT_ACCEPTED ? ""
+                     : rep->n              ? "a test case did not pass"
+                                           : "the report lists no test that ran");
+        } else if (!(c = junit_find(rep, vt->name))) {
+            v = VERDICT_WRONG_ANSWER;
+            snprintf(why, sizeof(why), "not in the JUnit report");
+        } else {
+            v = case_verdict(c, why, sizeof(why));
+        }
+        verify__test_record(vt, &(*tys)[i], v, &copy, why);
+    }
+}
+
+/* verify__command_repeat(…) — one run of the test command in a fresh sandbox (recreated after an
+ * infra failure). Returns false on a build (compile) error. */
+bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image *img,
+                            const struct task *t, const char *solution, const struct verify_opts *o,
+                            struct verify_result *vr, struct tally **tys)
+{
+    unsigned failures = 0;
+
+    for (;;) {
+        struct errbuf err = {{0}}, rerr = {{0}};
+        struct junit_report rep = {0};
+        struct sandbox *sb;
+        struct result res;
+        char why[256], *xml = NULL;
+        size_t xml_len = 0;
+        bool have_report = false;
+        enum box_state st =
+            verify__box_open(rt, o, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
+
+        if (st == BOX_COMPILE_ERROR)
+            return false;
+        result_init(&res);
+        if (st == BOX_INFRA) {
+            result_fail(&res, "%s", why);
+        } else {
+            bool readable;
+            verify__exec(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
+            /* A run a limit stopped has no complete report (and its sandbox is torn down);
+             * otherwise nothing may still be writing the report while we read it. */
+            readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
+                       res.status == RESULT_SIGNALED;
+            if (readable && sandbox_kill_others(sb, &err) < 0)
+                result_fail(&res, "%s", err.msg);
+            if (readable && res.status != RESULT_SANDBOX_ERROR)
+                have_report =
+                    sandbox_get_file(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
+                    junit_parse(xml, xml_len, &rep, &rerr) == 0;
+            if (sandbox_destroy(sb, &err) < 0 && res.status != RESULT_SANDBOX_ERROR)
+                result_fail(&res, "%s", err.msg);
+        }
+        if (res.status == RESULT_SANDBOX_ERROR && ++failures <= o->infra_retries &&
+            !verify__cancelled(rt)) {
+            result_release(&res);
+            junit_release(&rep);
+            free(xml);
+            continue;
+        }
+        if (!have_report && !rerr.msg[0])
+            snprintf(rerr.msg, sizeof(rerr.msg), "not read");
+        command_judge(t, vr, tys, &res,
+                      res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep, rerr.msg);
+        if (vr->has_command)
+            result_release(&vr->command);
+        vr->command = res; /* the streams move to the record */
+        vr->has_command = true;
+        junit_release(&rep);
+        free(xml);
+        return true;
+    }
+}

@@ -1,0 +1,336 @@
+/*
+ * rootfs.c — building a sandbox's root filesystem from an image, inside init.
+ *
+ * Runs in init, after the new user and mount namespaces exist and init holds its
+ * capabilities there. Everything is assembled as a detached mount tree with the new mount
+ * API (fsopen/fsmount, open_tree, move_mount, mount_setattr), so no host path is ever
+ * shadowed while it is still needed, and attached only at the end:
+ *
+ *   /           small tmpfs: mount points, generated and copied /etc files; read-only at end
+ *   image       directories bound (recursively), small files copied; all read-only
+ *   /proc       a fresh procfs of the sandbox's pid namespace (nosuid, nodev, noexec)
+ *   /dev        null zero full random urandom bound from the host; fd, std* symlinks
+ *   /tmp /work  two directories of one size-limited scratch tmpfs (nosuid, nodev)
+ *
+ * then pivot_root into it and detach the old root.
+ */
+#include "sandbox/sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define COPY_MAX (128 * 1024)
+
+static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom"};
+
+/* new_tmpfs(size, inodes, mode, attrs) — a detached tmpfs mount fd, or -errno. */
+static int new_tmpfs(const char *size, const char *inodes, const char *mode, unsigned attrs)
+{
+    int fs, mnt;
+
+    fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+        (inodes && fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0) ||
+        fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0 ||
+        fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+        int e = errno;
+        close(fs);
+        return -e;
+    }
+    mnt = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+    close(fs);
+    return mnt < 0 ? -errno : mnt;
+}
+
+/* bind_at(src_dirfd, src, root, dest, recursive, attrs) — clones src and attaches it at
+ * dest below root with the given mount attributes. */
+static int bind_at(int src_dirfd, const char *src, int root, const char *dest, bool recursive,
+                   unsigned attrs)
+{
+    struct mount_attr attr = {.attr_set = attrs};
+    int t, r = 0;
+
+    t = open_tree(src_dirfd, src,
+                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+    if (t < 0)
+        return -errno;
+    if (attrs && mount_setattr(t, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr,
+                               sizeof(attr)) < 0)
+        r = -errno;
+    if (r == 0 && move_mount(t, "", root, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(t);
+    return r;
+}
+
+static int make_file(int dirfd, const char *path, mode_t mode, const char *content)
+{
+    int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+    int r = 0;
+
+    if (fd < 0)
+        return -errno;
+    if (content)
+        r = util_write_all(fd, content, strlen(content));
+    close(fd);
+    return r;
+}
+
+/* copy_small(srcdir, root, rel) — copies a small regular file of the image into the root
+ * tmpfs (cheaper than a bind mount; the root becomes read-only all the same). -EFBIG when
+ * the file is too large to copy, so the caller binds it instead. */
+static int copy_small(int srcdir, int root, const char *rel)
+{
+    char buf[COPY_MAX];
+    struct stat st;
+    ssize_t n, total = 0;
+    int in, r;
+
+    in = openat(srcdir, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (in < 0)
+        return -errno;
+    if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > COPY_MAX) {
+        close(in);
+        return -EFBIG;
+    }
+    while (total < (ssize_t)sizeof(buf) &&
+           (n = read(in, buf + total, sizeof(buf) - (size_t)total)) > 0)
+        total += n;
+    close(in);
+    if (total > COPY_MAX - 1 || total != st.st_size)
+        return -EFBIG;
+    buf[total] = '\0';
+    r = make_file(root, rel, st.st_mode & 0755, NULL);
+    if (r == 0) {
+        int fd = openat(root, rel, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+        r = fd < 0 ? -errno : util_write_all(fd, buf, (size_t)total);
+        if (fd >= 0)
+            close(fd);
+    }
+    return r;
+}
+
+/* mkdir_p(root, rel) — creates the parent directories of an image entry path. */
+static int mkdir_parents(int root, const char *rel)
+{
+    char buf[128];
+    char *slash;
+
+    snprintf(buf, sizeof(buf), "%s", rel);
+    for (slash = strchr(buf, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdirat(root, buf, 0755) < 0 && errno != EEXIST)
+            return -errno;
+        *slash = '/';
+    }
+    return 0;
+}
+
+static int expose_image(int root, const struct image *img, struct errbuf *err)
+{
+    int imgfd, r = 0;
+
+    imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (imgfd < 0)
+        return errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno)),
+               -errno;
+    for (int i = 0; i < img->nentries && r == 0; i++) {
+        const struct image_entry *e = &img->entries[i];
+        r = mkdir_parents(root, e->path);
+        if (r < 0)
+            break;
+        switch (e->kind) {
+        case IMAGE_ENTRY_SYMLINK:
+            r = symlinkat(e->target, root, e->path) < 0 ? -errno : 0;
+            break;
+        case IMAGE_ENTRY_DIR:
+            r = mkdirat(root, e->path, 0755) < 0 ? -errno : 0;
+            if (r == 0)
+                r = bind_at(imgfd, e->path, root, e->path, true, 0);
+            break;
+        case IMAGE_ENTRY_FILE:
+        default:
+            r = copy_small(imgfd, root, e->path);
+            if (r == -EFBIG) {
+                r = make_file(root, e->path, 0644, NULL);
+                if (r == 0)
+                    r = bind_at(imgfd, e->path, root, e->path, false, 0);
+            }
+            break;
+        }
+        if (r < 0)
+            errbuf_set(err, "cannot expose '%s' of image '%s': %s", e->path, img->name,
+                       strerror(-r));
+    }
+    close(imgfd);
+    return r;
+}
+
+static int write_etc(int root, struct errbuf *err)
+{
+    static const char passwd[] = "root:x:0:0:root:/root:/bin/sh\n"
+                                 "sandbox:x:1000:1000:sandbox:/tmp:/bin/sh\n"
+                                 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+    static const char group[] = "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n";
+    static const char hosts[] = "127.0.0.1\tlocalhost " SANDBOX_HOSTNAME "\n::1\tlocalhost\n";
+    int r;
+
+    if (mkdirat(root, "etc", 0755) < 0 && errno != EEXIST)
+        return errbuf_set(err, "cannot create /etc: %s", strerror(errno)), -errno;
+    r = make_file(root, "etc/passwd", 0644, passwd);
+    if (r == 0)
+        r = make_file(root, "etc/group", 0644, group);
+    if (r == 0)
+        r = make_file(root, "etc/hosts", 0644, hosts);
+    if (r == 0)
+        r = make_file(root, "etc/hostname", 0644, SANDBOX_HOSTNAME "\n");
+    if (r < 0)
+        errbuf_set(err, "cannot write generated /etc files: %s", strerror(-r));
+    return r;
+}
+
+static int make_dev(int root, struct errbuf *err)
+{
+    static const char *const links[][2] = {
+        {"fd", "/proc/self/fd"},
+        {"stdin", "/proc/self/fd/0"},
+        {"stdout", "/proc/self/fd/1"},
+        {"stderr", "/proc/self/fd/2"},
+        {"shm", "/tmp"},
+    };
+    char path[64];
+    int r = 0;
+
+    if (mkdirat(root, "dev", 0755) < 0)
+        return errbuf_set(err, "cannot create /dev: %s", strerror(errno)), -errno;
+    for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && r == 0; i++) {
+        snprintf(path, sizeof(path), "dev/%s", dev_nodes[i]);
+        r = make_file(root, path, 0666, NULL);
+    }
+    for (size_t i = 0; i < sizeof(links) / sizeof(links[0]) && r == 0; i++) {
+        snprintf(path, sizeof(path), "dev/%s", links[i][0]);
+        r = symlinkat(links[i][1], root, path) < 0 ? -errno : 0;
+    }
+    if (r < 0)
+        errbuf_set(err, "cannot populate /dev: %s", strerror(-r));
+    return r;
+}
+
+static int bind_devices(int root, struct errbuf *err)
+{
+    char src[64], dest[64];
+    int r = 0;
+
+    for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && r == 0; i++) {
+        snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
+        snprintf(dest, sizeof(dest), "dev/%s", dev_nodes[i]);
+        r = bind_at(AT_FDCWD, src, root, dest, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        if (r < 0)
+            errbuf_set(err, "cannot bind '%s': %s", src, strerror(-r));
+    }
+    return r;
+}
+
+static int mount_proc(int root, struct errbuf *err)
+{
+    int fs, mnt, r = 0;
+
+    fs = fsopen("proc", FSOPEN_CLOEXEC);
+    if (fs < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+        r = -errno;
+        goto out;
+    }
+    mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (mnt < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (move_mount(mnt, "", root, "proc", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(mnt);
+out:
+    if (fs >= 0)
+        close(fs);
+    if (r < 0)
+        errbuf_set(err, "cannot mount /proc: %s", strerror(-r));
+    return r;
+}
+
+static int mount_scratch(int root, const struct sandbox_limits *lim, struct errbuf *err)
+{
+    char size[32], inodes[32];
+    int s, r;
+
+    snprintf(size, sizeof(size), "%llum", (unsigned long long)lim->disk_mb);
+    /* One inode per 4 KiB of scratch bounds inode exhaustion with the size. */
+    snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(lim->disk_mb * 256 + 64));
+    s = new_tmpfs(size, inodes, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (s < 0)
+        return errbuf_set(err, "cannot mount scratch tmpfs: %s", strerror(-s)), s;
+    r = mkdirat(s, "work", 0755) < 0 ? -errno : 0;
+    if (r == 0)
+        r = mkdirat(s, "tmp", 01777) < 0 ? -errno : 0;
+    if (r == 0)
+        r = fchmodat(s, "tmp", 01777, 0) < 0 ? -errno : 0;
+    if (r == 0)
+        r = bind_at(s, "work", root, "work", false, 0);
+    if (r == 0)
+        r = bind_at(s, "tmp", root, "tmp", false, 0);
+    close(s);
+    if (r < 0)
+        errbuf_set(err, "cannot set up /work and /tmp: %s", strerror(-r));
+    return r;
+}
+
+int rootfs__build(const struct image *img, const struct sandbox_limits *lim, struct errbuf *err)
+{
+    struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+    int root, r;
+
+    root = new_tmpfs("4m", "1024", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (root < 0)
+        return errbuf_set(err, "cannot create root tmpfs: %s", strerror(-root)), root;
+    r = expose_image(root, img, err);
+    if (r == 0 && img->synth_etc)
+        r = write_etc(root, err);
+    if (r == 0)
+        r = make_dev(root, err);
+    if (r == 0) {
+        static const char *const dirs[] = {"proc", "tmp", "work"};
+        for (size_t i = 0; i < 3 && r == 0; i++)
+            if (mkdirat(root, dirs[i], 0755) < 0 && errno != EEXIST)
+                r = errbuf_set(err, "cannot create /%s: %s", dirs[i], strerror(errno));
+    }
+    if (r < 0)
+        goto out_close;
+    /* Everything so far is the image: read-only, recursively, before the writable parts. */
+    if (mount_setattr(root, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) < 0) {
+        r = errbuf_set(err, "cannot make the image read-only: %s", strerror(errno));
+        goto out_close;
+    }
+    r = mount_proc(root, err);
+    if (r == 0)
+        r = bind_devices(root, err);
+    if (r == 0)
+        r = mount_scratch(root, lim, err);
+    if (r < 0)
+        goto out_close;
+    /* Attach the finished tree over /tmp (only in this mount namespace) and pivot. */
+    if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0 ||
+        syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
+        r = errbuf_set(err, "cannot switch to the sandbox root: %s", strerror(errno));
+        goto out_close;
+    }
+    r = 0;
+out_close:
+    close(root);
+    return r;
+}

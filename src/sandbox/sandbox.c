@@ -1,0 +1,1027 @@
+/*
+ * sandbox.c — the supervisor side of a sandbox (see sandbox.h for the contract).
+ *
+ * sandbox_create clones init with clone3 into fresh user, pid, mount, net, ipc and uts
+ * namespaces (init adds the cgroup namespace once it sits in its group), writes the id
+ * maps, attaches it to its cgroup, sends GO and waits for READY.
+ *
+ * sandbox_exec sends one exec request and then supervises: it drains stdout and stderr
+ * into capped buffers, watches init's control socket and pidfd, and wakes for the limits
+ * (the wall clock, and the group's CPU time, polled no later than the earliest moment the
+ * CPU limit could be reached on all cores). The verdict is computed only from what the
+ * supervisor owns: the wait status init reports, the cgroup's counters and its own clock.
+ */
+#include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <stdio.h>
+
+const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT] = {
+    [LIM_CPU] = {"cpu-time", 0.01, 3600, 10},    [LIM_WALL] = {"wall-time", 0.01, 86400, 20},
+    [LIM_MEMORY] = {"memory", 8, 1 << 20, 512},  [LIM_PIDS] = {"pids", 1, 32768, 64},
+    [LIM_OUTPUT] = {"output", 0, 1 << 20, 1024}, [LIM_DISK] = {"disk", 1, 1 << 20, 64},
+};
+
+struct sandbox {
+    const struct sandbox_runtime *rt;
+    const struct image *img;
+    struct sandbox_limits limits;
+    int cancel_fd; /* rt's, unless sandbox_set_cancel_fd said otherwise */
+    struct cgroup cg;
+    bool has_cg;
+    pid_t init_pid;
+    int pidfd;
+    int ctl;
+    bool init_reaped;
+    int init_status;
+    double t0; /* creation start, for trace() */
+};
+
+/* trace(sb, phase) — with rt->trace, one line per phase on stderr: milliseconds since the
+ * sandbox's creation began. For finding where start-up time goes. */
+static void trace(const struct sandbox *sb, const char *phase)
+{
+    if (sb->rt->trace)
+        fprintf(stderr, "crucible: trace %8.3f ms  %s\n", (util_now() - sb->t0) * 1e3, phase);
+}
+
+void sandbox_limits_default(struct sandbox_limits *l)
+{
+    l->cpu_time = sandbox_limit_ranges[LIM_CPU].def;
+    l->wall_time = sandbox_limit_ranges[LIM_WALL].def;
+    l->memory_mb = (uint64_t)sandbox_limit_ranges[LIM_MEMORY].def;
+    l->pids = (uint64_t)sandbox_limit_ranges[LIM_PIDS].def;
+    l->output_kb = (uint64_t)sandbox_limit_ranges[LIM_OUTPUT].def;
+    l->disk_mb = (uint64_t)sandbox_limit_ranges[LIM_DISK].def;
+    l->loopback = false;
+}
+
+int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
+{
+    int r;
+
+    memset(rt, 0, sizeof(*rt));
+    rt->root = geteuid() == 0;
+    rt->outer_uid = rt->root ? SANDBOX_HOST_ID_BASE : geteuid();
+    rt->outer_gid = rt->root ? SANDBOX_HOST_ID_BASE : getegid();
+    rt->cancel_fd = -1;
+    rt->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (rt->ncpu < 1)
+        rt->ncpu = 1;
+    signal(SIGPIPE, SIG_IGN);
+    r = filter_build(&rt->filter, err);
+    if (r < 0)
+        return r;
+    cgroup_env_init(&rt->cg);
+    cgroup_env_reclaim(&rt->cg); /* what a crashed crucible left behind */
+    return 0;
+}
+
+void sandbox_runtime_release(struct sandbox_runtime *rt)
+{
+    filter_release(&rt->filter);
+}
+
+void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f)
+{
+    const struct cgroup_env *cg = &rt->cg;
+    bool mem = cgroup_env_has(cg, CGROUP_RES_MEMORY), pids = cgroup_env_has(cg, CGROUP_RES_PIDS);
+    bool cpu = cgroup_env_has(cg, CGROUP_RES_CPU), kill = cgroup_env_has(cg, CGROUP_RES_KILL);
+
+    if (rt->root)
+        fprintf(f,
+                "identity:   root; payload runs as uid %d inside, host uid %u + pid of its "
+                "init (one per sandbox)\n",
+                SANDBOX_UID, (unsigned)SANDBOX_HOST_ID_BASE);
+    else
+        fprintf(f,
+                "identity:   unprivileged (user namespace); payload runs as uid %d inside, "
+                "host uid %u\n",
+                SANDBOX_UID, (unsigned)rt->outer_uid);
+    fprintf(f, "namespaces: user pid mount net ipc uts cgroup\n");
+    fprintf(f, "seccomp:    %zu deny rules, foreign architectures killed (%u BPF instructions)\n",
+            filter_rule_count(), (unsigned)rt->filter.len);
+    fprintf(f, "cpu time:   %s\n",
+            cpu ? (cgroup_env_backend(cg, CGROUP_RES_CPU)[1] == '2'
+                       ? "whole process tree (cgroup v2 cpu.stat) + RLIMIT_CPU per process"
+                       : "whole process tree (cgroup v1 cpuacct) + RLIMIT_CPU per process")
+                : "per process only (RLIMIT_CPU); tree total from reaped children");
+    fprintf(f, "wall time:  supervisor's monotonic clock\n");
+    fprintf(f, "memory:     %s\n",
+            mem ? (cgroup_env_backend(cg, CGROUP_RES_MEMORY)[1] == '2'
+                       ? "whole process tree (cgroup v2 memory.max, swap 0), OOM reported"
+                       : "whole process tree (cgroup v1 memory+memsw), OOM reported")
+                : "per process only (RLIMIT_AS fallback); OOM not detectable");
+    fprintf(f, "pids:       %s\n",
+            pids ? (cgroup_env_backend(cg, CGROUP_RES_PIDS)[1] == '2' ? "cgroup v2 pids.max"
+                                                                      : "cgroup v1 pids.max")
+                 : "RLIMIT_NPROC fallback (counts every process of the host uid)");
+    fprintf(f, "teardown:   %s\n",
+            kill ? "pid namespace + cgroup v2 cgroup.kill, waits until the group is empty"
+                 : "pid namespace + kill of each listed process, waits until empty");
+    fprintf(f, "output:     per-stream cap kept by the supervisor\n");
+    fprintf(f, "disk:       size- and inode-limited scratch tmpfs; RLIMIT_FSIZE\n");
+    for (int h = 0; h < cg->nhier; h++)
+        fprintf(f, "cgroup:     v%d %s\n", cg->hier[h].version, cg->hier[h].base);
+}
+
+bool sandbox_dest_valid(const char *dest, struct errbuf *err)
+{
+    const char *p = dest;
+
+    if (!dest || !*dest)
+        return errbuf_set(err, "empty destination path"), false;
+    if (dest[0] == '/')
+        return errbuf_set(err, "destination '%s' must be relative to the work directory", dest),
+               false;
+    if (strlen(dest) >= 4000)
+        return errbuf_set(err, "destination path is too long"), false;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return errbuf_set(err,
+                              "destination '%s' must stay inside the work directory (no '..', "
+                              "'.' or empty components)",
+                              dest),
+                   false;
+        p += len;
+        if (*p == '/')
+            p++;
+        if (slash && !*p)
+            return errbuf_set(err, "destination '%s' names a directory", dest), false;
+    }
+    return true;
+}
+
+/* write_maps(rt, pid) — uid/gid maps of init's user namespace: in-sandbox SANDBOX_UID is
+ * the outer id. As root, every sandbox gets host ids of its own (the base plus init's pid,
+ * unique while the sandbox lives), so per-user kernel limits such as inotify instances
+ * or RLIMIT_NPROC never couple two sandboxes; setgroups stays allowed so init can drop
+ * root's groups. Unprivileged, the caller's own ids are all a user namespace may map. */
+static int write_maps(const struct sandbox_runtime *rt, pid_t pid)
+{
+    char path[64], map[64];
+    unsigned uid = (unsigned)rt->outer_uid, gid = (unsigned)rt->outer_gid;
+    int r;
+
+    if (rt->root) {
+        uid = SANDBOX_HOST_ID_BASE + (unsigned)pid;
+        gid = uid;
+    }
+    if (!rt->root) {
+        snprintf(path, sizeof(path), "/proc/%d/setgroups", (int)pid);
+        r = util_write_file(path, "deny");
+        if (r < 0 && r != -ENOENT)
+            return r;
+    }
+    snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, gid);
+    r = util_write_file(path, map);
+    if (r < 0)
+        return r;
+    snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+    snprintf(map, sizeof(map), "%d %u 1\n", SANDBOX_UID, uid);
+    return util_write_file(path, map);
+}
+
+/* recv_reply_fds(sb, msg, fds, nfds, timeout_s) — the next message from init, with any fds
+ * it carries (see sandbox__ctl_recv), watching for cancellation and a deadline. */
+static int recv_reply_fds(struct sandbox *sb, struct ctl_msg *m, int *fds, int *nfds,
+                          double timeout_s)
+{
+    double deadline = util_now() + timeout_s;
+
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = sb->ctl, .events = POLLIN},
+                               {.fd = sb->cancel_fd, .events = POLLIN}};
+        int ms = (int)ceil((deadline - util_now()) * 1000);
+        if (ms <= 0)
+            return -ETIMEDOUT;
+        int n = poll(pf, 2, ms);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (n > 0 && (pf[1].revents & POLLIN))
+            return -ECANCELED;
+        if (n > 0)
+            return sandbox__ctl_recv(sb->ctl, m, fds, nfds);
+    }
+}
+
+static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
+{
+    return recv_reply_fds(sb, m, NULL, NULL, timeout_s);
+}
+
+static pid_t clone_init(struct sandbox *sb, int *pidfd)
+{
+    struct clone_args args;
+    uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+                     CLONE_NEWUTS | CLONE_PIDFD;
+
+    memset(&args, 0, sizeof(args));
+    if (sb->has_cg && sb->cg.v2_fd >= 0) {
+        flags |= CLONE_INTO_CGROUP;
+        args.cgroup = (uint64_t)sb->cg.v2_fd;
+    }
+    args.flags = flags;
+    args.pidfd = (uint64_t)(uintptr_t)pidfd;
+    args.exit_signal = SIGCHLD;
+    return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+}
+
+struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
+                               const struct sandbox_limits *limits, struct errbuf *err)
+{
+    struct sandbox *sb = calloc(1, sizeof(*sb));
+    struct ctl_msg m;
+    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0;
+    bool self_attached = false;
+
+    if (!sb) {
+        errbuf_set(err, "out of memory");
+        return NULL;
+    }
+    sb->rt = rt;
+    sb->cancel_fd = rt->cancel_fd;
+    sb->t0 = util_now();
+    sb->img = img;
+    sb->limits = *limits;
+    sb->pidfd = -1;
+    sb->ctl = -1;
+    sb->init_pid = -1;
+    if (rt->cg.nhier > 0) {
+        /* pids.max counts init too: the payload's processes get exactly limits->pids. */
+        r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids + 1, err);
+        if (r < 0)
+            goto out_free;
+        sb->has_cg = true;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        errbuf_set(err, "cannot create control socket: %s", strerror(errno));
+        goto out_cgroup;
+    }
+    if (sb->has_cg) {
+        nattach = cgroup_open_self_attach(&sb->cg, attach_fds, CGROUP_MAX_HIER);
+        if (nattach < 0)
+            nattach = 0; /* fall back to attaching by pid below */
+        self_attached = nattach > 0;
+    }
+    trace(sb, "cgroup made");
+    sb->init_pid = clone_init(sb, &sb->pidfd);
+    if (sb->init_pid == 0) {
+        struct init_params p = {.ctl_fd = sv[1],
+                                .root = rt->root,
+                                .img = img,
+                                .limits = &sb->limits,
+                                .filter = &rt->filter,
+                                .nattach = nattach};
+        memcpy(p.attach_fds, attach_fds, sizeof(attach_fds));
+        sandbox__init_main(&p);
+    }
+    close(sv[1]);
+    for (int i = 0; i < nattach; i++)
+        close(attach_fds[i]);
+    sb->ctl = sv[0];
+    if (sb->init_pid < 0) {
+        errbuf_set(err, "cannot create namespaces: %s%s", strerror(errno),
+                   errno == EPERM || errno == ENOSPC
+                       ? " (are unprivileged user namespaces enabled?)"
+                       : "");
+        goto out_close;
+    }
+    trace(sb, "cloned");
+    r = write_maps(rt, sb->init_pid);
+    if (r < 0) {
+        errbuf_set(err, "cannot write user namespace maps: %s", strerror(-r));
+        goto out_kill;
+    }
+    /* init keeps the default OOM score: protecting it would make the payload, which
+     * inherits the score, unkillable, and an OOM kill of init is reported as memory_limit
+     * all the same (the verdict reads the group's OOM counter first). */
+    /* init has attached itself to its v1 groups (cheap, see cgroup_open_self_attach) and
+     * was cloned into its v2 group; attaching by pid is only the fallback. GO goes first
+     * so that init builds its root filesystem meanwhile. */
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_GO;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0 && sb->has_cg &&
+        (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, sb->cg.v2_fd >= 0)) < 0) {
+        errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
+        goto out_kill;
+    }
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r < 0) {
+        errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
+        goto out_kill;
+    }
+    if (m.type != CTL_READY) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        if (m.err)
+            errbuf_set(err, "sandbox setup failed: %s: %s", m.text, strerror(m.err));
+        else
+            errbuf_set(err, "sandbox setup failed: %s", m.text);
+        goto out_kill;
+    }
+    trace(sb, "init ready");
+    return sb;
+
+out_kill:
+    sandbox_destroy(sb, NULL);
+    return NULL;
+out_close:
+    close(sv[0]);
+    if (sb->pidfd >= 0)
+        close(sb->pidfd);
+out_cgroup:
+    if (sb->has_cg)
+        cgroup_destroy(&sb->cg);
+out_free:
+    free(sb);
+    return NULL;
+}
+
+int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    if (!sandbox_dest_valid(dest, err))
+        return -EINVAL;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_PUT;
+    m.mode = mode & 07777;
+    snprintf(m.text, sizeof(m.text), "%s", dest);
+    r = sandbox__ctl_send(sb->ctl, &m, &fd, 1);
+    if (r == 0)
+        r = recv_reply(sb, &m, 60.0);
+    if (r < 0)
+        return errbuf_set(err, "cannot copy '%s' into the sandbox: %s", dest, strerror(-r)), r;
+    if (m.type != CTL_PUT_DONE)
+        return errbuf_set(err, "unexpected reply from sandbox init"), -EPROTO;
+    if (m.err) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        errbuf_set(err, "%s", m.text);
+        return -m.err;
+    }
+    return 0;
+}
+
+int sandbox_memfd(const char *data, size_t len)
+{
+    int fd = memfd_create("crucible-data", MFD_CLOEXEC);
+    int r;
+
+    if (fd < 0)
+        return -errno;
+    r = util_write_all(fd, data, len);
+    if (r == 0 && lseek(fd, 0, SEEK_SET) < 0)
+        r = -errno;
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+int sandbox_put_data(struct sandbox *sb, const char *dest, const char *data, size_t len,
+                     mode_t mode, struct errbuf *err)
+{
+    int fd = sandbox_memfd(data, len), r;
+
+    if (fd < 0)
+        return errbuf_set(err, "cannot stage '%s': %s", dest, strerror(-fd)), fd;
+    r = sandbox_put_file(sb, dest, fd, mode, err);
+    close(fd);
+    return r;
+}
+
+int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                     struct errbuf *err)
+{
+    struct ctl_msg m;
+    struct stat st;
+    int fd = -1, nfds = 1, r;
+
+    *data = NULL;
+    *len = 0;
+    if (!sandbox_dest_valid(path, err))
+        return -EINVAL;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_GET;
+    snprintf(m.text, sizeof(m.text), "%s", path);
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply_fds(sb, &m, &fd, &nfds, 60.0);
+    if (r < 0)
+        return errbuf_set(err, "cannot read '%s' from the sandbox: %s", path, strerror(-r)), r;
+    if (m.type != CTL_GOT || (m.err == 0 && nfds != 1)) {
+        if (nfds == 1)
+            close(fd);
+        return errbuf_set(err, "unexpected reply from sandbox init"), -EPROTO;
+    }
+    if (m.err) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        errbuf_set(err, "%s", m.text);
+        return -m.err;
+    }
+    /* Init checked too, but the file is the sandbox's: trust only what we see ourselves. */
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return errbuf_set(err, "'%s' is not a regular file", path), -EINVAL;
+    }
+    r = util_read_fd(fd, data, len, max);
+    close(fd);
+    if (r == -EFBIG)
+        return errbuf_set(err, "'%s' is larger than %zu bytes", path, max), r;
+    if (r < 0)
+        return errbuf_set(err, "cannot read '%s': %s", path, strerror(-r)), r;
+    return 0;
+}
+
+/* make_spec(sb, proc) — the exec request as a memfd (see struct exec_spec). */
+static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    const struct cgroup_env *cg = &sb->rt->cg;
+    struct exec_spec spec;
+    size_t strings = 0;
+    uint32_t argc = 0, envc = 0;
+    int fd, r;
+
+    memset(&spec, 0, sizeof(spec));
+    for (; proc->argv[argc]; argc++)
+        strings += strlen(proc->argv[argc]) + 1;
+    for (; proc->env && proc->env[envc]; envc++)
+        strings += strlen(proc->env[envc]) + 1;
+    spec.magic = EXEC_SPEC_MAGIC;
+    spec.argc = argc;
+    spec.envc = envc;
+    spec.strings_len = (uint32_t)strings;
+    /* RLIMIT_CPU: with whole-tree accounting, a per-process backstop one second past the
+     * limit; without it, the limit itself (whole seconds: the kernel's granularity). */
+    spec.cpu.rlim_cur = (rlim_t)ceil(l->cpu_time) + (cgroup_env_has(cg, CGROUP_RES_CPU) ? 1 : 0);
+    spec.cpu.rlim_max = spec.cpu.rlim_cur + 1;
+    /* Twice the scratch size: a full disk is ENOSPC, as on a real machine, not SIGXFSZ. */
+    spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 21;
+    spec.nofile.rlim_cur = spec.nofile.rlim_max = 1024;
+    spec.stack.rlim_cur = spec.stack.rlim_max = (rlim_t)256 << 20;
+    spec.core.rlim_cur = spec.core.rlim_max = 0;
+    spec.memlock.rlim_cur = spec.memlock.rlim_max = 64 << 10;
+    spec.as.rlim_cur = spec.as.rlim_max = RLIM_INFINITY;
+    spec.nproc.rlim_cur = spec.nproc.rlim_max = RLIM_INFINITY;
+    if (!cgroup_env_has(cg, CGROUP_RES_MEMORY))
+        spec.as.rlim_cur = spec.as.rlim_max = (rlim_t)l->memory_mb << 20;
+    if (!cgroup_env_has(cg, CGROUP_RES_PIDS))
+        spec.nproc.rlim_cur = spec.nproc.rlim_max = (rlim_t)l->pids;
+    fd = memfd_create("crucible-exec", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    r = util_write_all(fd, &spec, sizeof(spec));
+    for (uint32_t i = 0; r == 0 && i < argc; i++)
+        r = util_write_all(fd, proc->argv[i], strlen(proc->argv[i]) + 1);
+    for (uint32_t i = 0; r == 0 && i < envc; i++)
+        r = util_write_all(fd, proc->env[i], strlen(proc->env[i]) + 1);
+    if (r < 0) {
+        close(fd);
+        return r;
+    }
+    return fd;
+}
+
+/* stdin_copy(fd) — a sealed, read-only memfd holding what fd has left to read, or -errno.
+ * The payload never gets a descriptor of the caller's file: through /proc/self/fd/0 it
+ * could reopen it for writing, or change its mode. */
+static int stdin_copy(int fd)
+{
+    char buf[65536];
+    size_t total = 0;
+    int m, r = 0;
+    ssize_t n;
+
+    m = memfd_create("crucible-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (m < 0)
+        return -errno;
+    while ((n = read(fd, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            break;
+        }
+        total += (size_t)n;
+        if (total > SANDBOX_STDIN_MAX) {
+            r = -EFBIG;
+            break;
+        }
+        if ((r = util_write_all(m, buf, (size_t)n)) < 0)
+            break;
+    }
+    /* Sealed against any change, and mode 0400 so that reopening it for writing through
+     * /proc/self/fd/0 is refused outright. */
+    if (r == 0 &&
+        (fcntl(m, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0 ||
+         fchmod(m, 0400) < 0 || lseek(m, 0, SEEK_SET) < 0))
+        r = -errno;
+    if (r < 0) {
+        close(m);
+        return r;
+    }
+    return m;
+}
+
+/* A capped capture of one output stream. */
+struct capture {
+    int fd;
+    size_t cap;
+    struct result_stream *st;
+    size_t alloc;
+};
+
+/* capture_read(c) — reads what is available; returns 1 at EOF, -1 past the cap, else 0. */
+static int capture_read(struct capture *c)
+{
+    char scratch[16384];
+
+    for (;;) {
+        char *dst = scratch;
+        size_t room = sizeof(scratch);
+        if (c->st->len < c->cap) {
+            if (c->alloc < c->cap + 1) {
+                size_t want = c->alloc ? c->alloc * 2 : 16384;
+                if (want > c->cap + 1)
+                    want = c->cap + 1;
+                char *nb = realloc(c->st->data, want);
+                if (!nb)
+                    return -1;
+                c->st->data = nb;
+                c->alloc = want;
+            }
+            dst = c->st->data + c->st->len;
+            room = c->alloc - 1 - c->st->len;
+            if (room == 0) {
+                dst = scratch;
+                room = sizeof(scratch);
+            }
+        }
+        ssize_t n = read(c->fd, dst, room);
+        if (n < 0)
+            return errno == EINTR ? 0 : (errno == EAGAIN ? 0 : 1);
+        if (n == 0)
+            return 1;
+        if (dst == scratch) {
+            /* past the cap: keep the first bytes that still fit, note the excess */
+            size_t fit = c->st->len < c->cap ? c->cap - c->st->len : 0;
+            if (fit && c->st->data)
+                memcpy(c->st->data + c->st->len, scratch, fit < (size_t)n ? fit : (size_t)n);
+            c->st->len += fit < (size_t)n ? fit : (size_t)n;
+            if ((size_t)n > fit) {
+                c->st->truncated = true;
+                return -1;
+            }
+        } else {
+            c->st->len += (size_t)n;
+        }
+    }
+}
+
+static void capture_finish(struct capture *c)
+{
+    if (!c->st->data)
+        c->st->data = calloc(1, 1);
+    else
+        c->st->data[c->st->len] = '\0';
+}
+
+/* teardown(sb) — kills init (and so the pid namespace), reaps it, and waits for the cgroup
+ * to be empty. Returns 0 or -errno when processes survived. */
+static int teardown(struct sandbox *sb)
+{
+    int r = 0;
+
+    if (sb->init_pid > 0 && !sb->init_reaped) {
+        if (sb->pidfd >= 0)
+            syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
+        else
+            kill(sb->init_pid, SIGKILL);
+        while (waitpid(sb->init_pid, &sb->init_status, 0) < 0 && errno == EINTR)
+            ;
+        sb->init_reaped = true;
+    }
+    if (sb->has_cg) {
+        cgroup_kill(&sb->cg);
+        r = cgroup_wait_empty(&sb->cg, 5.0);
+    }
+    return r;
+}
+
+/* verdict(res, status, limits) — maps the payload's wait status onto the closed set. */
+static void verdict_from_wait(struct result *res, int status)
+{
+    if (WIFEXITED(status)) {
+        res->exit_code = WEXITSTATUS(status);
+        res->status = res->exit_code == 0 ? RESULT_OK : RESULT_RUNTIME_ERROR;
+    } else if (WIFSIGNALED(status)) {
+        res->signal = WTERMSIG(status);
+        res->status = RESULT_SIGNALED;
+    }
+}
+
+/* One exec in flight: what sandbox_exec's phases share. */
+struct exec_run {
+    struct capture cap[2]; /* stdout, stderr: the read ends */
+    int out_w, err_w;      /* write ends, handed to init */
+    int stdin_fd, specfd;
+    double start, cpu_base, cpu_used;
+    bool exited, killed, init_died, interrupted;
+    bool alone;                /* init saw no other process left when the payload ended */
+    enum result_status forced; /* a limit or failure seen by the supervisor, else RESULT_OK */
+    int wait_status;
+    int64_t ru_cpu_usec, ru_maxrss;
+};
+
+/* exec_prepare — pipes, stdin copy, the spec memfd, counter baselines. 0 or -1 (res set). */
+static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, struct exec_run *x,
+                        struct result *res)
+{
+    size_t cap = sb->limits.output_kb * 1024;
+    int outp[2], errp[2];
+
+    if (pipe2(outp, O_CLOEXEC) < 0) {
+        result_fail(res, "cannot create output pipes: %s", strerror(errno));
+        return -1;
+    }
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        result_fail(res, "cannot create output pipes: %s", strerror(errno));
+        close(outp[0]);
+        close(outp[1]);
+        return -1;
+    }
+    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    x->cap[0] = (struct capture){.fd = outp[0], .cap = cap, .st = &res->out};
+    x->cap[1] = (struct capture){.fd = errp[0], .cap = cap, .st = &res->err};
+    x->out_w = outp[1];
+    x->err_w = errp[1];
+    x->stdin_fd =
+        proc->stdin_fd >= 0 ? stdin_copy(proc->stdin_fd) : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (x->stdin_fd < 0) {
+        int e = proc->stdin_fd >= 0 ? -x->stdin_fd : errno;
+        result_fail(res, "cannot prepare stdin: %s",
+                    e == EFBIG ? "larger than " SANDBOX_STDIN_MAX_TEXT : strerror(e));
+        x->stdin_fd = -1;
+        return -1;
+    }
+    x->specfd = make_spec(sb, proc);
+    if (x->specfd < 0) {
+        result_fail(res, "cannot build exec request: %s", strerror(-x->specfd));
+        x->specfd = -1;
+        return -1;
+    }
+    if (sb->has_cg) {
+        cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
+        x->cpu_base = cgroup_cpu_usage(&sb->cg);
+    }
+    return 0;
+}
+
+/* exec_start — hands the request to init and waits until the payload runs. 0 when it
+ * does; -1 when it could not start (res says why: the caller's program or our failure). */
+static int exec_start(struct sandbox *sb, struct exec_run *x, struct result *res)
+{
+    int fds[4] = {x->specfd, x->stdin_fd, x->out_w, x->err_w};
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXEC;
+    x->start = util_now();
+    trace(sb, "exec request");
+    r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
+    close(x->out_w);
+    close(x->err_w);
+    x->out_w = x->err_w = -1;
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r < 0) {
+        result_fail(res, "sandbox init did not answer: %s", strerror(-r));
+        return -1;
+    }
+    m.text[sizeof(m.text) - 1] = '\0';
+    if (m.type == CTL_EXEC_FAIL) {
+        /* A program that does not exist or cannot be executed is the caller's to fix;
+         * anything else that stops the start is ours. */
+        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR) {
+            res->status = RESULT_RUNTIME_ERROR;
+            res->exit_code = 127;
+            snprintf(res->message, sizeof(res->message), "%s", m.text);
+        } else {
+            result_fail(res, "%s", m.text);
+        }
+        return -1;
+    }
+    if (m.type != CTL_STARTED) {
+        result_fail(res, "unexpected reply from sandbox init (type %u)", m.type);
+        return -1;
+    }
+    trace(sb, "payload started");
+    return 0;
+}
+
+/* exec_supervise — until the payload ends or a limit ends it: drains output, watches
+ * init, the clock, the group's CPU time and the caller's cancel fd. */
+static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result *res)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    bool cpu_accounted = sb->has_cg && cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU);
+    double wall_deadline = x->start + l->wall_time;
+    struct ctl_msg m;
+
+    while (!x->exited && !x->killed) {
+        struct pollfd pf[5] = {{.fd = x->cap[0].fd, .events = POLLIN},
+                               {.fd = x->cap[1].fd, .events = POLLIN},
+                               {.fd = sb->ctl, .events = POLLIN},
+                               {.fd = sb->pidfd, .events = POLLIN},
+                               {.fd = sb->cancel_fd, .events = POLLIN}};
+        double wait = wall_deadline - util_now();
+        if (cpu_accounted) {
+            /* the earliest moment the CPU limit could be reached on every core */
+            double soonest = (l->cpu_time - x->cpu_used) / (double)sb->rt->ncpu;
+            if (soonest < 0.002)
+                soonest = 0.002;
+            if (soonest < wait)
+                wait = soonest;
+        }
+        if (wait < 0)
+            wait = 0;
+        if (poll(pf, 5, (int)ceil(wait * 1000)) < 0 && errno != EINTR) {
+            result_fail(res, "poll failed: %s", strerror(errno));
+            x->killed = true;
+            break;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (x->cap[i].fd < 0 || !pf[i].revents)
+                continue;
+            int c = capture_read(&x->cap[i]);
+            if (c == 1) {
+                close(x->cap[i].fd);
+                x->cap[i].fd = -1;
+            } else if (c < 0) {
+                x->forced = RESULT_OUTPUT_LIMIT;
+                x->killed = true;
+            }
+        }
+        if (pf[2].revents & POLLIN) {
+            if (sandbox__ctl_recv(sb->ctl, &m, NULL, NULL) == 0 && m.type == CTL_EXITED) {
+                x->exited = true;
+                x->alone = (m.mode & CTL_EXITED_ALONE) != 0;
+                x->wait_status = m.status;
+                x->ru_cpu_usec = m.cpu_usec;
+                x->ru_maxrss = m.maxrss_kb;
+            }
+        } else if (pf[2].revents & (POLLHUP | POLLERR)) {
+            x->init_died = x->killed = true;
+        }
+        if ((pf[3].revents & POLLIN) && !x->exited)
+            x->init_died = x->killed = true;
+        if (pf[4].revents & POLLIN)
+            x->interrupted = x->killed = true;
+        if (!x->exited && !x->killed && util_now() >= wall_deadline) {
+            x->forced = RESULT_TIMEOUT;
+            res->limit = RESULT_LIMIT_WALL;
+            x->killed = true;
+        }
+        if (cpu_accounted) {
+            x->cpu_used = cgroup_cpu_usage(&sb->cg) - x->cpu_base;
+            if (!x->exited && !x->killed && x->cpu_used >= l->cpu_time) {
+                x->forced = RESULT_TIMEOUT;
+                res->limit = RESULT_LIMIT_CPU;
+                x->killed = true;
+            }
+        }
+    }
+    res->wall_time = util_now() - x->start;
+    trace(sb, "payload ended");
+}
+
+/* exec_drain — what the processes left in the pipes: to EOF when everything is dead (EOF
+ * is then certain), else only what is already there, since a background process of a
+ * session may hold a pipe open. */
+static void exec_drain(struct exec_run *x, bool torn_down)
+{
+    for (int i = 0; i < 2; i++) {
+        struct capture *c = &x->cap[i];
+        while (c->fd >= 0) {
+            struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+            if (poll(&pf, 1, torn_down ? 1000 : 0) <= 0)
+                break;
+            int rr = capture_read(c);
+            if (rr < 0 && x->forced == RESULT_OK)
+                x->forced = RESULT_OUTPUT_LIMIT;
+            if (rr != 0)
+                break;
+        }
+    }
+}
+
+/* exec_verdict — usage counters and the status, by precedence: our own failure, then the
+ * limits, then how the program ended. */
+static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *res)
+{
+    const struct sandbox_limits *l = &sb->limits;
+    double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
+
+    res->cpu_time = cpu >= 0 ? cpu - x->cpu_base : (double)x->ru_cpu_usec / 1e6;
+    if (res->cpu_time < 0)
+        res->cpu_time = 0;
+    res->memory_kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
+    if (res->memory_kb == 0)
+        res->memory_kb = (uint64_t)x->ru_maxrss;
+    if (x->exited)
+        verdict_from_wait(res, x->wait_status);
+    if (x->interrupted) {
+        result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
+    } else if (x->forced == RESULT_SANDBOX_ERROR) {
+        result_fail(res, "processes survived the sandbox teardown");
+    } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
+        res->status = RESULT_MEMORY_LIMIT;
+        snprintf(res->message, sizeof(res->message), "memory limit of %llu MB exceeded",
+                 (unsigned long long)l->memory_mb);
+    } else if (x->forced == RESULT_TIMEOUT || res->cpu_time >= l->cpu_time ||
+               (res->status == RESULT_SIGNALED && res->signal == SIGXCPU)) {
+        res->status = RESULT_TIMEOUT;
+        if (res->limit == RESULT_LIMIT_NONE)
+            res->limit = RESULT_LIMIT_CPU;
+        if (res->limit == RESULT_LIMIT_WALL)
+            snprintf(res->message, sizeof(res->message), "wall time limit of %g s exceeded",
+                     l->wall_time);
+        else
+            snprintf(res->message, sizeof(res->message), "CPU time limit of %g s exceeded",
+                     l->cpu_time);
+    } else if (x->forced == RESULT_OUTPUT_LIMIT || res->out.truncated || res->err.truncated) {
+        res->status = RESULT_OUTPUT_LIMIT;
+        snprintf(res->message, sizeof(res->message), "output limit of %llu KB exceeded",
+                 (unsigned long long)l->output_kb);
+    } else if (x->init_died) {
+        result_fail(res, "sandbox init died unexpectedly");
+    } else if (!x->exited) {
+        result_fail(res, "the process was lost");
+    }
+}
+
+int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
+                 struct result *res)
+{
+    struct exec_run x = {
+        .cap = {{.fd = -1, .st = &res->out}, {.fd = -1, .st = &res->err}},
+        .out_w = -1,
+        .err_w = -1,
+        .stdin_fd = -1,
+        .specfd = -1,
+        .forced = RESULT_OK,
+    };
+    bool started = false, torn_down;
+
+    if (!proc || !proc->argv || !proc->argv[0])
+        return -EINVAL;
+    snprintf(res->image, sizeof(res->image), "%s", sb->img->digest);
+    if (exec_prepare(sb, proc, &x, res) == 0 && exec_start(sb, &x, res) == 0) {
+        started = true;
+        exec_supervise(sb, &x, res);
+    }
+    /* The last exec must leave nothing running before its verdict is final; when init
+     * saw no process left, that holds already and teardown waits for sandbox_destroy. */
+    torn_down = x.killed || ((flags & SANDBOX_EXEC_LAST) && !(x.exited && x.alone));
+    if (torn_down) {
+        if (teardown(sb) < 0 && started)
+            x.forced = RESULT_SANDBOX_ERROR;
+        trace(sb, "torn down");
+    }
+    if (started) {
+        exec_drain(&x, torn_down || (x.exited && x.alone));
+        exec_verdict(sb, &x, res);
+    }
+    for (int i = 0; i < 2; i++) {
+        capture_finish(&x.cap[i]);
+        if (x.cap[i].fd >= 0)
+            close(x.cap[i].fd);
+    }
+    if (x.out_w >= 0)
+        close(x.out_w);
+    if (x.err_w >= 0)
+        close(x.err_w);
+    if (x.specfd >= 0)
+        close(x.specfd);
+    if (x.stdin_fd >= 0)
+        close(x.stdin_fd);
+    return 0;
+}
+
+void sandbox_set_cancel_fd(struct sandbox *sb, int fd)
+{
+    sb->cancel_fd = fd;
+}
+
+int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, struct errbuf *err)
+{
+    bool loopback = sb->limits.loopback;
+    uint64_t disk = sb->limits.disk_mb;
+    int r;
+
+    if (sb->has_cg &&
+        (r = cgroup_set_limits(&sb->cg, limits->memory_mb << 20, limits->pids + 1, err)) < 0)
+        return r;
+    sb->limits = *limits;
+    sb->limits.loopback = loopback;
+    sb->limits.disk_mb = disk;
+    return 0;
+}
+
+int sandbox_kill_others(struct sandbox *sb, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_KILLALL;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r == 0 && m.type != CTL_KILLED)
+        r = -EPROTO;
+    if (r == 0 && m.err)
+        r = -m.err;
+    if (r < 0)
+        errbuf_set(err, "cannot clear the sandbox's processes: %s", strerror(-r));
+    return r;
+}
+
+int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
+{
+    int r = 0, r2;
+
+    if (!sb)
+        return 0;
+    r = teardown(sb);
+    if (r < 0)
+        errbuf_set(err, "processes survived the sandbox teardown");
+    if (sb->ctl >= 0)
+        close(sb->ctl);
+    if (sb->pidfd >= 0)
+        close(sb->pidfd);
+    if (sb->has_cg) {
+        r2 = cgroup_destroy(&sb->cg);
+        if (r2 < 0 && r == 0) {
+            r = r2;
+            errbuf_set(err, "cannot remove the sandbox cgroup: %s", strerror(-r2));
+        }
+    }
+    trace(sb, "destroyed");
+    free(sb);
+    return r;
+}
+
+int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
+                const struct sandbox_limits *limits, const struct sandbox_file *files,
+                size_t nfiles, const struct sandbox_proc *proc, struct result *res)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+    int r;
+
+    snprintf(res->image, sizeof(res->image), "%s", img->digest);
+    sb = sandbox_create(rt, img, limits, &err);
+    if (!sb) {
+        result_fail(res, "%s", err.msg);
+        return 0;
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        r = sandbox_put_file(sb, files[i].dest, files[i].fd, files[i].mode, &err);
+        if (r < 0) {
+            result_fail(res, "%s", err.msg);
+            sandbox_destroy(sb, NULL);
+            return 0;
+        }
+    }
+    sandbox_exec(sb, proc, SANDBOX_EXEC_LAST, res);
+    err.msg[0] = '\0';
+    if (sandbox_destroy(sb, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
+        result_fail(res, "%s", err.msg);
+    return 0;
+}

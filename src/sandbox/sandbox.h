@@ -1,0 +1,156 @@
+/*
+ * sandbox.h — creating a sandbox, running processes in it, tearing it down.
+ *
+ * A sandbox is a set of namespaces (user, pid, mount, net, ipc, uts, cgroup), a cgroup and
+ * a root filesystem built from an image, with a tiny init of ours as pid 1. The supervisor
+ * (the caller of this API) talks to init over a socket: it hands over files and exec
+ * requests, init forks each payload and reports how it ended. A one-shot run is
+ * create → put files → exec (last) → destroy; sessions, warm pools and fork servers reuse
+ * the same pieces with more than one exec or a sandbox made ahead of demand.
+ *
+ * Threading: a struct sandbox is used from one thread at a time. sandbox_runtime is
+ * read-only once initialised and may be shared.
+ */
+#ifndef CRUCIBLE_SANDBOX_H
+#define CRUCIBLE_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "sandbox/cgroup.h"
+#include "sandbox/filter.h"
+#include "sandbox/image.h"
+#include "sandbox/result.h"
+#include "util.h"
+
+/* Limits of one sandbox; ranges in sandbox_limit_ranges (checked by callers' parsers). */
+struct sandbox_limits {
+    double cpu_time;    /* seconds of CPU for the whole process tree */
+    double wall_time;   /* seconds of wall-clock time */
+    uint64_t memory_mb; /* memory of the whole tree (cgroup), or per process (rlimit fallback) */
+    uint64_t pids;      /* processes + threads */
+    uint64_t output_kb; /* per stream kept; more ends the run as output_limit */
+    uint64_t disk_mb;   /* scratch tmpfs (/tmp and the work directory) */
+    bool loopback;      /* bring up lo inside the sandbox's own network namespace */
+};
+
+struct sandbox_limit_range {
+    const char *name; /* CLI option without dashes, also the JSON field stem */
+    double min, max, def;
+};
+
+enum sandbox_limit_id { LIM_CPU, LIM_WALL, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_DISK, LIM_COUNT };
+extern const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT];
+
+/* sandbox_limits_default(l) — the defaults of sandbox_limit_ranges. */
+void sandbox_limits_default(struct sandbox_limits *l);
+
+/* As root, sandbox k runs as host uid and gid SANDBOX_HOST_ID_BASE + (host pid of its
+ * init): ids no account uses, distinct for every live sandbox. */
+#define SANDBOX_HOST_ID_BASE 0x40000000u
+
+/* Process-wide state, made once: cgroup discovery, the compiled seccomp program, the
+ * identity sandboxes map to. Read-only afterwards. */
+struct sandbox_runtime {
+    struct cgroup_env cg;
+    struct filter filter;
+    bool root;       /* running as uid 0: full maps and cgroup limits */
+    uid_t outer_uid; /* host uid the payload runs as */
+    gid_t outer_gid;
+    long ncpu;
+    bool trace;    /* phase timings on stderr ($CRUCIBLE_TRACE in the CLI) */
+    int cancel_fd; /* -1, or an fd that turns readable when running work must stop (a
+                    * signalfd of the CLI, say): the run is killed and torn down and
+                    * ends as sandbox_error "interrupted" */
+};
+
+/* sandbox_runtime_init(rt, err) — 0 or -errno with err set (e.g. no user namespaces). */
+int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err);
+
+/* sandbox_runtime_release(rt) — frees what init made (the cgroup subtree stays). */
+void sandbox_runtime_release(struct sandbox_runtime *rt);
+
+/* sandbox_runtime_describe(rt, f) — which limits are enforced and how, one per line. */
+void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f);
+
+struct sandbox;
+
+/* sandbox_create(rt, img, limits, err) — namespaces, cgroup, root filesystem, init
+ * ready for requests. rt and img must outlive the sandbox. NULL with err set. */
+struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
+                               const struct sandbox_limits *limits, struct errbuf *err);
+
+/* sandbox_put_file(sb, dest, fd, mode, err) — copies the contents of fd (caller keeps it)
+ * to DEST below the work directory with the given mode bits. DEST must be relative, without
+ * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
+int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
+
+/* sandbox_put_data(sb, dest, data, len, mode, err) — sandbox_put_file from memory. */
+int sandbox_put_data(struct sandbox *sb, const char *dest, const char *data, size_t len,
+                     mode_t mode, struct errbuf *err);
+
+/* sandbox_memfd(data, len) — a sealed-size memfd holding data, at offset 0 (for stdin);
+ * the fd or -errno. */
+int sandbox_memfd(const char *data, size_t len);
+
+/* sandbox_get_file(sb, path, max, &data, &len, err) — reads the regular file at PATH
+ * (relative to the work directory; symlinks are not followed anywhere on the way) into a
+ * new NUL-terminated buffer the caller frees. -ENOENT when it does not exist, -EFBIG when
+ * longer than max, -EINVAL when not a regular file; err says which. Meant for after the
+ * payload ended (a report it wrote): the contents are the sandbox's, so untrusted. */
+int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                     struct errbuf *err);
+
+#define SANDBOX_STDIN_MAX      ((size_t)1 << 30) /* bytes of stdin a process may be given */
+#define SANDBOX_STDIN_MAX_TEXT "1 GiB"
+
+/* What to run. argv[0] without a '/' is searched in the sandbox's PATH. stdin is copied
+ * into a sealed memfd before the process starts. */
+struct sandbox_proc {
+    char *const *argv; /* NULL-terminated */
+    char *const *env;  /* extra "K=V" entries over the fixed environment; may be NULL */
+    int stdin_fd;      /* caller keeps it; -1 for /dev/null */
+};
+
+#define SANDBOX_EXEC_LAST 1u /* last process: tear the sandbox down before the verdict */
+
+/* sandbox_exec(sb, proc, flags, res) — runs one process to its end and fills res (which
+ * the caller has result_init'ed). Returns 0 when res holds a verdict (any status,
+ * sandbox_error included), -errno only for misuse. With SANDBOX_EXEC_LAST every process of
+ * the sandbox is dead and its cgroup empty before res is final. */
+int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
+                 struct result *res);
+
+/* sandbox_set_cancel_fd(sb, fd) — the fd whose readability stops this sandbox's work (see
+ * sandbox_runtime.cancel_fd); for a sandbox made ahead of time for a job not known yet. */
+void sandbox_set_cancel_fd(struct sandbox *sb, int fd);
+
+/* sandbox_set_limits(sb, limits, err) — the limits of the next execs (a compile step runs
+ * with its own). Memory and pids change in the cgroup; disk and network are fixed at
+ * creation and ignored here. 0 or -errno with err set. */
+int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, struct errbuf *err);
+
+/* sandbox_kill_others(sb, err) — kills every process left in the sandbox but its init
+ * (background children of earlier execs), so the next exec starts alone. 0 or -errno. */
+int sandbox_kill_others(struct sandbox *sb, struct errbuf *err);
+
+/* sandbox_destroy(sb) — kills everything, waits for the cgroup to empty, removes it.
+ * Returns 0, or -errno when something could not be cleaned (logged in err if given). */
+int sandbox_destroy(struct sandbox *sb, struct errbuf *err);
+
+/* sandbox_run(rt, img, limits, files, nfiles, proc, res) — the one-shot path. */
+struct sandbox_file {
+    const char *dest;
+    int fd;
+    mode_t mode;
+};
+int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
+                const struct sandbox_limits *limits, const struct sandbox_file *files,
+                size_t nfiles, const struct sandbox_proc *proc, struct result *res);
+
+/* sandbox_dest_valid(dest, err) — the DEST rule of sandbox_put_file, for early checks. */
+bool sandbox_dest_valid(const char *dest, struct errbuf *err);
+
+#endif

@@ -1,0 +1,702 @@
+/*
+ * sandbox_init.c — pid 1 of a sandbox, and the launch of each payload.
+ *
+ * init is cloned by the supervisor straight into the new namespaces. Its phases, in
+ * order (bubblewrap's discipline): wait for GO (the supervisor has written the id maps
+ * and placed it in its cgroup) → cgroup namespace → identity → hostname, loopback →
+ * root filesystem (rootfs.c) → READY → serve requests until the supervisor hangs up.
+ *
+ * init never installs a signal handler, so no process inside can signal it (the kernel
+ * drops unhandled signals sent to a namespace's init from inside); SIGCHLD is read from
+ * a signalfd. It reaps every orphan, and reports only its payload's end.
+ *
+ * The payload child, between fork and execve: new session, stdio from the passed fds,
+ * every other fd closed, cwd /work, rlimits, all capabilities dropped (bounding,
+ * ambient, effective, permitted, inheritable), no_new_privs, seccomp — then execve with
+ * an environment built from scratch. A failure there is reported through a CLOEXEC pipe.
+ */
+#include "sandbox/sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <linux/close_range.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char *const fixed_env[] = {
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+    "HOME=/tmp",
+    "LANG=C.UTF-8",
+    "LC_ALL=C.UTF-8",
+    "TZ=UTC",
+    "PYTHONHASHSEED=0",
+    "PYTHONDONTWRITEBYTECODE=1",
+    "TMPDIR=/tmp",
+    "USER=sandbox",
+    "LOGNAME=sandbox",
+    "HOSTNAME=" SANDBOX_HOSTNAME,
+};
+#define SPAWN_STACK (256 * 1024)
+
+static const char *const userns_limits[][2] = {
+    {"/proc/sys/user/max_user_namespaces", "0"},
+    {"/proc/sys/user/max_inotify_instances", "8"},
+    {"/proc/sys/user/max_inotify_watches", "8192"},
+};
+static const char *const search_path[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+
+int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];
+    struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n;
+
+    if (nfds > 0) {
+        struct cmsghdr *c;
+        memset(cbuf, 0, sizeof(cbuf));
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    }
+    do
+        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    return n == (ssize_t)sizeof(*msg) ? 0 : -EPIPE;
+}
+
+int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];
+    struct iovec iov = {.iov_base = msg, .iov_len = sizeof(*msg)};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+    int want = nfds ? *nfds : 0, got = 0;
+    ssize_t n;
+
+    do
+        n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return -errno;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        int cnt = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *in = (int *)CMSG_DATA(c);
+        for (int i = 0; i < cnt; i++) {
+            if (got < want)
+                fds[got++] = in[i];
+            else
+                close(in[i]);
+        }
+    }
+    if (nfds)
+        *nfds = got;
+    if (n == 0)
+        return -EPIPE;
+    if (n != (ssize_t)sizeof(*msg) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        for (int i = 0; i < got; i++)
+            close(fds[i]);
+        if (nfds)
+            *nfds = 0;
+        return -EPROTO;
+    }
+    return 0;
+}
+
+/* ---- init: setup ---- */
+
+static void reply(int ctl, uint32_t type, int err, const char *text)
+{
+    struct ctl_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    m.err = err;
+    if (text)
+        snprintf(m.text, sizeof(m.text), "%s", text);
+    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
+}
+
+__attribute__((noreturn)) static void setup_fail(int ctl, int err, const char *text)
+{
+    reply(ctl, CTL_FAILED, err, text);
+    _exit(1);
+}
+
+/* raise_effective_caps() — after changing uid with KEEPCAPS, make permitted effective. */
+static int raise_effective_caps(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+
+    if (syscall(SYS_capget, &h, d) < 0)
+        return -errno;
+    d[0].effective = d[0].permitted;
+    d[1].effective = d[1].permitted;
+    return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/* become_sandbox_user(root) — raw system calls, not glibc's wrappers: those broadcast the
+ * change to every thread of the process and wait for them, and init, cloned from a
+ * multi-threaded supervisor, has only the one thread the others will never answer from. */
+static int become_sandbox_user(bool root)
+{
+    if (prctl(PR_SET_KEEPCAPS, 1) < 0)
+        return -errno;
+    if (root && syscall(SYS_setgroups, 0, NULL) < 0)
+        return -errno;
+    if (syscall(SYS_setresgid, SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0 ||
+        syscall(SYS_setresuid, SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+        return -errno;
+    return raise_effective_caps();
+}
+
+static int loopback_up(void)
+{
+    struct ifreq ifr;
+    int s, r = 0;
+
+    s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -errno;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+    if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+        r = -errno;
+    ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+    if (r == 0 && ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+        r = -errno;
+    close(s);
+    return r;
+}
+
+/* ---- init: requests ---- */
+
+/* open_beneath(path, create, mode) — walks PATH below /work without following any symlink.
+ * create: missing directories are made and the file is created O_EXCL for writing;
+ * otherwise the existing file is opened for reading, without blocking (a FIFO does not
+ * hang init) and only when it is a regular file. A new fd, or -errno. */
+static int open_beneath(const char *path, bool create, mode_t mode)
+{
+    char buf[4096], *comp, *next;
+    struct stat st;
+    int dir, fd;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    dir = open("/work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+        return -errno;
+    for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
+        int sub;
+        *next = '\0';
+        if (create && mkdirat(dir, comp, 0755) < 0 && errno != EEXIST) {
+            int e = errno;
+            close(dir);
+            return -e;
+        }
+        sub = openat(dir, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(dir);
+        if (sub < 0)
+            return errno == ENOTDIR || errno == ELOOP ? -ENOTDIR : -errno;
+        dir = sub;
+    }
+    if (create)
+        fd = openat(dir, comp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode & 07777);
+    else
+        fd = openat(dir, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    close(dir);
+    if (fd < 0)
+        return errno == ELOOP ? -EINVAL : -errno;
+    if (!create && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        return -EINVAL;
+    }
+    return fd;
+}
+
+static void handle_put(int ctl, const struct ctl_msg *req, int src)
+{
+    char buf[65536];
+    struct errbuf err = {{0}};
+    int dst, r = 0;
+    ssize_t n;
+
+    dst = open_beneath(req->text, true, req->mode);
+    if (dst < 0) {
+        errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text, strerror(-dst));
+        reply(ctl, CTL_PUT_DONE, -dst, err.msg);
+        return;
+    }
+    while ((n = read(src, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            r = -errno;
+            break;
+        }
+        r = util_write_all(dst, buf, (size_t)n);
+        if (r < 0)
+            break;
+    }
+    if (r == 0 && fchmod(dst, req->mode & 07777) < 0)
+        r = -errno;
+    close(dst);
+    if (r < 0) {
+        errbuf_set(&err, "cannot write '%s' in the work directory: %s", req->text,
+                   r == -ENOSPC ? "scratch disk full" : strerror(-r));
+        reply(ctl, CTL_PUT_DONE, -r, err.msg);
+        return;
+    }
+    reply(ctl, CTL_PUT_DONE, 0, NULL);
+}
+
+static void handle_get(int ctl, const struct ctl_msg *req)
+{
+    struct errbuf err = {{0}};
+    struct ctl_msg m;
+    int fd = open_beneath(req->text, false, 0);
+
+    if (fd < 0) {
+        errbuf_set(&err, "cannot read '%s' in the work directory: %s", req->text,
+                   fd == -EINVAL ? "not a regular file" : strerror(-fd));
+        reply(ctl, CTL_GOT, -fd, err.msg);
+        return;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_GOT;
+    (void)sandbox__ctl_send(ctl, &m, &fd, 1);
+    close(fd);
+}
+
+/* Parsed exec request: pointers into the mapped spec. */
+struct exec_req {
+    struct exec_spec spec;
+    char **argv;
+    char **envp;
+    char *strings;
+    void *map;
+    size_t map_len;
+    size_t vec_len; /* argv and envp share one mapping */
+};
+
+static void exec_req_release(struct exec_req *x)
+{
+    if (x->argv)
+        munmap(x->argv, x->vec_len);
+    if (x->map)
+        munmap(x->map, x->map_len);
+}
+
+static int parse_spec(int memfd, struct exec_req *x)
+{
+    struct stat st;
+    char *map, *p, *end;
+    size_t nenv;
+
+    if (fstat(memfd, &st) < 0 || (size_t)st.st_size < sizeof(struct exec_spec))
+        return -EPROTO;
+    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
+    if (map == MAP_FAILED)
+        return -errno;
+    x->map = map;
+    x->map_len = (size_t)st.st_size;
+    memcpy(&x->spec, map, sizeof(x->spec));
+    if (x->spec.magic != EXEC_SPEC_MAGIC || x->spec.argc == 0 ||
+        x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec))
+        return -EPROTO;
+    x->strings = map + sizeof(x->spec);
+    end = x->strings + x->spec.strings_len;
+    nenv = sizeof(fixed_env) / sizeof(fixed_env[0]);
+    /* mmap, not malloc: init is cloned from a process whose other threads may have held
+     * malloc's locks at that moment (no atfork handlers run for clone3). */
+    x->vec_len = (x->spec.argc + 1 + x->spec.envc + nenv + 1) * sizeof(char *);
+    x->argv = mmap(NULL, x->vec_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (x->argv == MAP_FAILED) {
+        x->argv = NULL;
+        return -ENOMEM;
+    }
+    x->envp = x->argv + x->spec.argc + 1;
+    p = x->strings;
+    for (uint32_t i = 0; i < x->spec.argc + x->spec.envc; i++) {
+        char *nul = memchr(p, '\0', (size_t)(end - p));
+        if (!nul)
+            return -EPROTO;
+        if (i < x->spec.argc)
+            x->argv[i] = p;
+        else
+            x->envp[i - x->spec.argc] = p;
+        p = nul + 1;
+    }
+    /* The fixed entries come after the caller's, so a caller cannot override PATH etc.
+     * with a duplicate that some programs would read first. */
+    for (size_t i = 0; i < nenv; i++) {
+        const char *k = fixed_env[i];
+        size_t klen = (size_t)(strchr(k, '=') - k) + 1;
+        bool overridden = false;
+        for (uint32_t j = 0; j < x->spec.envc; j++)
+            overridden |= strncmp(x->envp[j], k, klen) == 0;
+        if (!overridden)
+            x->envp[x->spec.envc + i] = (char *)k;
+    }
+    /* compact the NULL holes left by overridden fixed entries */
+    size_t w = 0;
+    for (size_t i = 0; i < x->spec.envc + nenv; i++)
+        if (x->envp[i])
+            x->envp[w++] = x->envp[i];
+    x->envp[w] = NULL;
+    return 0;
+}
+
+/* drop_bounding_set() — empties the bounding set; init does it once after setup, so
+ * every payload inherits an empty one (the permitted set of init is not affected). */
+static int drop_bounding_set(void)
+{
+    for (int c = 0; c <= 63; c++)
+        if (prctl(PR_CAPBSET_DROP, c) < 0 && errno != EINVAL)
+            return -errno;
+    return 0;
+}
+
+/* drop_all_caps() — the payload's remaining sets: ambient, effective, permitted, inheritable. */
+static int drop_all_caps(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return -errno;
+    memset(d, 0, sizeof(d));
+    return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/* What the payload child reads from, and writes its failure to: it shares init's memory
+ * (CLONE_VM | CLONE_VFORK) until execve. */
+struct spawn_args {
+    const struct init_params *p;
+    const struct exec_req *x;
+    const int *stdio;
+    int failure; /* stage << 16 | errno, or 0 when execve succeeded */
+};
+
+/* payload_child — the payload between clone and execve. It runs on its own stack in init's
+ * address space while init waits (vfork semantics, as posix_spawn does, so no page table is
+ * copied): it may change only what is its own — fds, cwd, limits, credentials, filters —
+ * and must not allocate. A failure is left in args->failure for init to report. */
+static int payload_child(void *arg)
+{
+    struct spawn_args *a = arg;
+    const struct init_params *p = a->p;
+    const struct exec_req *x = a->x;
+    const int *stdio = a->stdio;
+    sigset_t none;
+    int stage = 1, e = 0;
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
+        goto fail;
+    stage = 2; /* every fd but 0-2 closes at execve */
+    if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+        goto fail;
+    stage = 3;
+    if (chdir("/work") < 0)
+        goto fail;
+    stage = 4;
+    if (setrlimit(RLIMIT_CPU, &x->spec.cpu) < 0 || setrlimit(RLIMIT_FSIZE, &x->spec.fsize) < 0 ||
+        setrlimit(RLIMIT_NOFILE, &x->spec.nofile) < 0 ||
+        setrlimit(RLIMIT_STACK, &x->spec.stack) < 0 || setrlimit(RLIMIT_CORE, &x->spec.core) < 0 ||
+        setrlimit(RLIMIT_MEMLOCK, &x->spec.memlock) < 0 ||
+        (x->spec.as.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_AS, &x->spec.as) < 0) ||
+        (x->spec.nproc.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_NPROC, &x->spec.nproc) < 0))
+        goto fail;
+    stage = 5;
+    if ((e = drop_all_caps()) < 0) {
+        errno = -e;
+        goto fail;
+    }
+    stage = 6;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        goto fail;
+    stage = 7;
+    if ((e = filter_apply(p->filter)) < 0) {
+        errno = -e;
+        goto fail;
+    }
+    stage = 8;
+    if (strchr(x->argv[0], '/')) {
+        execve(x->argv[0], x->argv, x->envp);
+    } else {
+        char path[4096];
+        int first = ENOENT;
+        for (size_t i = 0; i < sizeof(search_path) / sizeof(search_path[0]); i++) {
+            snprintf(path, sizeof(path), "%s/%s", search_path[i], x->argv[0]);
+            execve(path, x->argv, x->envp);
+            if (errno != ENOENT && first == ENOENT)
+                first = errno;
+        }
+        errno = first;
+    }
+fail:
+    a->failure = stage << 16 | (errno & 0xffff);
+    _exit(127);
+}
+
+static const char *stage_name(int stage)
+{
+    static const char *const names[] = {"",
+                                        "set up stdio",
+                                        "close fds",
+                                        "enter /work",
+                                        "set rlimits",
+                                        "drop capabilities",
+                                        "set no_new_privs",
+                                        "apply seccomp",
+                                        "execute"};
+    return stage > 0 && stage < 9 ? names[stage] : "start";
+}
+
+/* handle_exec — starts the payload; returns its pid, or 0 after reporting a failure. */
+static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
+{
+    static char *stack; /* the payload child's, reused for every exec */
+    struct spawn_args a = {.p = p, .stdio = fds + 1};
+    struct exec_req x;
+    struct ctl_msg m;
+    pid_t pid = 0;
+
+    memset(&x, 0, sizeof(x));
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXEC_FAIL;
+    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
+        m.err = EPROTO;
+        snprintf(m.text, sizeof(m.text), "malformed exec request");
+        goto out_reply;
+    }
+    if (!stack) {
+        stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED) {
+            stack = NULL;
+            m.err = errno;
+            snprintf(m.text, sizeof(m.text), "cannot allocate a stack in init");
+            goto out_reply;
+        }
+    }
+    a.x = &x;
+    /* Returns once the child has called execve successfully or exited. */
+    pid = clone(payload_child, stack + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    if (pid < 0) {
+        m.err = errno;
+        snprintf(m.text, sizeof(m.text), "cannot start the payload");
+        pid = 0;
+        goto out_reply;
+    }
+    if (a.failure) {
+        int stage = a.failure >> 16;
+        m.err = a.failure & 0xffff;
+        if (stage == 8)
+            snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(m.err));
+        else
+            snprintf(m.text, sizeof(m.text), "cannot %s for the payload: %s", stage_name(stage),
+                     strerror(m.err));
+        waitpid(pid, NULL, 0);
+        pid = 0;
+        goto out_reply;
+    }
+    m.type = CTL_STARTED;
+    m.pid = pid;
+out_reply:
+    sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
+    exec_req_release(&x);
+    return pid;
+}
+
+/* reap(ctl, payload) — reaps every exited child; reports the payload's end. */
+static void reap(int ctl, pid_t *payload)
+{
+    struct ctl_msg m;
+    siginfo_t si;
+    bool ended = false;
+    int status;
+    pid_t pid;
+
+    memset(&m, 0, sizeof(m));
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == *payload) {
+            struct rusage ru;
+            getrusage(RUSAGE_CHILDREN, &ru);
+            m.type = CTL_EXITED;
+            m.status = status;
+            m.pid = pid;
+            m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                         (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+            m.maxrss_kb = ru.ru_maxrss;
+            *payload = 0;
+            ended = true;
+        }
+    }
+    if (!ended)
+        return;
+    /* Every process of the namespace is init's child once its parent is gone (orphans are
+     * reparented to init before their parent can be reaped), so no child left means no
+     * process left: the supervisor may then take the verdict as final without a kill. */
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+        m.mode = CTL_EXITED_ALONE;
+    sandbox__ctl_send(ctl, &m, NULL, 0);
+}
+
+/* kill_all(ctl, payload) — SIGKILL to every process of the namespace but init (what
+ * kill(-1) means for a namespace's init), then reap them all and confirm. */
+static void kill_all(int ctl, pid_t *payload)
+{
+    int tries = 0;
+
+    kill(-1, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        if (++tries > 100000)
+            break;
+    *payload = 0;
+    reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
+}
+
+void sandbox__init_main(const struct init_params *params)
+{
+    struct init_params self = *params;
+    const struct init_params *p = &self;
+    struct errbuf err = {{0}};
+    struct ctl_msg m;
+    sigset_t chld;
+    int ctl = p->ctl_fd, sfd, r, devnull;
+    pid_t payload = 0;
+    bool cgns = false; /* entered at the first exec, once every attach is done */
+    int attach_err = 0;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "crucible-init");
+    /* No handler may survive from the supervisor (a sanitizer's, say): the kernel delivers
+     * a signal sent from inside the namespace to its init only when init handles it. */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, sig == SIGPIPE ? SIG_IGN : SIG_DFL);
+    /* Join the v1 groups first, so everything init does is accounted there. */
+    for (int i = 0; i < p->nattach; i++)
+        if (write(p->attach_fds[i], "0", 1) != 1)
+            attach_err = errno;
+    /* Nothing of the supervisor's but the control socket stays open in init. */
+    devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
+        dup2(ctl, 3) < 0)
+        _exit(1);
+    ctl = self.ctl_fd = 3;
+    syscall(SYS_close_range, 4, ~0U, 0);
+
+    if (sandbox__ctl_recv(ctl, &m, NULL, NULL) < 0 || m.type != CTL_GO)
+        _exit(1); /* the supervisor went away before we started */
+    /* Only now, with the id maps written (an unprivileged supervisor needs our /proc files
+     * to be its own for that), does init stop being ptrace-able or readable through /proc. */
+    prctl(PR_SET_DUMPABLE, 0);
+    if (attach_err)
+        setup_fail(ctl, attach_err, "cannot join the sandbox cgroup");
+    if ((r = become_sandbox_user(p->root)) < 0)
+        setup_fail(ctl, -r, "cannot switch to the sandbox user");
+    if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0 ||
+        setdomainname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0)
+        setup_fail(ctl, errno, "cannot set the hostname");
+    if (p->limits->loopback && (r = loopback_up()) < 0)
+        setup_fail(ctl, -r, "cannot bring up the loopback interface");
+    if ((r = rootfs__build(p->img, p->limits, &err)) < 0)
+        setup_fail(ctl, -r, err.msg);
+
+    /* Per-user-namespace kernel limits. No nested user namespaces: a second layer behind
+     * seccomp. inotify instances and watches are also charged to the owner of this
+     * namespace (the supervisor's uid) in the parent, a pool every sandbox shares: cap
+     * what one sandbox may take from it. */
+    for (size_t i = 0; i < sizeof(userns_limits) / sizeof(userns_limits[0]); i++)
+        if ((r = util_write_file(userns_limits[i][0], userns_limits[i][1])) < 0)
+            setup_fail(ctl, -r, userns_limits[i][0]);
+    if ((r = drop_bounding_set()) < 0)
+        setup_fail(ctl, -r, "cannot drop the capability bounding set");
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0)
+        setup_fail(ctl, errno, "cannot create signalfd in init");
+    reply(ctl, CTL_READY, 0, NULL);
+
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            _exit(1);
+        }
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) > 0)
+                ;
+            reap(ctl, &payload);
+        }
+        if (pf[0].revents) {
+            int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS;
+            if (sandbox__ctl_recv(ctl, &m, fds, &nfds) < 0)
+                _exit(0); /* supervisor gone: our exit ends the namespace */
+            switch (m.type) {
+            case CTL_PUT:
+                if (nfds == 1)
+                    handle_put(ctl, &m, fds[0]);
+                else
+                    reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                break;
+            case CTL_GET:
+                m.text[sizeof(m.text) - 1] = '\0';
+                handle_get(ctl, &m);
+                break;
+            case CTL_KILLALL:
+                kill_all(ctl, &payload);
+                break;
+            case CTL_EXEC:
+                if (payload) {
+                    reply(ctl, CTL_EXEC_FAIL, EBUSY, "a process is already running");
+                } else if (!cgns && unshare(CLONE_NEWCGROUP) < 0) {
+                    reply(ctl, CTL_EXEC_FAIL, errno, "cannot create cgroup namespace");
+                } else {
+                    cgns = true;
+                    payload = handle_exec(p, fds, nfds);
+                }
+                break;
+            default:
+                break;
+            }
+            for (int i = 0; i < nfds; i++)
+                close(fds[i]);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/*
+ * sandbox_int.h — what the supervisor (sandbox.c) and init (sandbox_init.c) share: the
+ * control protocol and the parameters init is cloned with. Not part of any public API.
+ *
+ * Protocol: a SOCK_SEQPACKET socketpair; every message is one struct ctl_msg, with up to
+ * CTL_MAX_FDS file descriptors attached (SCM_RIGHTS). Exec specifications travel in a
+ * sealed memfd, so argv and the environment have no size limit of their own.
+ */
+#ifndef CRUCIBLE_SANDBOX_INT_H
+#define CRUCIBLE_SANDBOX_INT_H
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include "sandbox/sandbox.h"
+
+#define SANDBOX_UID      1000 /* uid and gid of the payload inside */
+#define SANDBOX_HOSTNAME "crucible"
+#define CTL_MAX_FDS      4
+
+enum ctl_type {
+    CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
+    CTL_READY,     /* init → sup: root filesystem built, waiting for requests */
+    CTL_FAILED,    /* init → sup: setup failed (err, text) */
+    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode */
+    CTL_PUT_DONE,  /* init → sup: err == 0 or the failure (text) */
+    CTL_EXEC,      /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr */
+    CTL_STARTED,   /* init → sup: payload running (pid inside) */
+    CTL_EXEC_FAIL, /* init → sup: could not start it (err, text) */
+    CTL_EXITED,    /* init → sup: payload ended (status = wait status, rusage) */
+    CTL_KILLALL,   /* sup → init: kill every other process of the sandbox */
+    CTL_KILLED,    /* init → sup: done, none left (err: processes that would not die) */
+    CTL_GET,       /* sup → init: open text (relative path) for reading */
+    CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
+};
+
+#define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
+
+struct ctl_msg {
+    uint32_t type;
+    int32_t err;    /* positive errno, 0 for none */
+    int32_t status; /* wait status (CTL_EXITED) */
+    int32_t pid;
+    uint32_t mode;
+    int64_t cpu_usec; /* CPU of the reaped tree, from init's RUSAGE_CHILDREN */
+    int64_t maxrss_kb;
+    char text[4096];
+};
+
+/* The rlimits and flags of an exec, followed in the memfd by argc + envc strings. */
+struct exec_spec {
+    uint32_t magic;
+    uint32_t argc, envc;
+    uint32_t strings_len;
+    struct rlimit cpu, fsize, nofile, nproc, as, stack, core, memlock;
+};
+#define EXEC_SPEC_MAGIC 0x63727563u
+
+/* Everything init needs, inherited through clone (init gets a copy of the address space). */
+struct init_params {
+    int ctl_fd;
+    bool root; /* the supervisor is uid 0: clear supplementary groups */
+    const struct image *img;
+    const struct sandbox_limits *limits;
+    const struct filter *filter;
+    int attach_fds[CGROUP_MAX_HIER]; /* v1 "tasks" files to write "0" to (see cgroup.h) */
+    int nattach;
+};
+
+/* sandbox__init_main(p) — init's whole life; never returns. */
+__attribute__((noreturn)) void sandbox__init_main(const struct init_params *p);
+
+/* sandbox__ctl_send(fd, msg, fds, nfds) / sandbox__ctl_recv(fd, msg, fds, &nfds) —
+ * one message each way; 0 or -errno (-EPIPE on a closed peer). Received fds are
+ * O_CLOEXEC; any beyond *nfds are closed. */
+int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds);
+int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
+
+/* rootfs__build(img, limits, err) — in init, in the new mount namespace: makes the root
+ * filesystem and pivots into it; cwd is "/" afterwards. 0 or -errno with err set. */
+int rootfs__build(const struct image *img, const struct sandbox_limits *limits, struct errbuf *err);
+
+#endif

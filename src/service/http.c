@@ -1,0 +1,545 @@
+/*
+ * http.c — libmicrohttpd behind the small interface of http.h.
+ *
+ * The daemon runs without threads of its own (MHD_USE_EPOLL): its epoll fd sits in our loop
+ * and http_run() calls mhd.run(). A request whose answer is not ready is suspended; the
+ * answer resumes it and is queued on the next access-handler call. Streams use a content
+ * reader that suspends the connection whenever its buffer is empty.
+ */
+#include "service/http.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+/* libmicrohttpd is loaded when a server starts, not linked: Debian's build pulls in GnuTLS
+ * and p11-kit, whose start-up would otherwise cost every `crucible run` about 2 ms. */
+static struct {
+    __typeof__(&MHD_add_response_header) add_response_header;
+    __typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+    __typeof__(&MHD_create_response_from_callback) create_response_from_callback;
+    __typeof__(&MHD_destroy_response) destroy_response;
+    __typeof__(&MHD_get_connection_info) get_connection_info;
+    __typeof__(&MHD_get_daemon_info) get_daemon_info;
+    __typeof__(&MHD_get_timeout) get_timeout;
+    __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
+    __typeof__(&MHD_queue_response) queue_response;
+    __typeof__(&MHD_resume_connection) resume_connection;
+    __typeof__(&MHD_run) run;
+    __typeof__(&MHD_start_daemon) start_daemon;
+    __typeof__(&MHD_stop_daemon) stop_daemon;
+    __typeof__(&MHD_suspend_connection) suspend_connection;
+} mhd;
+
+#define MHD_SONAME "libmicrohttpd.so.12"
+
+static int mhd_load(struct errbuf *err)
+{
+    static void *lib;
+    static const char *const names[] = {"MHD_add_response_header",
+                                        "MHD_create_response_from_buffer",
+                                        "MHD_create_response_from_callback",
+                                        "MHD_destroy_response",
+                                        "MHD_get_connection_info",
+                                        "MHD_get_daemon_info",
+                                        "MHD_get_timeout",
+                                        "MHD_lookup_connection_value",
+                                        "MHD_queue_response",
+                                        "MHD_resume_connection",
+                                        "MHD_run",
+                                        "MHD_start_daemon",
+                                        "MHD_stop_daemon",
+                                        "MHD_suspend_connection"};
+    void **slots = (void **)&mhd;
+
+    if (lib)
+        return 0;
+    if (!(lib = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL)))
+        return errbuf_set(err, "cannot load %s (Debian package libmicrohttpd12): %s", MHD_SONAME,
+                          dlerror());
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!(slots[i] = dlsym(lib, names[i]))) {
+            errbuf_set(err, "%s lacks %s", MHD_SONAME, names[i]);
+            dlclose(lib);
+            lib = NULL;
+            return -ENOENT;
+        }
+    return 0;
+}
+
+struct http_server {
+    struct MHD_Daemon *d;
+    struct loop *loop;
+    int epfd;
+    uint16_t port;
+    size_t max_body;
+    http_handler handler;
+    void *arg;
+    struct http_request *live; /* every request not yet completed (for http_stop) */
+};
+
+struct http_request {
+    struct http_server *srv;
+    struct http_request *prev, *next; /* srv->live */
+    struct MHD_Connection *conn;
+    char *method, *path;
+    char *body;
+    size_t len, cap;
+    bool too_large;
+    bool handled; /* the handler has been called */
+    bool suspended;
+    int watch_fd; /* the socket, watched for the client leaving while suspended; -1 */
+    bool aborted;
+    struct MHD_Response *resp; /* an answer waiting to be queued */
+    unsigned status;
+    bool streaming, stream_ended;
+    char *sbuf; /* stream bytes not yet sent: [soff, slen) */
+    size_t slen, soff, scap;
+    void (*on_close)(void *ctx, bool aborted);
+    void *close_ctx;
+    bool closed; /* on_close has run */
+};
+
+static void notify_close(struct http_request *r, bool aborted)
+{
+    if (r->closed)
+        return;
+    r->closed = true;
+    if (r->on_close)
+        r->on_close(r->close_ctx, aborted);
+}
+
+static void on_client_gone(void *arg, uint32_t events);
+
+static void suspend(struct http_request *r)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    if (r->suspended)
+        return;
+    mhd.suspend_connection(r->conn);
+    r->suspended = true;
+    ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci && loop_add(r->srv->loop, ci->connect_fd, EPOLLRDHUP, on_client_gone, r) == 0)
+        r->watch_fd = ci->connect_fd;
+}
+
+static void resume(struct http_request *r)
+{
+    if (!r->suspended)
+        return;
+    if (r->watch_fd >= 0) {
+        loop_del(r->srv->loop, r->watch_fd);
+        r->watch_fd = -1;
+    }
+    r->suspended = false;
+    mhd.resume_connection(r->conn);
+}
+
+/* on_client_gone — the socket of a suspended request hung up: the client left. */
+static void on_client_gone(void *arg, uint32_t events)
+{
+    struct http_request *r = arg;
+
+    (void)events;
+    r->aborted = true;
+    notify_close(r, true);
+    resume(r); /* the daemon then closes the connection and frees the request */
+}
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct http_request *r = cls;
+    size_t n;
+
+    (void)pos;
+    if (r->aborted)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    if (r->soff < r->slen) {
+        n = r->slen - r->soff < max ? r->slen - r->soff : max;
+        memcpy(buf, r->sbuf + r->soff, n);
+        r->soff += n;
+        if (r->soff == r->slen)
+            r->soff = r->slen = 0;
+        return (ssize_t)n;
+    }
+    if (r->stream_ended)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    suspend(r);
+    return 0;
+}
+
+static enum MHD_Result queue_pending(struct http_request *r)
+{
+    enum MHD_Result ret = mhd.queue_response(r->conn, r->status, r->resp);
+
+    mhd.destroy_response(r->resp);
+    r->resp = NULL;
+    return ret;
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    struct http_server *s = cls;
+    struct http_request *r = *con_cls;
+
+    (void)version;
+    if (!r) {
+        const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        r = calloc(1, sizeof(*r));
+        if (!r)
+            return MHD_NO;
+        r->srv = s;
+        r->conn = c;
+        r->watch_fd = -1;
+        r->next = s->live;
+        if (s->live)
+            s->live->prev = r;
+        s->live = r;
+        r->method = strdup(method);
+        r->path = strdup(url);
+        if (!r->method || !r->path) {
+            free(r->method);
+            free(r->path);
+            free(r);
+            return MHD_NO;
+        }
+        if (cl && strtoull(cl, NULL, 10) > s->max_body)
+            r->too_large = true;
+        *con_cls = r;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (r->too_large)
+            return MHD_YES;
+        if (r->len + n > s->max_body) {
+            r->too_large = true;
+            free(r->body);
+            r->body = NULL;
+            r->len = r->cap = 0;
+            return MHD_YES;
+        }
+        if (r->len + n + 1 > r->cap) {
+            size_t cap = r->cap ? r->cap : 4096;
+            char *nb;
+            while (cap < r->len + n + 1)
+                cap *= 2;
+            if (!(nb = realloc(r->body, cap)))
+                return MHD_NO;
+            r->body = nb;
+            r->cap = cap;
+        }
+        memcpy(r->body + r->len, upload_data, n);
+        r->len += n;
+        r->body[r->len] = '\0';
+        return MHD_YES;
+    }
+    if (r->aborted)
+        return MHD_NO;
+    if (r->resp)
+        return queue_pending(r);
+    if (!r->handled) {
+        r->handled = true;
+        if (r->too_large)
+            http_respond_error(r, 413, "too_large", "the request body is larger than %zu bytes",
+                               s->max_body);
+        else
+            s->handler(s->arg, r);
+        if (r->resp)
+            return queue_pending(r);
+    }
+    suspend(r); /* the answer comes later */
+    return MHD_YES;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct http_request *r = *con_cls;
+
+    (void)cls, (void)c;
+    if (!r)
+        return;
+    if (r->watch_fd >= 0)
+        loop_del(r->srv->loop, r->watch_fd);
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        r->srv->live = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    notify_close(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    if (r->resp)
+        mhd.destroy_response(r->resp);
+    free(r->method);
+    free(r->path);
+    free(r->body);
+    free(r->sbuf);
+    free(r);
+    *con_cls = NULL;
+}
+
+static void on_daemon(void *arg, uint32_t events)
+{
+    (void)events;
+    http_run(arg);
+}
+
+struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
+                               http_handler handler, void *arg, struct errbuf *err)
+{
+    struct http_server *s = calloc(1, sizeof(*s));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(cfg->port)};
+    const union MHD_DaemonInfo *di;
+
+    if (!s)
+        return errbuf_set(err, "out of memory"), NULL;
+    if (mhd_load(err) < 0) {
+        free(s);
+        return NULL;
+    }
+    if (inet_pton(AF_INET, cfg->host, &sa.sin_addr) != 1) {
+        errbuf_set(err, "'%s' is not an IPv4 address", cfg->host);
+        free(s);
+        return NULL;
+    }
+    s->loop = loop;
+    s->max_body = cfg->max_body;
+    s->handler = handler;
+    s->arg = arg;
+    s->d = mhd.start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL,
+                            on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    if (!s->d) {
+        errbuf_set(err, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    di = mhd.get_daemon_info(s->d, MHD_DAEMON_INFO_EPOLL_FD);
+    s->epfd = di ? di->epoll_fd : -1;
+    di = mhd.get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+    s->port = di ? di->port : cfg->port;
+    if (s->epfd < 0 || loop_add(loop, s->epfd, EPOLLIN, on_daemon, s) < 0) {
+        errbuf_set(err, "cannot watch the HTTP daemon");
+        mhd.stop_daemon(s->d);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void http_stop(struct http_server *s)
+{
+    if (!s)
+        return;
+    /* The daemon refuses to stop while connections are suspended: every pending request
+     * ends as if its client had gone, and the daemon closes it on its next run. */
+    for (struct http_request *r = s->live; r; r = r->next) {
+        r->aborted = true;
+        notify_close(r, true);
+        resume(r);
+    }
+    mhd.run(s->d);
+    loop_del(s->loop, s->epfd);
+    mhd.stop_daemon(s->d);
+    free(s);
+}
+
+uint16_t http_port(const struct http_server *s)
+{
+    return s->port;
+}
+
+int http_timeout_ms(struct http_server *s)
+{
+    MHD_UNSIGNED_LONG_LONG ms;
+
+    if (mhd.get_timeout(s->d, &ms) != MHD_YES)
+        return -1;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+void http_run(struct http_server *s)
+{
+    mhd.run(s->d);
+}
+
+const char *http_method(const struct http_request *r)
+{
+    return r->method;
+}
+
+const char *http_path(const struct http_request *r)
+{
+    return r->path;
+}
+
+const char *http_header(const struct http_request *r, const char *name)
+{
+    return mhd.lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+const char *http_query(const struct http_request *r, const char *key)
+{
+    return mhd.lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_body(const struct http_request *r, size_t *len)
+{
+    *len = r->len;
+    return r->body ? r->body : "";
+}
+
+void http_on_close(struct http_request *r, void (*cb)(void *ctx, bool aborted), void *ctx)
+{
+    r->on_close = cb;
+    r->close_ctx = ctx;
+}
+
+/* set_response(r, status, resp) — the answer to queue; resumes a suspended request. */
+static void set_response(struct http_request *r, unsigned status, struct MHD_Response *resp)
+{
+    if (!resp || r->resp || r->streaming) {
+        if (resp)
+            mhd.destroy_response(resp);
+        return;
+    }
+    mhd.add_response_header(resp, "Server", "crucible");
+    r->status = status;
+    r->resp = resp;
+    resume(r);
+}
+
+void http_respond(struct http_request *r, unsigned status, const char *content_type,
+                  const char *body, size_t len, const char *header, const char *value)
+{
+    struct MHD_Response *resp =
+        mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+
+    if (resp && content_type)
+        mhd.add_response_header(resp, "Content-Type", content_type);
+    if (resp && header)
+        mhd.add_response_header(resp, header, value);
+    set_response(r, status, resp);
+}
+
+void http_respond_json(struct http_request *r, unsigned status, json_t *j)
+{
+    char *text =
+        j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
+
+    json_decref(j);
+    if (!text) {
+        static const char oom[] =
+            "{\"error\":{\"code\":\"internal\",\"message\":\"out of memory\"}}\n";
+        http_respond(r, 500, "application/json", oom, sizeof(oom) - 1, NULL, NULL);
+        return;
+    }
+    {
+        size_t n = strlen(text);
+        char *line = realloc(text, n + 2);
+        if (line) {
+            text = line;
+            text[n++] = '\n';
+            text[n] = '\0';
+        }
+        http_respond(r, status, "application/json", text, n, NULL, NULL);
+    }
+    free(text);
+}
+
+void http_respond_error(struct http_request *r, unsigned status, const char *code, const char *fmt,
+                        ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    http_respond_json(r, status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg));
+}
+
+void http_stream_begin(struct http_request *r, unsigned status, const char *content_type)
+{
+    struct MHD_Response *resp;
+
+    if (r->resp || r->streaming)
+        return;
+    resp = mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, 16384, stream_reader, r, NULL);
+    if (resp && content_type)
+        mhd.add_response_header(resp, "Content-Type", content_type);
+    set_response(r, status, resp);
+    r->streaming = resp != NULL;
+}
+
+void http_stream_write(struct http_request *r, const char *data, size_t len)
+{
+    if (!r->streaming || r->stream_ended || r->aborted)
+        return;
+    if (r->soff) { /* drop what was already sent */
+        memmove(r->sbuf, r->sbuf + r->soff, r->slen - r->soff);
+        r->slen -= r->soff;
+        r->soff = 0;
+    }
+    if (r->slen + len > r->scap) {
+        size_t cap = r->scap ? r->scap : 4096;
+        char *nb;
+        while (cap < r->slen + len)
+            cap *= 2;
+        if (!(nb = realloc(r->sbuf, cap)))
+            return;
+        r->sbuf = nb;
+        r->scap = cap;
+    }
+    memcpy(r->sbuf + r->slen, data, len);
+    r->slen += len;
+    resume(r);
+}
+
+void http_stream_end(struct http_request *r)
+{
+    if (!r->streaming || r->stream_ended)
+        return;
+    r->stream_ended = true;
+    resume(r);
+}
+
+const char *http_reason(unsigned status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Payload Too Large";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "";
+    }
+}

@@ -1,0 +1,75 @@
+/*
+ * http.h — the HTTP/1.1 server: libmicrohttpd in external-epoll mode, driven by the loop.
+ *
+ * Nothing else includes microhttpd.h. A request reaches the handler once, with its whole
+ * body (a body over the cap never does: 413). The handler answers then or later — exactly
+ * one http_respond*, or a stream (http_stream_begin, _write..., _end) — always on the loop
+ * thread. While the answer is pending the connection is suspended, and a client that goes
+ * away is noticed by watching its socket: the close callback then runs with aborted=true.
+ */
+#ifndef CRUCIBLE_HTTP_H
+#define CRUCIBLE_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "service/loop.h"
+#include "util.h"
+
+struct http_server;
+struct http_request;
+
+typedef void (*http_handler)(void *arg, struct http_request *r);
+
+struct http_config {
+    const char *host; /* numeric IPv4 address */
+    uint16_t port;    /* 0: any free port (see http_port) */
+    size_t max_body;  /* bytes; larger bodies get 413 */
+    unsigned max_connections;
+};
+
+/* http_start(loop, cfg, handler, arg, err) — listening when it returns; NULL with err set. */
+struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
+                               http_handler handler, void *arg, struct errbuf *err);
+/* http_stop(s) — closes every connection (close callbacks run, aborted) and the socket. */
+void http_stop(struct http_server *s);
+/* http_port(s) — the port actually bound. */
+uint16_t http_port(const struct http_server *s);
+/* http_timeout_ms(s) — how long the loop may sleep before the daemon needs a run (-1). */
+int http_timeout_ms(struct http_server *s);
+/* http_run(s) — lets the daemon do pending work (the loop calls it after each wakeup). */
+void http_run(struct http_server *s);
+
+const char *http_method(const struct http_request *r);
+const char *http_path(const struct http_request *r);
+/* http_header(r, name) / http_query(r, key) — NULL when absent. */
+const char *http_header(const struct http_request *r, const char *name);
+const char *http_query(const struct http_request *r, const char *key);
+/* http_body(r, &len) — the request body, NUL-terminated ("" when none). */
+const char *http_body(const struct http_request *r, size_t *len);
+
+/* http_on_close(r, cb, ctx) — cb(ctx, aborted) runs once when the request is over: after
+ * the answer went out, or when the client left first (aborted). r is invalid afterwards. */
+void http_on_close(struct http_request *r, void (*cb)(void *ctx, bool aborted), void *ctx);
+
+/* http_respond(r, status, content_type, body, len, header, value) — the whole answer; body
+ * is copied. header/value: one extra header, or NULL. */
+void http_respond(struct http_request *r, unsigned status, const char *content_type,
+                  const char *body, size_t len, const char *header, const char *value);
+/* http_respond_json(r, status, j) — j compact, with a newline; the reference is stolen. */
+void http_respond_json(struct http_request *r, unsigned status, json_t *j);
+/* http_respond_error(r, status, code, fmt, ...) — {"error": {"code", "message"}}. */
+void http_respond_error(struct http_request *r, unsigned status, const char *code, const char *fmt,
+                        ...) __attribute__((format(printf, 4, 5)));
+
+/* Streaming (chunked): begin once, write any number of times, end once. */
+void http_stream_begin(struct http_request *r, unsigned status, const char *content_type);
+void http_stream_write(struct http_request *r, const char *data, size_t len);
+void http_stream_end(struct http_request *r);
+
+/* http_reason(status) — "OK", "Not Found", ... for logs. */
+const char *http_reason(unsigned status);
+
+#endif
