@@ -218,7 +218,7 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
         jb->task = t;
         jb->line = lineno;
         jb->program =
-            verify_program_text(t, (enum solution_kind)kind, text, jb->how, sizeof(jb->how));
+            verify_program_text(t, NULL, (enum solution_kind)kind, text, jb->how, sizeof(jb->how));
         json_decref(j);
         if (!jb->program) {
             bad++;
@@ -449,7 +449,7 @@ int cmd_eval(int argc, char **argv)
             struct job *jb = &ev.jobs[ev.njobs++];
             jb->task = &tasks[i];
             jb->line = i + 1;
-            jb->program = verify_program_text(&tasks[i], SOLUTION_PROGRAM, tasks[i].reference,
+            jb->program = verify_program_text(&tasks[i], NULL, SOLUTION_PROGRAM, tasks[i].reference,
                                               jb->how, sizeof(jb->how));
             if (!jb->program)
                 ev.njobs--;

@@ -212,7 +212,7 @@ have_task:
     text = slurp(sol_path, "solution");
     if (!text)
         goto out_tasks;
-    program = verify_program_text(t, kind, text, how, sizeof(how));
+    program = verify_program_text(t, NULL, kind, text, how, sizeof(how));
     if (!program) {
         fprintf(stderr, "crucible verify: out of memory\n");
         goto out_tasks;

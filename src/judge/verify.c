@@ -270,6 +270,7 @@ int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
         return -ENOENT;
     plain.time_factor = 0; /* the task's own limits, not relative ones */
     ro.repeats = 1;
+    ro.lang = NULL; /* the reference is in the task's language */
     verify_run(rt, &plain, t->reference, &ro, &vr);
     *seconds = 0;
     for (size_t i = 0; i < vr.total; i++)
@@ -281,10 +282,22 @@ int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
     return r;
 }
 
+int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err)
+{
+    if (!lang || lang == t->lang || t->harness == TASK_HARNESS_STDIO)
+        return 0;
+    errbuf_set(err,
+               "task '%s' is a%s %s task in %s: its tests are %s code, so the solution must be "
+               "%s, not %s (only stdio tasks take a solution in any language)",
+               t->id, t->harness == TASK_HARNESS_ASSERT ? "n" : "", task_harness_name(t->harness),
+               t->lang->name, t->lang->name, t->lang->name, lang->name);
+    return -EINVAL;
+}
+
 int verify_run(const struct sandbox_runtime *rt, const struct task *task, const char *solution,
                const struct verify_opts *o, struct verify_result *vr)
 {
-    struct task relative;
+    struct task relative, in_lang;
     const struct task *t = task;
     struct errbuf err = {{0}};
     struct image *own = NULL;
@@ -294,6 +307,20 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     char why[512];
 
     memset(vr, 0, sizeof(*vr));
+    vr->lang = t->lang;
+    if (verify_language_check(t, o->lang, &err) < 0) {
+        vr->verdict = VERDICT_INFRA_ERROR;
+        vr->reward_null = true;
+        snprintf(vr->message, sizeof(vr->message), "%s", err.msg);
+        return -EINVAL;
+    }
+    if (o->lang && o->lang != t->lang) {
+        /* a stdio task: the same tests, the solution's own compile and run steps */
+        in_lang = *t;
+        in_lang.lang = o->lang;
+        t = &in_lang;
+        vr->lang = o->lang;
+    }
     vr->repeats = o->repeats ? o->repeats : 1;
     vr->total = t->ntests;
     vr->tests = calloc(t->ntests + 1, sizeof(*vr->tests));
@@ -334,7 +361,7 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     if (t->time_factor > 0) {
         /* EvalPlus-style: the limit scales with what the reference needs. */
         double ref = t->reference_time, lim;
-        if (ref < 0 && verify_calibrate(rt, t, o, &ref) < 0) {
+        if (ref < 0 && verify_calibrate(rt, task, o, &ref) < 0) {
             vr->verdict = VERDICT_INFRA_ERROR;
             vr->reward_null = true;
             snprintf(vr->message, sizeof(vr->message),
@@ -456,6 +483,7 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
     }
     json_object_set_new(o, "task_id", json_string(t->id));
     json_object_set_new(o, "task_version", json_string(t->version));
+    json_object_set_new(o, "language", json_string((vr->lang ? vr->lang : t->lang)->name));
     json_object_set_new(o, "verdict", json_string(verdict_name(vr->verdict)));
     json_object_set_new(o, "reward", vr->reward_null ? json_null() : json_real(vr->reward));
     json_object_set_new(o, "passed", json_integer((json_int_t)vr->passed));
@@ -505,8 +533,8 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
     return o;
 }
 
-char *verify_program_text(const struct task *t, enum solution_kind kind, const char *text,
-                          char *how, size_t how_size)
+char *verify_program_text(const struct task *t, const struct lang *lang, enum solution_kind kind,
+                          const char *text, char *how, size_t how_size)
 {
     char *out;
     size_t n;
@@ -521,7 +549,7 @@ char *verify_program_text(const struct task *t, enum solution_kind kind, const c
                  t->prompt ? "prompt + completion" : "completion (task has no prompt)");
         return out;
     case SOLUTION_RESPONSE:
-        return extract_code(text, t->lang->name, how, how_size);
+        return extract_code(text, (lang ? lang : t->lang)->name, how, how_size);
     case SOLUTION_PROGRAM:
     default:
         snprintf(how, how_size, "full program");

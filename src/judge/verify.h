@@ -49,6 +49,9 @@ struct verify_opts {
     bool verdict_only;         /* only accepted-or-not matters (validation's stubs): an assert task
                                 * whose tests fail together is not rerun test by test; the verdict
                                 * goes to its first test and the others are not_run */
+    const struct lang *lang;   /* the solution's language, or NULL for the task's: a stdio task
+                                * takes a solution in any language of the table; assert and
+                                * command tasks only their own (verify_language_check) */
 };
 
 struct verify_test {
@@ -61,6 +64,7 @@ struct verify_test {
 };
 
 struct verify_result {
+    const struct lang *lang; /* the language the solution ran as */
     enum verdict verdict;
     bool reward_null; /* infra_error: no reward at all */
     double reward;
@@ -79,8 +83,15 @@ struct verify_result {
 /* verify_opts_default(o) — 1 repeat, binary reward, 2 infra retries. */
 void verify_opts_default(struct verify_opts *o);
 
-/* verify_run(rt, t, solution, o, vr) — verifies solution (a full program in the task's
- * language) against t. vr is always filled (release it); returns 0, or -errno for misuse. */
+/* verify_language_check(t, lang, err) — may a solution in lang (NULL: the task's) be judged
+ * by t? stdio tasks take any language of the table; assert and command tasks only their own
+ * (their test code is written in it). 0, or -EINVAL with err saying why: the caller's
+ * mistake, to answer before any run (HTTP 400, exit 2). */
+int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err);
+
+/* verify_run(rt, t, solution, o, vr) — verifies solution (a full program in o->lang, or the
+ * task's language) against t. vr is always filled (release it); returns 0, or -errno for
+ * misuse (-EINVAL: a language verify_language_check refuses; vr->message says why). */
 int verify_run(const struct sandbox_runtime *rt, const struct task *t, const char *solution,
                const struct verify_opts *o, struct verify_result *vr);
 
@@ -100,10 +111,11 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
  * (HumanEval samples), or a raw model response whose last fenced block is the code. */
 enum solution_kind { SOLUTION_PROGRAM, SOLUTION_COMPLETION, SOLUTION_RESPONSE };
 
-/* verify_program_text(t, kind, text, how, how_size) — the program to verify, malloc'd
- * (caller frees), with how telling what was taken; NULL on ENOMEM. */
-char *verify_program_text(const struct task *t, enum solution_kind kind, const char *text,
-                          char *how, size_t how_size);
+/* verify_program_text(t, lang, kind, text, how, how_size) — the program to verify, malloc'd
+ * (caller frees), with how telling what was taken; NULL on ENOMEM. lang (NULL: the task's)
+ * is the solution's language: a response's fenced block is looked for in it. */
+char *verify_program_text(const struct task *t, const struct lang *lang, enum solution_kind kind,
+                          const char *text, char *how, size_t how_size);
 
 /* verdict_name(v) / reward_policy_parse(name, &p) */
 const char *verdict_name(enum verdict v);

@@ -440,7 +440,7 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     if (!text)
         return errbuf_set(err, "missing 'solution' (or 'completion' / 'response')");
     it->program =
-        verify_program_text(&it->task, sk, json_string_value(text), it->how, sizeof(it->how));
+        verify_program_text(&it->task, NULL, sk, json_string_value(text), it->how, sizeof(it->how));
     if (!it->program)
         return errbuf_set(err, "out of memory"), -ENOMEM;
     verify_opts_default(&it->vo);

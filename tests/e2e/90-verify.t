@@ -146,8 +146,8 @@ w("nul.py", "def add(a, b):\n    return a + b\x00\n")
 EOF
 
 # the record's shape, common to every verdict
-fields_ok='list(d)[:10] == ["task_id", "task_version", "verdict", "reward", "passed", "total",
- "repeats", "flaky", "compile", "tests"] and "wall_time" in d and "message" in d'
+fields_ok='list(d)[:11] == ["task_id", "task_version", "language", "verdict", "reward", "passed",
+ "total", "repeats", "flaky", "compile", "tests"] and "wall_time" in d and "message" in d'
 test_fields_ok='all(isinstance(t["name"], str) and isinstance(t["verdict"], str)
  and isinstance(t["status"], str) and (t["exit_code"] is None or isinstance(t["exit_code"], int))
  and isinstance(t["cpu_time"], (int, float)) and t["cpu_time"] >= 0

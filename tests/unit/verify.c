@@ -3,6 +3,7 @@
  * repeats and flakiness, constraints, compile errors, early exits, a missing toolchain, and
  * code extraction from a response.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -220,16 +221,54 @@ int main(void)
         rmdir(root);
     }
 
-    code = verify_program_text(&ta, SOLUTION_COMPLETION, "    return a + b\n", how, sizeof(how));
+    code =
+        verify_program_text(&ta, NULL, SOLUTION_COMPLETION, "    return a + b\n", how, sizeof(how));
     ok(code && strcmp(code, "def add(a, b):\n    return a + b\n") == 0,
        "completion = prompt + text");
     free(code);
-    code = verify_program_text(&ta, SOLUTION_RESPONSE,
+    code = verify_program_text(&ta, NULL, SOLUTION_RESPONSE,
                                "Try:\n```python\ndef add(a, b):\n    return a + b\n```\n", how,
                                sizeof(how));
     ok(code && strcmp(code, "def add(a, b):\n    return a + b\n") == 0 && strstr(how, "python"),
        "response: the fenced block is extracted (%s)", how);
     free(code);
+
+    /* A stdio task judges a solution in any language of the table (a converted Kattis or
+     * Code Jam task says python; the rollout may be C++). */
+    {
+        struct verify_opts lo = o;
+        const char *cpp = "#include <cstdio>\nint main(){long a,b;if(scanf(\"%ld %ld\",&a,&b)!=2)"
+                          "return 1;printf(\"%ld\\n\",a+b);}\n";
+        lo.lang = lang_find("cpp");
+        ok(run(&ts, cpp, &lo, &vr) == VERDICT_ACCEPTED && vr.has_compile && vr.lang == lo.lang,
+           "stdio: a C++ solution to a task written as python is compiled and accepted");
+        j = verify_result_to_json(&ts, &vr);
+        ok(j && strcmp(json_string_value(json_object_get(j, "language")), "cpp") == 0,
+           "the record names the language the solution ran as");
+        json_decref(j);
+        verify_result_release(&vr);
+        ok(run(&ts, cpp, &o, &vr) == VERDICT_RUNTIME_ERROR,
+           "the same C++ code without its language runs as the task's (python) and fails");
+        verify_result_release(&vr);
+        lo.lang = lang_find("javascript");
+        ok(verify_language_check(&ta, lo.lang, &err) == -EINVAL && strstr(err.msg, "assert") &&
+               strstr(err.msg, "python") && strstr(err.msg, "javascript"),
+           "assert task, other language: refused, saying why (%s)", err.msg);
+        ok(verify_run(&rt, &ta, "function add(a, b) { return a + b; }", &lo, &vr) == -EINVAL &&
+               vr.reward_null,
+           "verify_run refuses it too, without a reward");
+        verify_result_release(&vr);
+        lo.lang = lang_find("py");
+        ok(verify_language_check(&ta, lo.lang, &err) == 0,
+           "assert task: its own language (by an alias) is fine");
+        code = verify_program_text(&ts, lang_find("cpp"), SOLUTION_RESPONSE,
+                                   "Python:\n```python\nprint(1)\n```\nC++:\n```cpp\nint "
+                                   "main(){}\n```\nMore python:\n```python\nprint(2)\n```\n",
+                                   how, sizeof(how));
+        ok(code && strcmp(code, "int main(){}\n") == 0,
+           "response: the fenced block is looked for in the solution's language (%s)", how);
+        free(code);
+    }
 
     ok(strcmp(verdict_name(VERDICT_INFRA_ERROR), "infra_error") == 0 &&
            strcmp(verdict_name(VERDICT_CONSTRAINT_VIOLATION), "constraint_violation") == 0,
