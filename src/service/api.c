@@ -838,9 +838,11 @@ static void not_run_result(struct item *it, const char *why)
 {
     json_decref(it->result);
     if (it->kind == K_VERIFY) {
-        it->result = json_pack("{s:s,s:s,s:s,s:n,s:i,s:i,s:[],s:s}", "task_id", it->task.id,
-                               "task_version", it->task.version, "verdict", "infra_error", "reward",
-                               "passed", 0, "total", (int)it->task.ntests, "tests", "message", why);
+        it->result = json_pack("{s:s,s:s,s:s,s:s,s:n,s:i,s:i,s:[],s:s}", "task_id", it->task.id,
+                               "task_version", it->task.version, "language",
+                               (it->vo.lang ? it->vo.lang : it->task.lang)->name, "verdict",
+                               "infra_error", "reward", "passed", 0, "total", (int)it->task.ntests,
+                               "tests", "message", why);
         it->status = "infra_error";
     } else if (it->kind == K_RUNCODE) {
         it->result =

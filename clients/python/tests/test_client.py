@@ -515,9 +515,12 @@ def test_verify_deadline_is_infra_error(make_server):
     t.start()
     time.sleep(0.5)
     rec = c.verify(ADD_TASK, solution=ADD_GOOD, deadline_s=0.3)
+    rec2 = c.verify(SUM_TASK, solution=SUM_CPP, language="cpp", deadline_s=0.3)  # still busy
     t.join(30)
     assert rec["verdict"] == "infra_error" and rec["reward"] is None, rec
     assert "deadline" in rec["message"].lower(), rec
+    assert rec["language"] == "python" and rec2["language"] == "cpp", (rec, rec2)
+    assert rec2["verdict"] == "infra_error" and rec2["reward"] is None, rec2
 
 
 def test_body_too_large_413(make_server):
