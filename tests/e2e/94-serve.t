@@ -296,6 +296,12 @@ st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest",
                                     "files": {"helper.py": "def double(x):\n    return 2 * x\n"}})
 ok(st == 200 and j["status"] == "ok" and j["exit_code"] == 0 and "2 passed" in j["stdout"],
    "/v1/run with language pytest: passing tests are ok", text)
+bare_img = os.path.join(TMP, "no-pytest")  # an image with a python3 but no pytest module
+os.makedirs(os.path.join(bare_img, "usr", "bin"), exist_ok=True)
+open(os.path.join(bare_img, "usr", "bin", "python3"), "w").close()
+st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest", "image": bare_img})
+ok(st == 200 and j["status"] == "sandbox_error" and "python3-pytest" in j["message"],
+   "/v1/run pytest in an image without pytest: sandbox_error naming the package (not a test failure)", text)
 st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": "pytest", "solution": SUM_PY})
 ok(st == 400 and "unknown language 'pytest'" in j["error"]["message"],
    "/v1/verify: pytest is a run mode, not a solution's language (400)", text)
