@@ -452,6 +452,13 @@ st, j, text, _ = s.post("/v1/verify", {"task": dict(SUM_TASK, limits={"memory_mb
                                        "language": "cpp", "solution": SUM_CPP})
 ok(st == 400 and "needs 2048 MB" in j["error"]["message"],
    "memory: a C++ solution of a Python task reserves C++'s compile memory too", text)
+relative = dict(CPP_SUM_TASK, time_limit={"factor": 3, "min": 1},
+                reference="#include <cstdio>\nint main() { long a, b; std::scanf(\"%ld %ld\", &a, &b); "
+                          "std::printf(\"%ld\\n\", a + b); }\n")
+st, j, text, _ = s.post("/v1/verify", {"task": relative, "language": "python", "solution": SUM_PY})
+ok(st == 400 and "needs 2048 MB" in j["error"]["message"],
+   "memory: a Python solution of a C++ task whose relative time limit compiles the C++ reference "
+   "first reserves C++'s compile memory", text)
 s.stop()
 
 # --- bearer token ---------------------------------------------------------------------------
