@@ -4,6 +4,10 @@
  * Verifies many solutions in parallel (-j worker threads, each running its own sandboxes),
  * writes one verification record per input line, in input order, as soon as the records
  * before it are done, shows a progress bar on a terminal, and ends with a summary table.
+ *
+ * In steps: the command line (parse_args), the tasks (load_tasks), the jobs (reference_jobs,
+ * or load_solutions with solution_line for each line), the run (run_jobs, with verify_job on
+ * the workers and write_ready draining records in order), then the summary (report).
  */
 #include <errno.h>
 #include <getopt.h>

@@ -2,6 +2,9 @@
  * cmd_serve.c — `crucible serve`: the HTTP service (docs/API.md). Wires the loop, the HTTP
  * daemon, the scheduler and the routes together; SIGINT/SIGTERM stop it cleanly (running
  * jobs are cancelled and their sandboxes torn down).
+ *
+ * In steps: the command line (parse_args), the sandbox runtime and defaults (cmd_serve),
+ * everything the loop drives (serve_start), the loop, then the teardown (serve_stop).
  */
 #include <errno.h>
 #include <fcntl.h>
