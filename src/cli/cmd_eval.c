@@ -4,28 +4,42 @@
  * Verifies many solutions in parallel (-j worker threads, each running its own sandboxes),
  * writes one verification record per input line, in input order, as soon as the records
  * before it are done, shows a progress bar on a terminal, and ends with a summary table.
+ *
+ * In steps: the command line (parse_args), the tasks (load_tasks), the jobs (reference_jobs,
+ * or load_solutions with solution_line for each line), the run (run_jobs, with verify_job on
+ * the workers and write_ready draining records in order), then the summary (report).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/solution_lang.h"
 #include "cli/workers.h"
 #include "library/store.h"
 #include "judge/verify.h"
 
 struct job {
     const struct task *task;
-    char *program; /* owned */
+    const struct lang *lang; /* the solution's language, or NULL for the task's */
+    char *program;           /* owned */
     char how[128];
     size_t line;  /* input line (solutions file) or task index + 1 */
     char *record; /* JSON line, set by the worker; NULL until done */
     enum verdict verdict;
     bool reward_null, flaky, done;
     double reward;
+};
+
+/* What the command line asks for (the verify options and the model tag go to struct eval). */
+struct eval_args {
+    const char *tasks_path, *sol_path, *out_path, *db_path;
+    bool reference, quiet, help;
+    long jobs; /* worker threads */
 };
 
 struct eval {
@@ -51,9 +65,11 @@ static void eval_usage(FILE *f)
         "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
         "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
         "{\"task_id\", \"response\"}\n(raw model text; its last fenced block is the code). "
-        "--reference verifies each task's\nown reference. RESULTS.jsonl gets one "
-        "verification record per line, in input order\n(stdout without --out; the summary "
-        "then goes to stderr).\n\n"
+        "A line may name the solution's\nlanguage: \"language\": \"cpp\" (else it is the "
+        "task's); a stdio task takes any language,\nassert and command tasks only their own "
+        "(other lines are reported as bad).\n--reference verifies each task's own reference. "
+        "RESULTS.jsonl gets one\nverification record per line, in input order (stdout "
+        "without --out; the summary\nthen goes to stderr).\n\n"
         "With --db DB the tasks are the current versions in a task library (crucible tasks\n"
         "import) and every outcome is recorded in its statistics under model tag M (default:\n"
         "default); infra errors are recorded but never count as attempts.\n\n"
@@ -73,6 +89,7 @@ static bool verify_job(void *ctx, size_t i, const struct sandbox_runtime *rt,
     json_t *j;
 
     o.image = img;
+    o.lang = jb->lang;
     verify_run(rt, jb->task, jb->program, &o, &vr);
     j = verify_result_to_json(jb->task, &vr);
     if (j && strcmp(jb->how, "full program") != 0)
@@ -133,12 +150,87 @@ static const struct task *find_task(const struct task *const *index, size_t n, c
     return hit ? *hit : NULL;
 }
 
-/* load_solutions(path, tasks, n, ev) — jobs from a solutions file; bad lines reported. */
+/* solution_line(path, lineno, j, index, n, ev, jb) — the job of one solution line (a JSON
+ * object): its task, its language ("language", else the task's) and its program. 0, or -1
+ * after naming the line's problem on stderr. */
+static int solution_line(const char *path, size_t lineno, const json_t *j,
+                         const struct task *const *index, size_t ntasks, const struct eval *ev,
+                         struct job *jb)
+{
+    static const char *const keys[] = {"solution", "completion", "response"};
+    const json_t *id = json_object_get(j, "task_id"), *lv = json_object_get(j, "language");
+    const struct lang *lang = NULL;
+    const struct task *t;
+    const char *text = NULL;
+    struct errbuf err = {{0}};
+    int kind = -1;
+
+    for (int k = 0; k < 3; k++) {
+        json_t *v = json_object_get(j, keys[k]);
+        if (v && json_is_string(v)) {
+            if (kind >= 0)
+                kind = -2;
+            else
+                kind = k, text = json_string_value(v);
+        }
+    }
+    if (!json_is_string(id) || kind < 0) {
+        fprintf(stderr,
+                "%s:%zu: needs a string \"task_id\" and exactly one of "
+                "\"solution\", \"completion\", \"response\"\n",
+                path, lineno);
+        return -1;
+    }
+    t = find_task(index, ntasks, json_string_value(id));
+    if (!t) {
+        fprintf(stderr, "%s:%zu: no task '%s' in %s\n", path, lineno, json_string_value(id),
+                ev->store ? "the task library" : "the task file");
+        return -1;
+    }
+    if (lv && !json_is_null(lv)) {
+        if (!json_is_string(lv)) {
+            fprintf(stderr, "%s:%zu: \"language\" must be a string naming a language\n", path,
+                    lineno);
+            return -1;
+        }
+        if (!(lang = solution_lang_named(json_string_value(lv), &err)) ||
+            verify_language_check(t, lang, &err) < 0) {
+            fprintf(stderr, "%s:%zu: %s\n", path, lineno, err.msg);
+            return -1;
+        }
+    }
+    memset(jb, 0, sizeof(*jb));
+    jb->task = t;
+    jb->lang = lang;
+    jb->line = lineno;
+    jb->program =
+        verify_program_text(t, lang, (enum solution_kind)kind, text, jb->how, sizeof(jb->how));
+    if (!jb->program) {
+        fprintf(stderr, "%s:%zu: out of memory\n", path, lineno);
+        return -1;
+    }
+    return 0;
+}
+
+/* task_index(tasks, n) — pointers to the tasks sorted by id (find_task); NULL on ENOMEM. */
+static const struct task **task_index(const struct task *tasks, size_t ntasks)
+{
+    const struct task **index = malloc((ntasks ? ntasks : 1) * sizeof(*index));
+
+    if (!index)
+        return NULL;
+    for (size_t i = 0; i < ntasks; i++)
+        index[i] = &tasks[i];
+    qsort(index, ntasks, sizeof(*index), by_id);
+    return index;
+}
+
+/* load_solutions(path, tasks, n, ev) — jobs from a solutions file; the number of bad lines
+ * (each reported), or -1 when the file cannot be read. */
 static int load_solutions(const char *path, const struct task *tasks, size_t ntasks,
                           struct eval *ev)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-    static const char *const keys[] = {"solution", "completion", "response"};
     char *line = NULL;
     size_t lcap = 0, lineno = 0, cap = 0;
     ssize_t len;
@@ -149,21 +241,15 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
         fprintf(stderr, "crucible eval: cannot open '%s': %s\n", path, strerror(errno));
         return -1;
     }
-    if (!(index = malloc((ntasks ? ntasks : 1) * sizeof(*index)))) {
+    if (!(index = task_index(tasks, ntasks))) {
         fprintf(stderr, "crucible eval: out of memory\n");
         if (f != stdin)
             fclose(f);
         return -1;
     }
-    for (size_t i = 0; i < ntasks; i++)
-        index[i] = &tasks[i];
-    qsort(index, ntasks, sizeof(*index), by_id);
     while ((len = getline(&line, &lcap, f)) >= 0) {
         json_error_t je;
-        json_t *j, *id;
-        const struct task *t;
-        const char *text = NULL;
-        int kind = -1;
+        json_t *j;
 
         lineno++;
         if (strspn(line, " \t\r\n") == (size_t)len)
@@ -176,60 +262,57 @@ static int load_solutions(const char *path, const struct task *tasks, size_t nta
             bad++;
             continue;
         }
-        id = json_object_get(j, "task_id");
-        for (int k = 0; k < 3; k++) {
-            json_t *v = json_object_get(j, keys[k]);
-            if (v && json_is_string(v)) {
-                if (kind >= 0)
-                    kind = -2;
-                else
-                    kind = k, text = json_string_value(v);
-            }
-        }
-        if (!json_is_string(id) || kind < 0) {
-            fprintf(stderr,
-                    "%s:%zu: needs a string \"task_id\" and exactly one of "
-                    "\"solution\", \"completion\", \"response\"\n",
-                    path, lineno);
-            json_decref(j);
-            bad++;
-            continue;
-        }
-        t = find_task(index, ntasks, json_string_value(id));
-        if (!t) {
-            fprintf(stderr, "%s:%zu: no task '%s' in %s\n", path, lineno, json_string_value(id),
-                    ev->store ? "the task library" : "the task file");
-            json_decref(j);
-            bad++;
-            continue;
-        }
         if (ev->njobs == cap) {
-            cap = cap ? cap * 2 : 256;
-            struct job *nj = realloc(ev->jobs, cap * sizeof(*nj));
+            size_t ncap = cap ? cap * 2 : 256;
+            struct job *nj = realloc(ev->jobs, ncap * sizeof(*nj));
             if (!nj) {
+                fprintf(stderr, "%s:%zu: out of memory\n", path, lineno);
                 json_decref(j);
                 bad++;
                 break;
             }
             ev->jobs = nj;
+            cap = ncap;
         }
-        struct job *jb = &ev->jobs[ev->njobs];
-        memset(jb, 0, sizeof(*jb));
-        jb->task = t;
-        jb->line = lineno;
-        jb->program =
-            verify_program_text(t, NULL, (enum solution_kind)kind, text, jb->how, sizeof(jb->how));
-        json_decref(j);
-        if (!jb->program) {
+        if (solution_line(path, lineno, j, index, ntasks, ev, &ev->jobs[ev->njobs]) == 0)
+            ev->njobs++;
+        else
             bad++;
-            continue;
-        }
-        ev->njobs++;
+        json_decref(j);
     }
     free(line);
     free(index);
     if (f != stdin)
         fclose(f);
+    return bad;
+}
+
+/* reference_jobs(tasks, n, label, ev) — one job per task with a reference, in its own
+ * language; the number of tasks without one (each reported). -1 on ENOMEM. */
+static int reference_jobs(const struct task *tasks, size_t ntasks, const char *label,
+                          struct eval *ev)
+{
+    int bad = 0;
+
+    ev->jobs = calloc(ntasks ? ntasks : 1, sizeof(*ev->jobs));
+    if (!ev->jobs) {
+        fprintf(stderr, "crucible eval: out of memory\n");
+        return -1;
+    }
+    for (size_t i = 0; i < ntasks; i++) {
+        struct job *jb = &ev->jobs[ev->njobs];
+        if (!tasks[i].reference) {
+            fprintf(stderr, "%s: task '%s' has no reference; skipped\n", label, tasks[i].id);
+            bad++;
+            continue;
+        }
+        jb->task = &tasks[i];
+        jb->line = i + 1;
+        jb->program = verify_program_text(&tasks[i], NULL, SOLUTION_PROGRAM, tasks[i].reference,
+                                          jb->how, sizeof(jb->how));
+        if (jb->program)
+            ev->njobs++;
+    }
     return bad;
 }
 
@@ -310,7 +393,23 @@ static void summary(FILE *f, const struct eval *ev, double secs)
             secs > 0 ? (double)done / secs : 0.0);
 }
 
-int cmd_eval(int argc, char **argv)
+/* usage_error(fmt, ...) — one line on stderr; returns 2 (the exit status). */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    fprintf(stderr, "crucible eval: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+/* parse_args(argc, argv, a, ev) — the command line into a (and ev's verify options and model
+ * tag); 0, or 2 after saying what is wrong. a->help: --help was asked for. */
+static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *ev)
 {
     static const struct option longopts[] = {
         {"tasks", required_argument, NULL, 't'},
@@ -326,184 +425,189 @@ int cmd_eval(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *tasks_path = NULL, *sol_path = NULL, *out_path = NULL, *db_path = NULL;
-    bool reference = false, quiet = false;
-    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    struct eval ev;
-    struct errbuf err = {{0}};
-    struct task *tasks = NULL;
-    size_t ntasks = 0;
-    struct workers_outcome wo = {0};
-    FILE *out = stdout;
-    int c, bad, status = 2;
     uint64_t u;
+    int c;
 
-    memset(&ev, 0, sizeof(ev));
-    verify_opts_default(&ev.opts);
+    memset(a, 0, sizeof(*a));
+    a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+hj:", longopts, NULL)) != -1) {
         switch (c) {
         case 't':
-            tasks_path = optarg;
+            a->tasks_path = optarg;
             break;
         case 'R':
-            reference = true;
+            a->reference = true;
             break;
         case 's':
-            sol_path = optarg;
+            a->sol_path = optarg;
             break;
         case 'j':
-            if (!util_parse_u64(optarg, 1, 256, &u)) {
-                fprintf(stderr,
-                        "crucible eval: -j must be a whole number from 1 to 256, not "
-                        "'%s'\n",
-                        optarg);
-                return 2;
-            }
-            jobs = (long)u;
+            if (!util_parse_u64(optarg, 1, 256, &u))
+                return usage_error("-j must be a whole number from 1 to 256, not '%s'", optarg);
+            a->jobs = (long)u;
             break;
         case 'o':
-            out_path = optarg;
+            a->out_path = optarg;
             break;
         case 'n':
-            if (!util_parse_u64(optarg, 1, 100, &u)) {
-                fprintf(stderr,
-                        "crucible eval: --repeats must be a whole number from 1 to 100, "
-                        "not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            ev.opts.repeats = (unsigned)u;
+            if (!util_parse_u64(optarg, 1, 100, &u))
+                return usage_error("--repeats must be a whole number from 1 to 100, not '%s'",
+                                   optarg);
+            ev->opts.repeats = (unsigned)u;
             break;
         case 'w':
-            if (!reward_policy_parse(optarg, &ev.opts.reward)) {
-                fprintf(stderr,
-                        "crucible eval: --reward must be 'binary' or 'fraction', not "
-                        "'%s'\n",
-                        optarg);
-                return 2;
-            }
+            if (!reward_policy_parse(optarg, &ev->opts.reward))
+                return usage_error("--reward must be 'binary' or 'fraction', not '%s'", optarg);
             break;
         case 'q':
-            quiet = true;
+            a->quiet = true;
             break;
         case 'd':
-            db_path = optarg;
+            a->db_path = optarg;
             break;
         case 'm':
-            if (!*optarg || strlen(optarg) > 200) {
-                fprintf(stderr, "crucible eval: --model needs a tag of 1 to 200 characters\n");
-                return 2;
-            }
-            ev.model = optarg;
+            if (!*optarg || strlen(optarg) > 200)
+                return usage_error("--model needs a tag of 1 to 200 characters");
+            ev->model = optarg;
             break;
         case 'h':
-            eval_usage(stdout);
+            a->help = true;
             return 0;
         case '?':
         default:
-            fprintf(stderr,
-                    "crucible eval: unknown option or missing argument '%s' (see "
-                    "'crucible eval --help')\n",
-                    argv[optind - 1]);
-            return 2;
+            return usage_error("unknown option or missing argument '%s' (see 'crucible eval "
+                               "--help')",
+                               argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "crucible eval: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
-    if (!tasks_path == !db_path || reference == (sol_path != NULL)) {
-        fprintf(stderr, "crucible eval: needs --tasks or --db (one of them), and exactly one of "
-                        "--reference, --solutions\n");
-        return 2;
-    }
-    if (ev.model && !db_path) {
-        fprintf(stderr, "crucible eval: --model applies with --db only (it tags the recorded "
-                        "outcomes)\n");
-        return 2;
-    }
-    if (db_path) {
-        if (store_open(db_path, false, &ev.store, &err) < 0 ||
-            load_library(ev.store, &tasks, &ntasks, &err) < 0) {
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!a->tasks_path == !a->db_path || a->reference == (a->sol_path != NULL))
+        return usage_error("needs --tasks or --db (one of them), and exactly one of "
+                           "--reference, --solutions");
+    if (ev->model && !a->db_path)
+        return usage_error("--model applies with --db only (it tags the recorded outcomes)");
+    return 0;
+}
+
+/* load_tasks(a, ev, tasks, n, bad) — the library's current tasks (--db, opened into
+ * ev->store) or the task file's; *bad counts the file's bad lines (reported). 0, or 2 after
+ * saying why nothing can be loaded. */
+static int load_tasks(const struct eval_args *a, struct eval *ev, struct task **tasks,
+                      size_t *ntasks, int *bad)
+{
+    struct errbuf err = {{0}};
+
+    *bad = 0;
+    if (a->db_path) {
+        if (store_open(a->db_path, false, &ev->store, &err) < 0 ||
+            load_library(ev->store, tasks, ntasks, &err) < 0) {
             fprintf(stderr, "crucible eval: %s\n", err.msg);
-            store_close(ev.store);
             return 2;
         }
-        tasks_path = db_path;
-        bad = 0;
-    } else if ((bad = task_list_load(tasks_path, &tasks, &ntasks, stderr, &err)) < 0) {
+        return 0;
+    }
+    if ((*bad = task_list_load(a->tasks_path, tasks, ntasks, stderr, &err)) < 0) {
         fprintf(stderr, "crucible eval: %s\n", err.msg);
         return 2;
     }
-    if (reference) {
-        ev.jobs = calloc(ntasks ? ntasks : 1, sizeof(*ev.jobs));
-        for (size_t i = 0; ev.jobs && i < ntasks; i++) {
-            if (!tasks[i].reference) {
-                fprintf(stderr, "%s: task '%s' has no reference; skipped\n", tasks_path,
-                        tasks[i].id);
-                bad++;
-                continue;
-            }
-            struct job *jb = &ev.jobs[ev.njobs++];
-            jb->task = &tasks[i];
-            jb->line = i + 1;
-            jb->program = verify_program_text(&tasks[i], NULL, SOLUTION_PROGRAM, tasks[i].reference,
-                                              jb->how, sizeof(jb->how));
-            if (!jb->program)
-                ev.njobs--;
-        }
-    } else {
-        int b = load_solutions(sol_path, tasks, ntasks, &ev);
-        if (b < 0)
-            goto out_tasks;
-        bad += b;
+    return 0;
+}
+
+/* run_jobs(a, ev, wo) — every job on the workers, records to --out or stdout as they come
+ * in order. 0, or -1 after saying why nothing ran. */
+static int run_jobs(const struct eval_args *a, struct eval *ev, struct workers_outcome *wo)
+{
+    struct errbuf err = {{0}};
+    struct workers_spec ws = {.n = ev->njobs,
+                              .jobs = a->jobs,
+                              .quiet = a->quiet,
+                              .label = "accepted",
+                              .ctx = ev,
+                              .work = verify_job,
+                              .drain = write_ready};
+    int r;
+
+    ev->out = stdout;
+    if (a->out_path && !(ev->out = fopen(a->out_path, "we"))) {
+        fprintf(stderr, "crucible eval: cannot write '%s': %s\n", a->out_path, strerror(errno));
+        ev->out = stdout;
+        return -1;
     }
+    r = workers_run(&ws, wo, &err);
+    if (r < 0)
+        fprintf(stderr, "crucible eval: %s\n", err.msg);
+    if (ev->out != stdout)
+        fclose(ev->out);
+    ev->out = NULL;
+    return r < 0 ? -1 : 0;
+}
+
+/* report(a, ev, bad, wo) — the summary table (stdout with --out, else stderr) and the exit
+ * status: 0 all ran, 1 bad input lines, infra errors or outcomes the library missed. */
+static int report(const struct eval_args *a, const struct eval *ev, int bad,
+                  const struct workers_outcome *wo)
+{
+    int status = bad || ev->unrecorded ? 1 : 0;
+
+    summary(a->out_path ? stdout : stderr, ev, wo->seconds);
+    fflush(stdout);
+    for (size_t i = 0; i < ev->njobs; i++)
+        if (ev->jobs[i].done && ev->jobs[i].verdict == VERDICT_INFRA_ERROR)
+            status = 1;
+    if (wo->signal)
+        fprintf(stderr,
+                "crucible eval: stopped; %zu of %zu written (runs cut short are "
+                "infra_error)\n",
+                ev->written, ev->njobs);
+    return status;
+}
+
+static void jobs_free(struct eval *ev)
+{
+    for (size_t i = 0; i < ev->njobs; i++) {
+        free(ev->jobs[i].program);
+        free(ev->jobs[i].record);
+    }
+    free(ev->jobs);
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    struct eval_args a;
+    struct eval ev;
+    struct task *tasks = NULL;
+    size_t ntasks = 0;
+    struct workers_outcome wo = {0};
+    int bad, more, status;
+
+    memset(&ev, 0, sizeof(ev));
+    verify_opts_default(&ev.opts);
+    if ((status = parse_args(argc, argv, &a, &ev)) != 0)
+        return status;
+    if (a.help) {
+        eval_usage(stdout);
+        return 0;
+    }
+    if ((status = load_tasks(&a, &ev, &tasks, &ntasks, &bad)) != 0)
+        goto out_tasks;
+    status = 2;
+    more = a.reference ? reference_jobs(tasks, ntasks, a.db_path ? a.db_path : a.tasks_path, &ev)
+                       : load_solutions(a.sol_path, tasks, ntasks, &ev);
+    if (more < 0)
+        goto out_jobs;
+    bad += more;
     if (ev.njobs == 0) {
         fprintf(stderr, "crucible eval: nothing to verify\n");
         goto out_jobs;
     }
-    if (out_path && !(out = fopen(out_path, "we"))) {
-        fprintf(stderr, "crucible eval: cannot write '%s': %s\n", out_path, strerror(errno));
-        out = stdout;
+    if (run_jobs(&a, &ev, &wo) < 0)
         goto out_jobs;
-    }
-    ev.out = out;
-    {
-        struct workers_spec ws = {.n = ev.njobs,
-                                  .jobs = jobs,
-                                  .quiet = quiet,
-                                  .label = "accepted",
-                                  .ctx = &ev,
-                                  .work = verify_job,
-                                  .drain = write_ready};
-        if (workers_run(&ws, &wo, &err) < 0) {
-            fprintf(stderr, "crucible eval: %s\n", err.msg);
-            goto out_jobs;
-        }
-    }
-    summary(out_path ? stdout : stderr, &ev, wo.seconds);
-    fflush(stdout);
-    status = 0;
-    for (size_t i = 0; i < ev.njobs; i++)
-        if (ev.jobs[i].done && ev.jobs[i].verdict == VERDICT_INFRA_ERROR)
-            status = 1;
-    if (bad || ev.unrecorded)
-        status = 1;
-    if (wo.signal)
-        fprintf(stderr,
-                "crucible eval: stopped; %zu of %zu written (runs cut short are "
-                "infra_error)\n",
-                ev.written, ev.njobs);
+    status = report(&a, &ev, bad, &wo);
 out_jobs:
-    if (out != stdout)
-        fclose(out);
-    for (size_t i = 0; i < ev.njobs; i++) {
-        free(ev.jobs[i].program);
-        free(ev.jobs[i].record);
-    }
-    free(ev.jobs);
+    jobs_free(&ev);
 out_tasks:
     task_list_free(tasks, ntasks);
     store_close(ev.store);

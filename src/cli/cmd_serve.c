@@ -2,11 +2,15 @@
  * cmd_serve.c — `crucible serve`: the HTTP service (docs/API.md). Wires the loop, the HTTP
  * daemon, the scheduler and the routes together; SIGINT/SIGTERM stop it cleanly (running
  * jobs are cancelled and their sandboxes torn down).
+ *
+ * In steps: the command line (parse_args), the sandbox runtime and defaults (cmd_serve),
+ * everything the loop drives (serve_start), the loop, then the teardown (serve_stop).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,18 +52,41 @@ static const char USAGE[] =
     "  --db PATH           the task library (SQLite; created when missing)\n"
     "  --quiet             no JSON log lines on stderr\n";
 
+/* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
+struct serve_args {
+    char host[64];
+    uint64_t port, slots, queue, memory, max_body, warm;
+    char *token; /* owned */
+    const char *db_path, *port_file;
+    bool quiet, help;
+};
+
+/* The running service: what the event loop drives and everything it owns. */
 struct serve {
     struct loop *loop;
     struct http_server *http;
     struct sched *sched;
     int sigfd;
+    struct sandbox_runtime rt;
+    struct image host_img;
+    struct metrics *m;
+    struct pool *pool;
+    struct store *store;
+    struct api *api;
+    struct api_config cfg;
 };
 
-static int usage_error(const char *fmt, const char *arg)
+/* usage_error(fmt, ...) — one line on stderr pointing at --help; returns 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
+    va_list ap;
+
+    va_start(ap, fmt);
     fprintf(stderr, "crucible serve: ");
-    fprintf(stderr, fmt, arg);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see 'crucible serve --help')\n");
+    va_end(ap);
     return 2;
 }
 
@@ -125,7 +152,9 @@ static uint64_t default_memory_mb(void)
     return (uint64_t)pages / 1024 * (uint64_t)size / 1024 * 3 / 4;
 }
 
-int cmd_serve(int argc, char **argv)
+/* parse_args(argc, argv, a) — the command line into a (the token file read); 0, or 2 after
+ * saying what is wrong (a->token freed). a->help: --help was asked for. */
+static int parse_args(int argc, char **argv, struct serve_args *a)
 {
     enum {
         O_LISTEN = 256,
@@ -153,175 +182,225 @@ int cmd_serve(int argc, char **argv)
         {"db", required_argument, NULL, O_DB},
         {NULL, 0, NULL, 0},
     };
-    char host[64] = "127.0.0.1", *token = NULL;
-    const char *db_path = NULL;
-    struct store *store = NULL;
-    const char *port_file = NULL;
-    uint64_t port = 8080, slots = 0, queue = 1024, memory = 0, max_body = 64, warm = UINT64_MAX;
-    bool quiet = false;
     struct errbuf err = {{0}};
-    struct sandbox_runtime rt;
-    struct image host_img;
-    struct serve s = {0};
-    struct metrics *m = NULL;
-    struct api *a = NULL;
-    struct pool *pool = NULL;
-    struct api_config cfg;
-    struct rlimit nofile;
-    sigset_t sigs;
-    int c, rc = 2;
+    const char *colon;
+    int c, rc = 0;
 
+    memset(a, 0, sizeof(*a));
+    snprintf(a->host, sizeof(a->host), "127.0.0.1");
+    a->port = 8080;
+    a->queue = 1024;
+    a->max_body = 64;
+    a->warm = UINT64_MAX;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
         switch (c) {
         case 'h':
-            fputs(USAGE, stdout);
+            a->help = true;
             return 0;
-        case O_LISTEN: {
-            const char *colon = strrchr(optarg, ':');
-            if (!colon || colon == optarg || (size_t)(colon - optarg) >= sizeof(host) ||
-                !util_parse_u64(colon + 1, 0, 65535, &port))
-                return usage_error("--listen wants HOST:PORT (e.g. 127.0.0.1:8080), got '%s'",
-                                   optarg);
-            memcpy(host, optarg, (size_t)(colon - optarg));
-            host[colon - optarg] = '\0';
+        case O_LISTEN:
+            colon = strrchr(optarg, ':');
+            if (!colon || colon == optarg || (size_t)(colon - optarg) >= sizeof(a->host) ||
+                !util_parse_u64(colon + 1, 0, 65535, &a->port)) {
+                rc =
+                    usage_error("--listen wants HOST:PORT (e.g. 127.0.0.1:8080), got '%s'", optarg);
+                break;
+            }
+            memcpy(a->host, optarg, (size_t)(colon - optarg));
+            a->host[colon - optarg] = '\0';
             break;
-        }
         case O_SLOTS:
-            if (!util_parse_u64(optarg, 1, 1024, &slots))
-                return usage_error("--slots wants an integer from 1 to 1024, got '%s'", optarg);
+            if (!util_parse_u64(optarg, 1, 1024, &a->slots))
+                rc = usage_error("--slots wants an integer from 1 to 1024, got '%s'", optarg);
             break;
         case O_QUEUE:
-            if (!util_parse_u64(optarg, 1, 10000000, &queue))
-                return usage_error("--queue wants an integer from 1 to 10000000, got '%s'", optarg);
+            if (!util_parse_u64(optarg, 1, 10000000, &a->queue))
+                rc = usage_error("--queue wants an integer from 1 to 10000000, got '%s'", optarg);
             break;
         case O_MEMORY:
-            if (!util_parse_u64(optarg, 64, 1ull << 30, &memory))
-                return usage_error("--memory wants megabytes (at least 64), got '%s'", optarg);
+            if (!util_parse_u64(optarg, 64, 1ull << 30, &a->memory))
+                rc = usage_error("--memory wants megabytes (at least 64), got '%s'", optarg);
             break;
         case O_WARM:
-            if (!util_parse_u64(optarg, 0, 1024, &warm))
-                return usage_error("--warm wants an integer from 0 to 1024, got '%s'", optarg);
+            if (!util_parse_u64(optarg, 0, 1024, &a->warm))
+                rc = usage_error("--warm wants an integer from 0 to 1024, got '%s'", optarg);
             break;
         case O_TOKEN:
-            if (read_token(optarg, &token, &err) < 0)
-                return usage_error("%s", err.msg);
+            free(a->token);
+            a->token = NULL;
+            if (read_token(optarg, &a->token, &err) < 0)
+                rc = usage_error("%s", err.msg);
             break;
         case O_MAXBODY:
-            if (!util_parse_u64(optarg, 1, 4096, &max_body))
-                return usage_error("--max-body wants megabytes from 1 to 4096, got '%s'", optarg);
+            if (!util_parse_u64(optarg, 1, 4096, &a->max_body))
+                rc = usage_error("--max-body wants megabytes from 1 to 4096, got '%s'", optarg);
             break;
         case O_PORTFILE:
-            port_file = optarg;
+            a->port_file = optarg;
             break;
         case O_QUIET:
-            quiet = true;
+            a->quiet = true;
             break;
         case O_DB:
-            db_path = optarg;
+            a->db_path = optarg;
             break;
         default:
-            free(token);
-            return usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
+            rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
+            break;
         }
     }
-    if (optind < argc) {
-        free(token);
-        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (rc == 0 && optind < argc)
+        rc = usage_error("unexpected argument '%s'", argv[optind]);
+    if (rc != 0) {
+        free(a->token);
+        a->token = NULL;
     }
-    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &host_img, &err) < 0) {
-        fprintf(stderr, "crucible serve: %s\n", err.msg);
-        free(token);
-        return 2;
-    }
-    rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
-    if (!slots)
-        slots = rt.ncpu > 0 ? (uint64_t)rt.ncpu : 1;
-    if (!memory)
-        memory = default_memory_mb();
-    if (warm == UINT64_MAX)
-        warm = slots;
+    return rc;
+}
 
-    /* Many clients at once: as many descriptors as the hard limit allows. */
+/* take_host_resources(void) — as many descriptors as the hard limit allows (many clients
+ * at once), no SIGPIPE, SIGINT/SIGTERM blocked (into *sigs, for the signalfd) before any
+ * worker thread starts, and jansson's hash seed set once before any thread. */
+static void take_host_resources(sigset_t *sigs)
+{
+    struct rlimit nofile;
+
     if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
         nofile.rlim_cur = nofile.rlim_max;
         (void)setrlimit(RLIMIT_NOFILE, &nofile);
     }
     signal(SIGPIPE, SIG_IGN);
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigprocmask(SIG_BLOCK, &sigs, NULL); /* before the workers start: they inherit it */
-    json_object_seed(0);                 /* jansson's hash seed, once, before any thread */
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGINT);
+    sigaddset(sigs, SIGTERM);
+    sigprocmask(SIG_BLOCK, sigs, NULL); /* the workers inherit it */
+    json_object_seed(0);
+}
 
-    s.loop = loop_new();
-    m = metrics_new();
-    s.sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (!s.loop || !m || s.sigfd < 0 || loop_add(s.loop, s.sigfd, EPOLLIN, on_signal, &s) < 0) {
+/* write_port_file(path, port) — the bound port, for callers that asked for port 0. */
+static int write_port_file(const char *path, unsigned port)
+{
+    FILE *pf = fopen(path, "w");
+
+    if (!pf || fprintf(pf, "%u\n", port) < 0 || fclose(pf) != 0) {
+        fprintf(stderr, "crucible serve: cannot write '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* serve_start(s, a) — the event loop, scheduler, warm pool, library, routes and HTTP
+ * daemon, listening (s->rt initialised already). 0, or -1 after saying what failed (what
+ * was started is stopped by serve_stop). */
+static int serve_start(struct serve *s, const struct serve_args *a)
+{
+    struct errbuf err = {{0}};
+    sigset_t sigs;
+
+    take_host_resources(&sigs);
+    s->loop = loop_new();
+    s->m = metrics_new();
+    s->sigfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (!s->loop || !s->m || s->sigfd < 0 ||
+        loop_add(s->loop, s->sigfd, EPOLLIN, on_signal, s) < 0) {
         fprintf(stderr, "crucible serve: cannot set up the event loop: %s\n", strerror(errno));
-        goto out;
+        return -1;
     }
-    s.sched = sched_new(s.loop, &rt, (unsigned)slots, memory, queue, &err);
-    if (!s.sched) {
-        fprintf(stderr, "crucible serve: %s\n", err.msg);
-        goto out;
-    }
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.host = &host_img;
-    sandbox_limits_default(&cfg.limits);
-    if (warm && !(pool = pool_new(&rt, &host_img, &cfg.limits, (unsigned)warm, m, &err))) {
-        fprintf(stderr, "crucible serve: %s\n", err.msg);
-        goto out;
-    }
-    if (db_path && store_open(db_path, true, &store, &err) < 0) {
-        fprintf(stderr, "crucible serve: %s\n", err.msg);
-        goto out;
-    }
-    cfg.store = store;
-    cfg.trace = rt.trace;
-    cfg.pool = pool;
-    cfg.token = token;
-    cfg.infra_retries = 2;
-    cfg.max_batch = 10000;
-    a = api_new(s.sched, m, &cfg, quiet ? NULL : stderr);
+    s->sched = sched_new(s->loop, &s->rt, (unsigned)a->slots, a->memory, a->queue, &err);
+    if (!s->sched)
+        goto out_error;
+    memset(&s->cfg, 0, sizeof(s->cfg));
+    s->cfg.host = &s->host_img;
+    sandbox_limits_default(&s->cfg.limits);
+    if (a->warm &&
+        !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
+        goto out_error;
+    if (a->db_path && store_open(a->db_path, true, &s->store, &err) < 0)
+        goto out_error;
+    s->cfg.store = s->store;
+    s->cfg.trace = s->rt.trace;
+    s->cfg.pool = s->pool;
+    s->cfg.token = a->token;
+    s->cfg.infra_retries = 2;
+    s->cfg.max_batch = 10000;
+    s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
     {
-        struct http_config hc = {.host = host,
-                                 .port = (uint16_t)port,
-                                 .max_body = (size_t)max_body << 20,
+        struct http_config hc = {.host = a->host,
+                                 .port = (uint16_t)a->port,
+                                 .max_body = (size_t)a->max_body << 20,
                                  .max_connections = 4096};
-        if (!a || !(s.http = http_start(s.loop, &hc, api_handle, a, &err))) {
-            fprintf(stderr, "crucible serve: %s\n", a ? err.msg : "out of memory");
-            goto out;
+        if (!s->api) {
+            errbuf_set(&err, "out of memory");
+            goto out_error;
         }
+        if (!(s->http = http_start(s->loop, &hc, api_handle, s->api, &err)))
+            goto out_error;
     }
-    if (port_file) {
-        FILE *pf = fopen(port_file, "w");
-        if (!pf || fprintf(pf, "%u\n", http_port(s.http)) < 0 || fclose(pf) != 0) {
-            fprintf(stderr, "crucible serve: cannot write '%s': %s\n", port_file, strerror(errno));
-            goto out;
-        }
+    if (a->port_file && write_port_file(a->port_file, http_port(s->http)) < 0)
+        return -1;
+    return 0;
+out_error:
+    fprintf(stderr, "crucible serve: %s\n", err.msg);
+    return -1;
+}
+
+/* serve_stop(s) — everything serve_start made, in an order that lets jobs finish cleanly. */
+static void serve_stop(struct serve *s)
+{
+    http_stop(s->http); /* clients see their connections close; their jobs are cancelled */
+    sched_free(s->sched);
+    pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
+    api_free(s->api);
+    store_close(s->store); /* after the jobs: they record their outcomes in it */
+    metrics_free(s->m);
+    if (s->sigfd >= 0)
+        close(s->sigfd);
+    loop_free(s->loop);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct serve_args a;
+    struct serve s;
+    struct errbuf err = {{0}};
+    int rc;
+
+    if ((rc = parse_args(argc, argv, &a)) != 0)
+        return rc;
+    if (a.help) {
+        fputs(USAGE, stdout);
+        return 0;
     }
-    api_log(a, "listening",
-            json_pack("{s:s,s:i,s:i,s:i,s:i,s:I,s:b}", "host", host, "port", (int)http_port(s.http),
-                      "slots", (int)slots, "warm", (int)warm, "queue", (int)queue, "memory_mb",
-                      (json_int_t)memory, "auth", token != NULL));
-    if (loop_run(s.loop, timeout_ms, tick, &s) < 0)
-        fprintf(stderr, "crucible serve: event loop failed: %s\n", strerror(errno));
-    else
-        rc = 0;
-    api_log(a, "stopping", NULL);
-out:
-    http_stop(s.http); /* clients see their connections close; their jobs are cancelled */
-    sched_free(s.sched);
-    pool_free(pool); /* after the jobs: they hand their sandboxes back to it */
-    api_free(a);
-    store_close(store); /* after the jobs: they record their outcomes in it */
-    metrics_free(m);
-    if (s.sigfd >= 0)
-        close(s.sigfd);
-    loop_free(s.loop);
-    sandbox_runtime_release(&rt);
-    free(token);
+    memset(&s, 0, sizeof(s));
+    s.sigfd = -1;
+    if (sandbox_runtime_init(&s.rt, &err) < 0 || image_resolve("host", &s.host_img, &err) < 0) {
+        fprintf(stderr, "crucible serve: %s\n", err.msg);
+        free(a.token);
+        return 2;
+    }
+    s.rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
+    if (!a.slots)
+        a.slots = s.rt.ncpu > 0 ? (uint64_t)s.rt.ncpu : 1;
+    if (!a.memory)
+        a.memory = default_memory_mb();
+    if (a.warm == UINT64_MAX)
+        a.warm = a.slots;
+    rc = 2;
+    if (serve_start(&s, &a) == 0) {
+        api_log(s.api, "listening",
+                json_pack("{s:s,s:i,s:i,s:i,s:i,s:I,s:b}", "host", a.host, "port",
+                          (int)http_port(s.http), "slots", (int)a.slots, "warm", (int)a.warm,
+                          "queue", (int)a.queue, "memory_mb", (json_int_t)a.memory, "auth",
+                          a.token != NULL));
+        if (loop_run(s.loop, timeout_ms, tick, &s) < 0)
+            fprintf(stderr, "crucible serve: event loop failed: %s\n", strerror(errno));
+        else
+            rc = 0;
+        api_log(s.api, "stopping", NULL);
+    }
+    serve_stop(&s);
+    sandbox_runtime_release(&s.rt);
+    free(a.token);
     return rc;
 }

@@ -17,7 +17,7 @@
 static const struct lang langs[] = {
     {
         .name = "python",
-        .aliases = ARGV("py", "python3", "pytest"),
+        .aliases = ARGV("py", "python3"),
         .source = "main.py",
         .run = ARGV("/usr/bin/python3", "main.py"),
         .test_epilogue =

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +196,59 @@ static void owner_maybe_free(struct owner *o)
 
 /* ---- parsing request fields ----------------------------------------------------------- */
 
+/* SandboxFusion's "pytest" language, a run mode of /run_code and /v1/run: the code is a file
+ * of pytest tests and pytest runs it, so the run's exit status is pytest's (0 every test
+ * passed, 1 some failed, 2 interrupted or a collection error, 5 none collected) and its
+ * output pytest's report. SandboxFusion writes the code to a temporary .py file and runs
+ * `pytest FILE` there; here the file is test_main.py in the work directory, beside the
+ * request's files. Not a language of the table: no task or solution is written in it. */
+static const struct lang pytest_mode = {
+    .name = "pytest",
+    .source = "test_main.py",
+    .run = (const char *const[]){"/usr/bin/python3", "-m", "pytest", "test_main.py", NULL},
+    .toolchain = "/usr/lib/python3/dist-packages/pytest",
+    .package = "python3-pytest",
+};
+
+/* program_language(name, err) — what runs a program of /v1/run and /run_code: a language of
+ * the table or the pytest mode; NULL with err naming the known ones. */
+static const struct lang *program_language(const char *name, struct errbuf *err)
+{
+    const struct lang *l = lang_find(name);
+    char names[256];
+
+    if (l)
+        return l;
+    if (strcasecmp(name, pytest_mode.name) == 0)
+        return &pytest_mode;
+    lang_names(names, sizeof(names));
+    errbuf_set(err,
+               "unknown language '%s' (known: %s; and pytest, which runs the code as a file of "
+               "pytest tests)",
+               name, names);
+    return NULL;
+}
+
+/* solution_language(v, t, out, err) — the "language" of a verification: NULL (absent or
+ * null: the task's), or a language of the table that t can take; -EINVAL with err saying
+ * why not (unknown, or an assert or command task in another language). */
+static int solution_language(const json_t *v, const struct task *t, const struct lang **out,
+                             struct errbuf *err)
+{
+    char names[256];
+
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v))
+        return errbuf_set(err, "'language' must be a string naming the solution's language");
+    if (!(*out = lang_find(json_string_value(v)))) {
+        lang_names(names, sizeof(names));
+        return errbuf_set(err, "unknown language '%s' (known: %s)", json_string_value(v), names);
+    }
+    return verify_language_check(t, *out, err);
+}
+
 /* bytes_field(v, what, out, len, err) — a string, or {"base64": "..."}. */
 static int bytes_field(const json_t *v, const char *what, char **out, size_t *len,
                        struct errbuf *err)
@@ -357,12 +411,8 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
             return errbuf_set(err, "'code' must be a string");
         if (!json_is_string(v))
             return errbuf_set(err, "'code' needs 'language' (a string)");
-        if (!(it->lang = lang_find(json_string_value(v)))) {
-            char names[256];
-            lang_names(names, sizeof(names));
-            return errbuf_set(err, "unknown language '%s' (known: %s)", json_string_value(v),
-                              names);
-        }
+        if (!(it->lang = program_language(json_string_value(v), err)))
+            return -EINVAL;
         it->kind = K_PROGRAM;
         if (!(it->code = strndup(json_string_value(code), json_string_length(code))))
             return errbuf_set(err, "out of memory"), -ENOMEM;
@@ -375,14 +425,22 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
     return files_field(json_object_get(j, "files"), it, false, err);
 }
 
+/* reserve_compile(it, l) — the job reserves at least l's compile memory (compiled l). */
+static void reserve_compile(struct item *it, const struct lang *l)
+{
+    if (l->compile && l->compile_memory_mb > it->job.memory_mb)
+        it->job.memory_mb = l->compile_memory_mb;
+}
+
 static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in_batch,
                         struct errbuf *err)
 {
     static const char *const keys[] = {
-        "task",   "task_id", "solution", "completion", "response", "repeats", "reward", "model",
-        "limits", "image",   "priority", "deadline_s", "kind",     "after",   NULL};
+        "task",  "task_id", "solution", "completion", "response",   "language", "repeats", "reward",
+        "model", "limits",  "image",    "priority",   "deadline_s", "kind",     "after",   NULL};
     static const char *const forms[] = {"solution", "completion", "response"};
     const json_t *task = json_object_get(j, "task"), *v, *text = NULL;
+    const struct lang *lang = NULL; /* the solution's (NULL: the task's) */
     enum solution_kind sk = SOLUTION_PROGRAM;
 
     if (only_keys(j, keys, err) < 0)
@@ -427,6 +485,8 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
         return errbuf_set(err, "task: %s", msg);
     }
     it->has_task = true;
+    if (solution_language(json_object_get(j, "language"), &it->task, &lang, err) < 0)
+        return -EINVAL;
     for (int k = 0; k < 3; k++) {
         if (!(v = json_object_get(j, forms[k])))
             continue;
@@ -440,13 +500,14 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     if (!text)
         return errbuf_set(err, "missing 'solution' (or 'completion' / 'response')");
     it->program =
-        verify_program_text(&it->task, NULL, sk, json_string_value(text), it->how, sizeof(it->how));
+        verify_program_text(&it->task, lang, sk, json_string_value(text), it->how, sizeof(it->how));
     if (!it->program)
         return errbuf_set(err, "out of memory"), -ENOMEM;
     verify_opts_default(&it->vo);
     it->vo.infra_retries = a->cfg.infra_retries;
     it->vo.image = a->cfg.host;
     it->vo.pool = a->cfg.pool;
+    it->vo.lang = lang;
     if ((v = json_object_get(j, "repeats")) && !json_is_null(v)) {
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100)
             return errbuf_set(err, "'repeats' must be an integer from 1 to 100");
@@ -458,9 +519,12 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     }
     it->kind = K_VERIFY;
     it->limits = it->task.limits;
+    /* The job reserves its largest step: a test, the solution's compile step, and the
+     * reference's (in the task's language) when a relative time limit is calibrated first. */
     it->job.memory_mb = it->task.limits.memory_mb;
-    if (it->task.lang->compile && it->task.lang->compile_memory_mb > it->job.memory_mb)
-        it->job.memory_mb = it->task.lang->compile_memory_mb;
+    reserve_compile(it, lang ? lang : it->task.lang);
+    if (it->task.time_factor > 0 && it->task.reference_time < 0)
+        reserve_compile(it, it->task.lang);
     return 0;
 }
 
@@ -480,11 +544,8 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         return errbuf_set(err, "out of memory"), -ENOMEM;
     if (!json_is_string(v = json_object_get(j, "language")))
         return errbuf_set(err, "'language' must be a string");
-    if (!(it->lang = lang_find(json_string_value(v)))) {
-        char names[256];
-        lang_names(names, sizeof(names));
-        return errbuf_set(err, "unknown language '%s' (known: %s)", json_string_value(v), names);
-    }
+    if (!(it->lang = program_language(json_string_value(v), err)))
+        return -EINVAL;
     if ((v = json_object_get(j, "compile_timeout")) && !json_is_null(v)) {
         ct = json_number_value(v);
         if (!json_is_number(v) || !(ct > 0) || ct > sandbox_limit_ranges[LIM_CPU].max)
@@ -641,8 +702,16 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         .pool = it->owner->api->cfg.pool,
     };
     struct program_result pr;
+    struct errbuf err = {{0}};
 
-    program_run(rt, it->img, &spec, &pr);
+    if (it->lang == &pytest_mode && !lang_available(it->lang, it->img, &err)) {
+        /* python3 -m pytest would fail as failing tests do: say it is ours */
+        memset(&pr, 0, sizeof(pr));
+        result_init(&pr.run);
+        result_fail(&pr.run, "%s", err.msg);
+    } else {
+        program_run(rt, it->img, &spec, &pr);
+    }
     it->infra = pr.run.status == RESULT_SANDBOX_ERROR &&
                 !(pr.has_compile && pr.compile.status != RESULT_OK &&
                   pr.compile.status != RESULT_SANDBOX_ERROR);
@@ -777,9 +846,11 @@ static void not_run_result(struct item *it, const char *why)
 {
     json_decref(it->result);
     if (it->kind == K_VERIFY) {
-        it->result = json_pack("{s:s,s:s,s:s,s:n,s:i,s:i,s:[],s:s}", "task_id", it->task.id,
-                               "task_version", it->task.version, "verdict", "infra_error", "reward",
-                               "passed", 0, "total", (int)it->task.ntests, "tests", "message", why);
+        it->result = json_pack("{s:s,s:s,s:s,s:s,s:n,s:i,s:i,s:[],s:s}", "task_id", it->task.id,
+                               "task_version", it->task.version, "language",
+                               (it->vo.lang ? it->vo.lang : it->task.lang)->name, "verdict",
+                               "infra_error", "reward", "passed", 0, "total", (int)it->task.ntests,
+                               "tests", "message", why);
         it->status = "infra_error";
     } else if (it->kind == K_RUNCODE) {
         it->result =

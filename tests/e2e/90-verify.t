@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # crucible verify end to end: the verification record, rewards, repeats, the three ways
-# of giving a solution, task selection, compile errors, the stdio checkers, a missing
-# toolchain, hostile solutions, and bad command lines.
+# of giving a solution, task selection, the solution's language (--language, a file's
+# extension), compile errors, the stdio checkers, a missing toolchain, hostile solutions,
+# and bad command lines.
 . "$(dirname "$0")/lib.sh"
 
-plan 142
+plan 160
 
 TASKS=$REPO_ROOT/examples/tasks.jsonl
 F=$T/f
@@ -50,6 +51,17 @@ w("primes.py", "n = int(input())\ns = bytearray([1]) * max(n, 2)\ns[0:2] = b'\\0
                "        s[i*i::i] = bytearray(len(s[i*i::i]))\nprint(sum(s[:n]))\n")
 w("gcd.c", "#include <stdio.h>\nint main(void) { long a, b; while (scanf(\"%ld %ld\", &a, &b) == 2)"
            " { while (b) { long t = a % b; a = b; b = t; } printf(\"%ld\\n\", a < 0 ? -a : a); } }\n")
+# The solution's language: a C++ sieve for demo/py-primes (a python stdio task), under a
+# name that says nothing (.txt), one that says C++ (.cpp), and Python code named .cpp.
+cpp_primes = ("#include <cstdio>\n#include <vector>\nint main() { long n; if (std::scanf(\"%ld\", &n) != 1)"
+              " return 1; std::vector<char> s(n > 2 ? n : 2, 1); long c = 0;\n"
+              "for (long i = 2; i < n; i++) if (s[i]) { c++; for (long j = i * i; j < n; j += i) s[j] = 0; }\n"
+              "std::printf(\"%ld\\n\", c); }\n")
+w("primes_cpp.txt", cpp_primes)
+w("primes.cpp", cpp_primes)
+w("primes_py.cpp", open(os.path.join(F, "primes.py")).read())
+w("add.cpp", "def add(a, b):\n    return a + b\n")
+w("response_cpp.txt", "In C++:\n```cpp\n" + cpp_primes + "```\nOr in Python:\n```python\nprint(0)\n```\n")
 w("broken.c", "#include <stdio.h>\nint main(void) { printf(\"6\\n1\\n\") }\n")
 
 # A flaky solution: right or wrong at random, so 20 repeats disagree (but 2^-19).
@@ -274,6 +286,31 @@ jcheck 'd["task_id"] == "demo/c-gcd" and d["compile"]["status"] == "ok" and d["c
 cru verify --task "$TASKS" --task-id demo/py-primes --solution "$F/add.py"
 is "$RC" 1 "--task-id: the same file, another task: the add solution fails the primes task"
 
+# --- the solution's language ------------------------------------------------------------
+cru verify --task "$TASKS" --task-id demo/py-primes --solution "$F/primes_cpp.txt" --language cpp
+is "$RC" 0 "--language cpp on a python stdio task: accepted"
+jcheck 'd["language"] == "cpp" and d["verdict"] == "accepted" and d["compile"]["status"] == "ok"
+        and d["tests"][2]["stdout"] == "78498\n"' \
+    "--language cpp: compiled and run as C++ (the record's language is cpp)"
+cru verify --task "$TASKS" --task-id demo/py-primes --solution "$F/primes_cpp.txt"
+jcheck 'd["language"] == "python" and d["verdict"] != "accepted"' \
+    "the same file without --language (no telling extension) runs as the task's python, and fails"
+cru verify --task "$TASKS" --task-id demo/py-primes --solution "$F/primes.cpp"
+is "$RC" 0 "a .cpp solution file on a stdio task: accepted without --language"
+jcheck 'd["language"] == "cpp" and d["compile"]["status"] == "ok"' "the extension .cpp names the language"
+cru verify --task "$TASKS" --task-id demo/py-primes --solution "$F/primes_py.cpp" --language python
+jcheck 'd["language"] == "python" and d["verdict"] == "accepted" and d["compile"] is None' \
+    "--language wins over the extension (Python code in a .cpp file, --language python)"
+cru verify --task "$TASKS" --task-id demo/py-add --solution "$F/add.cpp"
+jcheck 'd["language"] == "python" and d["verdict"] == "accepted"' \
+    "an assert task ignores the extension (the solution is in the task's language)"
+cru verify --task "$TASKS" --task-id demo/py-primes --response "$F/response_cpp.txt" --language c++
+jcheck 'd["language"] == "cpp" and d["verdict"] == "accepted" and "cpp" in d["extracted"]' \
+    "--response with --language c++: the \`\`\`cpp block is taken though a python block comes last"
+"$CRUCIBLE" tasks import --db "$T/lib.db" "$TASKS" >/dev/null 2>&1
+cru verify --db "$T/lib.db" --task-id demo/py-primes --solution "$F/primes_cpp.txt" --language cpp
+jcheck 'd["language"] == "cpp" and d["verdict"] == "accepted"' "--db with --language cpp: accepted as C++"
+
 # --- compile error --------------------------------------------------------------------
 cru verify --task "$TASKS" --task-id demo/c-gcd --solution "$F/broken.c"
 is "$RC" 1 "compile error: exit 1"
@@ -381,5 +418,10 @@ bad "cobol" --task "$F/cobol.json" --solution "$F/add.py"
 bad "--task-id" --task "$TASKS" --solution "$F/add.py"
 bad "demo/nope" --task "$TASKS" --task-id demo/nope --solution "$F/add.py"
 bad "NUL" --task "$TASKS" --task-id demo/py-add --solution "$F/nul.py"
+bad "an assert task in python: its tests are python code, so the solution must be python, not cpp" \
+    --task "$TASKS" --task-id demo/py-add --solution "$F/add.py" --language cpp
+bad "demo/py-stack" --task "$TASKS" --task-id demo/py-stack --solution "$F/add.py" --language c
+bad "unknown language 'cobol' (known: python, c, cpp" \
+    --task "$TASKS" --task-id demo/py-primes --solution "$F/primes.py" --language cobol
 
 is "$(state_leftovers "$before")" "" "nothing left behind after all of it"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # crucible eval end to end: --reference, a solutions file with --out and without, -j,
-# bad solution lines, bad usage, and SIGINT in the middle of a long run.
+# bad solution lines, solution lines in several languages for one stdio task, bad usage,
+# and SIGINT in the middle of a long run.
 . "$(dirname "$0")/lib.sh"
 
-plan 62
+plan 69
 
 TASKS=$REPO_ROOT/examples/tasks.jsonl
 SOLS=$REPO_ROOT/examples/solutions.jsonl
@@ -38,6 +39,29 @@ w("mixed.jsonl", "\n".join([
     json.dumps({"task_id": "demo/py-add", "completion": "    return a - b\n"}),       # 7 ok
     "[1, 2]",                                                                         # 8
     json.dumps({"task_id": 5, "solution": add}),                                      # 9
+]) + "\n")
+
+# Rollouts of one stdio task (demo/py-primes, a python task) in Python, C++ and C, each line
+# naming its language; then lines whose language is wrong.
+py = ("n = int(input())\ns = bytearray([1]) * max(n, 2)\ns[0:2] = b'\\0\\0'\n"
+      "for i in range(2, int(n ** 0.5) + 1):\n    if s[i]:\n"
+      "        s[i*i::i] = bytearray(len(s[i*i::i]))\nprint(sum(s[:n]))\n")
+sieve = ("long n; if (scanf(\"%ld\", &n) != 1) return 1; long c = 0; char *s = (char *)calloc(n > 2 ? n : 2, 1);\n"
+         "for (long i = 2; i < n; i++) if (!s[i]) { c++; for (long j = i * i; j < n; j += i) s[j] = 1; }\n"
+         "printf(\"%ld\\n\", c); return 0; }\n")
+cpp = "#include <cstdio>\n#include <cstdlib>\nusing namespace std;\nint main() { " + sieve
+c = "#include <stdio.h>\n#include <stdlib.h>\nint main(void) { " + sieve
+w("langs.jsonl", "\n".join([
+    json.dumps({"task_id": "demo/py-primes", "solution": py}),                            # 1 python
+    json.dumps({"task_id": "demo/py-primes", "language": "cpp", "solution": cpp}),        # 2 cpp
+    json.dumps({"task_id": "demo/py-primes", "language": "C++",
+                "response": "```cpp\n" + cpp + "```\nIn Python:\n```python\nprint(0)\n```\n"}),  # 3 cpp
+    json.dumps({"task_id": "demo/py-primes", "language": "c", "solution": c}),            # 4 c
+    json.dumps({"task_id": "demo/py-add", "language": "cpp", "solution": add}),           # 5 assert task
+    json.dumps({"task_id": "demo/py-primes", "language": "cobol", "solution": py}),       # 6 unknown
+    json.dumps({"task_id": "demo/py-primes", "language": 3, "solution": py}),             # 7 not a name
+    json.dumps({"task_id": "demo/py-add", "language": "python", "solution": add}),        # 8 its own
+    json.dumps({"task_id": "demo/py-primes", "language": None, "solution": py}),          # 9 null: the task's
 ]) + "\n")
 
 # Trivial solutions: sandboxes are created while the worker threads are still starting.
@@ -176,6 +200,24 @@ ok $? "bad solution lines: stdout still holds only records"
 cp "$OUT" "$T/mixed.out"
 rcheck "$T/mixed.out" '[(x["task_id"], x["verdict"]) for x in r] == [("demo/py-add", "accepted"), ("demo/py-add", "wrong_answer")]' \
     "bad solution lines: the valid lines (1 and 7) still get their records, in order"
+
+# --- solution lines in several languages -----------------------------------------------------
+cru eval --tasks "$TASKS" --solutions "$F/langs.jsonl" -j 2
+is "$RC" 1 "per-line languages: exit 1 (three lines name a language their task cannot take)"
+cp "$OUT" "$T/langs.out"
+rcheck "$T/langs.out" '[(x["input_line"], x["task_id"], x["language"], x["verdict"]) for x in r] == [
+        (1, "demo/py-primes", "python", "accepted"), (2, "demo/py-primes", "cpp", "accepted"),
+        (3, "demo/py-primes", "cpp", "accepted"), (4, "demo/py-primes", "c", "accepted"),
+        (8, "demo/py-add", "python", "accepted"), (9, "demo/py-primes", "python", "accepted")]' \
+    "per-line languages: Python, C++ and C rollouts of one stdio task are each accepted, run as their own language"
+rcheck "$T/langs.out" 'r[1]["compile"]["status"] == "ok" and r[0]["compile"] is None and "cpp" in r[2]["extracted"]' \
+    "per-line languages: the C++ line was compiled, the Python one not; the response's cpp block was taken"
+like "$(cat "$ERR")" "langs\.jsonl:5: task 'demo/py-add' is an assert task in python[^"$'\n'"]*not cpp" \
+    "a language an assert task cannot take: the line is reported with why"
+like "$(cat "$ERR")" "langs\.jsonl:6: unknown language 'cobol' \(known: python, c, cpp" \
+    "an unknown language: the line is reported with the known ones"
+like "$(cat "$ERR")" "langs\.jsonl:7: [^"$'\n'"]*language" "a language that is not a string: the line is reported"
+unlike "$(cat "$ERR")" "langs\.jsonl:[123489]:" "the good lines (1-4, 8, 9) are not reported"
 
 # --- bad usage: exit 2, one line naming the problem, nothing on stdout -----------------------
 bad() {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # crucible serve end to end, on loopback with the real binary: every route, batch streaming
-# with dependencies and client disconnects, SandboxFusion's /run_code as verl sends it,
-# priorities, deadlines, overload (429) under a bounded load test, bad input, bearer-token
+# with dependencies and client disconnects, a solution's language on /v1/verify and batch
+# items, SandboxFusion's /run_code as verl sends it (its pytest mode included), priorities, deadlines, overload (429) under a bounded load test, bad input, bearer-token
 # auth, metrics, and a clean stop on SIGTERM. Standard library only.
 import base64
 import http.client
@@ -129,6 +129,52 @@ st, j, text, _ = s.post("/v1/verify", {"task": bare, "solution": "x = 1"})
 ok(st == 200 and j["verdict"] == "infra_error" and j["reward"] is None,
    "/v1/verify: crucible's failure is infra_error with reward null, not 0", text)
 
+# --- the solution's language ----------------------------------------------------------------
+# A stdio task in python (as converted Code Jam and Kattis tasks are) and rollouts of it in
+# other languages.
+SUM_TASK = {"id": "s/sum", "language": "python", "harness": "stdio",
+            "tests": [{"name": "a", "stdin": "1 2\n", "expected": "3\n"},
+                      {"name": "b", "stdin": "-5 20\n", "expected": "15\n"}]}
+SUM_PY = "a, b = map(int, input().split())\nprint(a + b)\n"
+SUM_CPP = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+SUM_C = "#include <stdio.h>\nint main(void) { long a, b; scanf(\"%ld %ld\", &a, &b); printf(\"%ld\\n\", a + b); }\n"
+st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": "cpp", "solution": SUM_CPP})
+ok(st == 200 and j["verdict"] == "accepted" and j["language"] == "cpp" and j["compile"]["status"] == "ok",
+   "/v1/verify with language cpp: a C++ solution of a python stdio task is compiled and accepted", text)
+st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": "C++",
+                                       "response": "```cpp\n" + SUM_CPP + "```\nOr:\n```python\nprint(0)\n```\n"})
+ok(st == 200 and j["verdict"] == "accepted" and j["language"] == "cpp" and "cpp" in j["extracted"],
+   "/v1/verify with language C++ and a response: the cpp block is taken, not the last (python) one", text)
+st, j, text, _ = s.post("/v1/verify", {"task": ADD_TASK, "language": "cpp", "solution": SUM_CPP})
+ok(st == 400 and j["error"]["code"] == "bad_request"
+   and "assert task in python" in j["error"]["message"] and "not cpp" in j["error"]["message"],
+   "/v1/verify: a language an assert task cannot take is a 400 saying why", text)
+st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": "cobol", "solution": SUM_PY})
+ok(st == 400 and "unknown language 'cobol' (known: python, c, cpp" in j["error"]["message"],
+   "/v1/verify: an unknown language is a 400 listing the known ones", text)
+st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": ["cpp"], "solution": SUM_PY})
+ok(st == 400 and "'language' must be a string" in j["error"]["message"],
+   "/v1/verify: a language that is not a string is a 400", text)
+r, lines = batch_lines(s, {"items": [
+    {"kind": "verify", "task": SUM_TASK, "solution": SUM_PY},
+    {"kind": "verify", "task": SUM_TASK, "language": "cpp", "solution": SUM_CPP},
+    {"kind": "verify", "task": SUM_TASK, "language": "c", "solution": SUM_C},
+    {"kind": "verify", "task": ADD_TASK, "language": "python", "solution": "def add(a, b):\n    return a + b\n"}]})
+got = sorted((l.get("index"), (l.get("result") or {}).get("language"), (l.get("result") or {}).get("verdict"))
+             for t, l in lines)
+ok(got == [(0, "python", "accepted"), (1, "cpp", "accepted"), (2, "c", "accepted"), (3, "python", "accepted")],
+   "/v1/batch: verify items in Python, C++ and C for one stdio task, each run as its language", lines)
+st, j, text, _ = s.post("/v1/batch", {"items": [
+    {"kind": "verify", "task": SUM_TASK, "language": "cpp", "solution": SUM_CPP},
+    {"kind": "verify", "task": ADD_TASK, "language": "cpp", "solution": SUM_CPP}]})
+ok(st == 400 and j["error"]["message"].startswith("items[1]: task 's/add' is an assert task in python")
+   and "not cpp" in j["error"]["message"],
+   "/v1/batch: an item whose language its task cannot take fails the batch with a 400 naming it", text)
+st, j, text, _ = s.post("/v1/batch", {"items": [
+    {"kind": "verify", "task": SUM_TASK, "language": "klingon", "solution": SUM_PY}]})
+ok(st == 400 and j["error"]["message"].startswith("items[0]: unknown language 'klingon' (known:"),
+   "/v1/batch: an unknown language in an item is a 400 naming the item", text)
+
 # --- /v1/batch ----------------------------------------------------------------------------
 items = [{"kind": "run", "command": ["/bin/sleep", "1.5"]},
          {"kind": "verify", "task": ADD_TASK, "solution": "def add(a, b):\n    return a + b\n"},
@@ -197,6 +243,68 @@ st, j, text, _ = run_code("console.log(require('fs').readFileSync('data.txt', 'u
 ok(j["status"] == "Success" and j["run_result"]["stdout"] == "ABC\n"
    and base64.b64decode(j["files"]["out.txt"]) == b"written" and "missing.txt" not in j["files"],
    "/run_code: nodejs, files in (base64) and fetch_files out", text)
+
+# --- SandboxFusion's pytest mode: the code is a file of tests that pytest runs ---------------
+PYTEST_CODE = """import helper
+
+
+def triple(x):
+    return 3 * x
+
+
+def test_triple():
+    assert triple(2) == 6
+
+
+class TestFixtures:
+    def test_files_and_capture(self, tmp_path, capfd):
+        note = tmp_path / "note.txt"
+        note.write_text("kept")
+        print(note.read_text(), helper.double(21))
+        assert capfd.readouterr().out == "kept 42\\n"
+"""
+HELPER = {"helper.py": base64.b64encode(b"def double(x):\n    return 2 * x\n").decode()}
+FUSION_KEYS = {"status", "message", "compile_result", "run_result", "executor_pod_name", "files"}
+STEP_KEYS = {"status", "execution_time", "return_code", "stdout", "stderr"}
+st, j, text, _ = run_code(PYTEST_CODE, language="pytest", files=HELPER)
+ok(st == 200 and j["status"] == "Success" and j["compile_result"] is None
+   and j["run_result"]["status"] == "Finished" and j["run_result"]["return_code"] == 0
+   and "2 passed" in j["run_result"]["stdout"],
+   "/run_code pytest: passing tests (fixtures, a module from files) are Success with pytest's report", text)
+failing = PYTEST_CODE.replace("== 6", "== 7")
+st, j, text, _ = run_code(failing, language="pytest", files=HELPER)
+ok(st == 200 and set(j) == FUSION_KEYS and set(j["run_result"]) == STEP_KEYS and j["status"] == "Failed"
+   and j["message"] == "" and j["compile_result"] is None and j["run_result"]["status"] == "Finished"
+   and j["run_result"]["return_code"] == 1 and j["files"] == {},
+   "/run_code pytest: a failing test is Failed / Finished / return_code 1, shaped as SandboxFusion answers", text)
+out = j["run_result"]["stdout"] if st == 200 else ""
+ok("1 failed, 1 passed" in out and "FAILED test_main.py::test_triple" in out and "assert 6 == 7" in out,
+   "/run_code pytest: stdout is pytest's report (the failing test, its assertion, the tally)", out)
+st, j, text, _ = run_code(failing, files=HELPER)
+ok(st == 200 and j["status"] == "Success",
+   "/run_code python: the same file only defines its tests (Success, as SandboxFusion's python)", text)
+st, j, text, _ = run_code("x = 1\n", language="pytest")
+ok(st == 200 and j["status"] == "Failed" and j["run_result"]["return_code"] == 5
+   and "no tests ran" in j["run_result"]["stdout"],
+   "/run_code pytest: a file without tests is Failed (pytest's exit status 5)", text)
+st, j, text, _ = s.post("/v1/run", {"code": failing, "language": "pytest",
+                                    "files": {"helper.py": "def double(x):\n    return 2 * x\n"}})
+ok(st == 200 and j["status"] == "runtime_error" and j["exit_code"] == 1 and j["compile"] is None
+   and "1 failed, 1 passed" in j["stdout"],
+   "/v1/run with language pytest: pytest runs the tests; failing ones are runtime_error, exit_code 1", text)
+st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest",
+                                    "files": {"helper.py": "def double(x):\n    return 2 * x\n"}})
+ok(st == 200 and j["status"] == "ok" and j["exit_code"] == 0 and "2 passed" in j["stdout"],
+   "/v1/run with language pytest: passing tests are ok", text)
+bare_img = os.path.join(TMP, "no-pytest")  # an image with a python3 but no pytest module
+os.makedirs(os.path.join(bare_img, "usr", "bin"), exist_ok=True)
+open(os.path.join(bare_img, "usr", "bin", "python3"), "w").close()
+st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest", "image": bare_img})
+ok(st == 200 and j["status"] == "sandbox_error" and "python3-pytest" in j["message"],
+   "/v1/run pytest in an image without pytest: sandbox_error naming the package (not a test failure)", text)
+st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": "pytest", "solution": SUM_PY})
+ok(st == 400 and "unknown language 'pytest'" in j["error"]["message"],
+   "/v1/verify: pytest is a run mode, not a solution's language (400)", text)
 
 # --- bad input: a clear 4xx each, the server stays up ----------------------------------------
 bad = [("/v1/run", b"{", 400, "not valid JSON"), ("/v1/run", b"[1]", 400, "JSON object"),
@@ -328,6 +436,29 @@ for _ in range(3):
 rss1 = s.rss_kb()
 ok(s.request("GET", "/healthz")[0] == 200 and rss1 - rss0 < 20000,
    "load: server up, memory bounded (RSS %d -> %d kB over 200 requests)" % (rss0, rss1))
+s.stop()
+
+# --- a verification reserves the memory of the solution's compile step -----------------------
+# C++'s compile step takes 2048 MB; this server runs jobs of at most 1024 MB.
+s = Server("--slots", "1", "--memory", "1024", "--warm", "0", "--quiet")
+CPP_SUM_TASK = dict(SUM_TASK, id="s/sum-cpp", language="cpp", limits={"memory_mb": 256})
+st, j, text, _ = s.post("/v1/verify", {"task": CPP_SUM_TASK, "language": "python", "solution": SUM_PY})
+ok(st == 200 and j["verdict"] == "accepted" and j["language"] == "python",
+   "memory: a Python solution of a C++ task reserves Python's memory (fits under --memory 1024)", text)
+st, j, text, _ = s.post("/v1/verify", {"task": CPP_SUM_TASK, "solution": SUM_CPP})
+ok(st == 400 and "needs 2048 MB" in j["error"]["message"],
+   "memory: a C++ solution reserves C++'s compile memory (2048 MB: a 400 here)", text)
+st, j, text, _ = s.post("/v1/verify", {"task": dict(SUM_TASK, limits={"memory_mb": 256}),
+                                       "language": "cpp", "solution": SUM_CPP})
+ok(st == 400 and "needs 2048 MB" in j["error"]["message"],
+   "memory: a C++ solution of a Python task reserves C++'s compile memory too", text)
+relative = dict(CPP_SUM_TASK, time_limit={"factor": 3, "min": 1},
+                reference="#include <cstdio>\nint main() { long a, b; std::scanf(\"%ld %ld\", &a, &b); "
+                          "std::printf(\"%ld\\n\", a + b); }\n")
+st, j, text, _ = s.post("/v1/verify", {"task": relative, "language": "python", "solution": SUM_PY})
+ok(st == 400 and "needs 2048 MB" in j["error"]["message"],
+   "memory: a Python solution of a C++ task whose relative time limit compiles the C++ reference "
+   "first reserves C++'s compile memory", text)
 s.stop()
 
 # --- bearer token ---------------------------------------------------------------------------

@@ -109,7 +109,8 @@ def _task(task: Any) -> Dict[str, Any]:
 
 def _verify_body(task: Any, solution: Optional[str], completion: Optional[str],
                  response: Optional[str], repeats: Optional[int], reward: Optional[str],
-                 task_id: Optional[str] = None, model: Optional[str] = None) -> Dict[str, Any]:
+                 task_id: Optional[str] = None, model: Optional[str] = None,
+                 language: Optional[str] = None) -> Dict[str, Any]:
     if (task is None) == (task_id is None):
         raise ValueError("give exactly one of task (a native task) or task_id (a task of the "
                          "server's library, crucible serve --db)")
@@ -120,6 +121,9 @@ def _verify_body(task: Any, solution: Optional[str], completion: Optional[str],
             raise ValueError("model tags a verification of a library task: it needs task_id")
         if not isinstance(model, str) or not model:
             raise TypeError("model must be a non-empty string")
+    if language is not None and (not isinstance(language, str) or not language):
+        raise TypeError("language must be a non-empty string naming the solution's language "
+                        "(python, c, cpp, java, go, rust, javascript, bash, ...)")
     given = [(k, v) for k, v in zip(_SOLUTION_KINDS, (solution, completion, response)) if v is not None]
     if len(given) != 1:
         raise ValueError("give exactly one of solution, completion or response")
@@ -133,6 +137,7 @@ def _verify_body(task: Any, solution: Optional[str], completion: Optional[str],
     else:
         body["task"] = _task(task)
     body[kind] = text
+    _put(body, "language", language)
     _put(body, "repeats", repeats)
     _put(body, "reward", reward)
     return body
@@ -157,12 +162,13 @@ def run_item(command: Any = None, *, code: Optional[str] = None, language: Optio
 
 def verify_item(task: Any = None, *, task_id: Optional[str] = None, model: Optional[str] = None,
                 solution: Optional[str] = None, completion: Optional[str] = None,
-                response: Optional[str] = None, repeats: Optional[int] = None,
-                reward: Optional[str] = None,
+                response: Optional[str] = None, language: Optional[str] = None,
+                repeats: Optional[int] = None, reward: Optional[str] = None,
                 after: Optional[Iterable[int]] = None) -> Dict[str, Any]:
     """A ``verify`` item of a batch (same arguments as :meth:`Client.verify`, plus ``after``)."""
     item = {"kind": "verify"}
-    item.update(_verify_body(task, solution, completion, response, repeats, reward, task_id, model))
+    item.update(_verify_body(task, solution, completion, response, repeats, reward, task_id, model,
+                             language))
     _put(item, "after", _after(after))
     return item
 
@@ -577,8 +583,8 @@ class Client:
     def verify(self, task: Any = None, *, task_id: Optional[str] = None,
                model: Optional[str] = None, solution: Optional[str] = None,
                completion: Optional[str] = None, response: Optional[str] = None,
-               repeats: Optional[int] = None, reward: Optional[str] = None,
-               priority: Optional[str] = None,
+               language: Optional[str] = None, repeats: Optional[int] = None,
+               reward: Optional[str] = None, priority: Optional[str] = None,
                deadline_s: Optional[float] = None) -> Dict[str, Any]:
         """``POST /v1/verify``: verify one solution of a task.
 
@@ -591,9 +597,16 @@ class Client:
 
         Exactly one of ``solution`` (a full program), ``completion`` (appended to the
         task's prompt) or ``response`` (raw model text; crucible takes its last fenced
-        block). ``reward``: ``"binary"`` or ``"fraction"``. Returns the verification
-        record; its ``reward`` is ``None`` when ``verdict`` is ``"infra_error"``."""
-        body = _verify_body(task, solution, completion, response, repeats, reward, task_id, model)
+        block). ``language`` names the solution's language (default: the task's): a
+        ``stdio`` task takes a solution in any language crucible knows, so C++ and Python
+        rollouts of one problem verify against the same task; an ``assert`` or ``command``
+        task only its own, and another language (or an unknown name) is a ``400``
+        :class:`CrucibleError` saying why. A response's fenced block is looked for in that
+        language. ``reward``: ``"binary"`` or ``"fraction"``. Returns the verification
+        record (its ``language`` is the one the solution ran as); its ``reward`` is ``None``
+        when ``verdict`` is ``"infra_error"``."""
+        body = _verify_body(task, solution, completion, response, repeats, reward, task_id, model,
+                            language)
         _put(body, "priority", priority)
         _put(body, "deadline_s", deadline_s)
         return self.request("POST", "/v1/verify", body)

@@ -27,6 +27,17 @@ learning from a fabricated reward), and the TRL adapter returns ``None`` for tha
 Request errors that are the caller's fault (a ``4xx`` other than ``429``: a malformed task,
 a bad token) always raise: no setting turns a broken dataset into rewards.
 
+The language of a sample
+------------------------
+A sample's language (``extra_info["language"]`` for verl, a column named by
+``language_key`` for TRL, or the adapters' ``language`` argument) names the language the
+model wrote in. It is sent with the verification, so a ``stdio`` task — a native one in
+Python, as converted Code Jam and Kattis tasks are, or one built from an
+``{"inputs", "outputs"}`` test set — judges C++ and Python rollouts alike, each compiled and
+run as its own language. An ``assert`` or ``command`` task takes only its own language:
+another one is the caller's mistake (a ``400``), and raises. Without a language the task's
+is used (Python for built test sets).
+
 This module imports the package absolutely, so verl can load this file by path.
 """
 
@@ -253,6 +264,23 @@ def _extra(extra_info: Any) -> Mapping[str, Any]:
     return extra if isinstance(extra, Mapping) else {}
 
 
+def _language(value: Any, what: str) -> Optional[str]:
+    """A sample's language as sent: ``None`` when not given (None or empty)."""
+    value = _plain(value)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise TypeError("%s must be a language name (a string), not %r" % (what, value))
+    return value
+
+
+def _sample_language(language: Optional[str], extra_info: Any) -> Optional[str]:
+    """verl: the ``language`` keyword, else ``extra_info["language"]``, else None."""
+    if language:
+        return _language(language, "language")
+    return _language(_extra(extra_info).get("language"), 'extra_info["language"]')
+
+
 # --- verl ------------------------------------------------------------------------------
 
 
@@ -265,9 +293,11 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     extra_info)``.
 
     ``solution_str`` (the raw model response) is sent as ``response``: crucible verifies
-    its last fenced code block. ``ground_truth``: see :func:`task_from_ground_truth`; the
-    language of a built task is ``language``, else ``extra_info["language"]``, else
-    ``python``. Returns the reward as a float (``reward``: ``binary`` 1.0/0.0, or
+    its last fenced code block. ``ground_truth``: see :func:`task_from_ground_truth`. The
+    sample's language is ``language``, else ``extra_info["language"]``; when given it is
+    the solution's language (sent with the request: a stdio task takes any, an assert or
+    command task only its own, else a ``400`` raises) and the language of a task built from
+    a test set; without one, the task's language (``python`` for built tasks). Returns the reward as a float (``reward``: ``binary`` 1.0/0.0, or
     ``fraction`` of tests passed), or with ``details=True`` a dict ``{"score", "accepted",
     "passed", "total", "infra_error"}`` (all numbers, so verl can aggregate them as
     reward_extra_info). Infra errors follow ``on_infra_error`` (module docstring).
@@ -276,12 +306,11 @@ def compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_
     ``custom_reward_function.reward_kwargs``.
     """
     _check_on_infra(on_infra_error)
-    extra = _extra(extra_info)
-    lang = language or extra.get("language") or "python"
-    task = task_from_ground_truth(ground_truth, language=lang, limits=limits)
+    lang = _sample_language(language, extra_info)
+    task = task_from_ground_truth(ground_truth, language=lang or "python", limits=limits)
     c = _resolve(client, url)
     try:
-        record = c.verify(task, response=solution_str, reward=reward)
+        record = c.verify(task, response=solution_str, reward=reward, language=lang)
     except CrucibleError as e:
         if _caller_fault(e):
             raise
@@ -311,10 +340,9 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
     extras = list(extra_infos) if extra_infos is not None else [None] * n
     items = []
     for i in range(n):
-        extra = _extra(extras[i] if i < len(extras) else None)
-        lang = language or extra.get("language") or "python"
-        task = task_from_ground_truth(ground_truths[i], language=lang, limits=limits)
-        items.append(verify_item(task, response=solution_strs[i], reward=reward))
+        lang = _sample_language(language, extras[i] if i < len(extras) else None)
+        task = task_from_ground_truth(ground_truths[i], language=lang or "python", limits=limits)
+        items.append(verify_item(task, response=solution_strs[i], reward=reward, language=lang))
     records = _verify_all(_resolve(client, url), items, on_infra_error, priority, deadline_s)
     out: List[Any] = []
     for rec, failure in records:
@@ -407,7 +435,7 @@ def completion_text(completion: Any) -> str:
 
 
 def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
-                     task_key: str = "task", language: str = "python", *,
+                     task_key: str = "task", language: Optional[str] = None, *,
                      inputs_key: str = "inputs", outputs_key: str = "outputs",
                      fn_name_key: str = "fn_name", language_key: Optional[str] = None,
                      reward: Optional[str] = None, on_infra_error: str = "none",
@@ -420,10 +448,14 @@ def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
     Each row's task is the dataset column ``task_key`` (a native task as a dict or JSON
     text — or any ground truth :func:`task_from_ground_truth` accepts), else the columns
     ``inputs_key`` / ``outputs_key`` (and ``fn_name_key`` if present) as a stdio (or
-    call-based) test set in ``language`` (or the row's ``language_key`` column). Each
-    completion (a string, or messages: the last assistant message) is sent as a raw
-    ``response``. The whole group is verified in one ``/v1/batch`` call and results are
-    matched back by index.
+    call-based) test set. Each completion (a string, or messages: the last assistant
+    message) is sent as a raw ``response``. The whole group is verified in one
+    ``/v1/batch`` call and results are matched back by index.
+
+    A row's language is its ``language_key`` column when set, else ``language``: the
+    language of the completion's code, sent with its verification (a stdio task takes any,
+    an assert or command task only its own, else a ``400`` raises), and the language of a
+    task built from a test set. Without either, the task's own (``python`` for test sets).
 
     Infra errors give ``None`` by default (``on_infra_error``); TRL turns ``None`` into
     NaN, i.e. "no reward from this function" for that row (with a single reward function,
@@ -432,10 +464,17 @@ def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
     """
     _check_on_infra(on_infra_error)
 
-    def row_task(kwargs: Mapping[str, Any], i: int) -> Dict[str, Any]:
-        lang = language
-        if language_key and kwargs.get(language_key) is not None and kwargs[language_key][i]:
-            lang = kwargs[language_key][i]
+    default_lang = _language(language, "language")
+
+    def row_language(kwargs: Mapping[str, Any], i: int) -> Optional[str]:
+        col = kwargs.get(language_key) if language_key else None
+        if col is not None:
+            lang = _language(col[i], "column %r, row %d" % (language_key, i))
+            if lang is not None:
+                return lang
+        return default_lang
+
+    def row_task(kwargs: Mapping[str, Any], i: int, lang: str) -> Dict[str, Any]:
         col = kwargs.get(task_key)
         if col is not None and col[i] is not None:
             return task_from_ground_truth(col[i], language=lang, limits=limits)
@@ -449,11 +488,13 @@ def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
         raise ValueError("row %d has no task: the dataset needs a %r column (native task) or "
                          "%r and %r columns" % (i, task_key, inputs_key, outputs_key))
 
+    def row_item(kwargs: Mapping[str, Any], i: int, completion: Any) -> Dict[str, Any]:
+        lang = row_language(kwargs, i)
+        return verify_item(row_task(kwargs, i, lang or "python"), response=completion_text(completion),
+                           reward=reward, language=lang)
+
     def crucible_reward(completions: Sequence[Any], **kwargs: Any) -> List[Optional[float]]:
-        items = [
-            verify_item(row_task(kwargs, i), response=completion_text(comp), reward=reward)
-            for i, comp in enumerate(completions)
-        ]
+        items = [row_item(kwargs, i, comp) for i, comp in enumerate(completions)]
         records = _verify_all(_resolve(client, url), items, on_infra_error, priority, deadline_s)
         scores: List[Optional[float]] = []
         for rec, failure in records:

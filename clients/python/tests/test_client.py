@@ -48,6 +48,16 @@ SUM_GT = json.dumps({"inputs": ["1 2\n", "10 -4\n", "0 0\n"], "outputs": ["3\n",
 SUM_GOOD = "Read two ints and print their sum:\n\n```python\na, b = map(int, input().split())\nprint(a + b)\n```\n"
 SUM_WRONG = "```python\na, b = map(int, input().split())\nprint(a * b)\n```"
 
+# A native stdio task in Python (as converted Code Jam / Kattis tasks are) and solutions of
+# it in Python, C++ and C.
+SUM_TASK = {"id": "t/sum", "language": "python", "harness": "stdio",
+            "tests": [{"name": "a", "stdin": "1 2\n", "expected": "3\n"},
+                      {"name": "b", "stdin": "-5 20\n", "expected": "15\n"}]}
+SUM_PY = "a, b = map(int, input().split())\nprint(a + b)\n"
+SUM_CPP = "#include <iostream>\nint main() { long a, b; std::cin >> a >> b; std::cout << a + b << '\\n'; }\n"
+SUM_C = ('#include <stdio.h>\nint main(void) { long a, b; scanf("%ld %ld", &a, &b); '
+         'printf("%ld\\n", a + b); return 0; }\n')
+
 # A stdio task whose checker program always crashes: crucible cannot judge -> infra_error.
 BROKEN_CHECKER_TASK = {
     "id": "t/broken-checker", "language": "python", "harness": "stdio",
@@ -291,7 +301,43 @@ def test_verify_infra_error_has_null_reward(client):
     assert rec["verdict"] == "infra_error" and rec["reward"] is None
 
 
+def test_verify_language(client):
+    rec = client.verify(SUM_TASK, solution=SUM_CPP, language="cpp")
+    assert rec["verdict"] == "accepted" and rec["language"] == "cpp", rec
+    assert rec["compile"]["status"] == "ok"
+    rec = client.verify(SUM_TASK, response=fenced(SUM_CPP, "cpp") + fenced("print(0)\n"), language="c++")
+    assert rec["verdict"] == "accepted" and rec["language"] == "cpp", rec  # the cpp block
+    rec = client.verify(SUM_TASK, solution=SUM_PY)
+    assert rec["verdict"] == "accepted" and rec["language"] == "python", rec
+
+
+def test_verify_language_the_task_cannot_take_is_400(client):
+    with pytest.raises(CrucibleError) as ei:
+        client.verify(ADD_TASK, solution=ADD_GOOD, language="cpp")
+    assert ei.value.status == 400 and ei.value.code == "bad_request"
+    assert "assert task in python" in ei.value.message and "not cpp" in ei.value.message
+    with pytest.raises(CrucibleError) as ei:
+        client.verify(SUM_TASK, solution=SUM_PY, language="cobol")
+    assert ei.value.status == 400 and "unknown language 'cobol' (known: python" in ei.value.message
+    with pytest.raises(CrucibleError) as ei:
+        client.batch([verify_item(SUM_TASK, solution=SUM_CPP, language="cpp"),
+                      verify_item(ADD_TASK, solution=ADD_GOOD, language="cpp")])
+    assert ei.value.status == 400 and ei.value.message.startswith("items[1]: ")
+
+
 # --- /v1/batch ---------------------------------------------------------------------------
+
+
+def test_batch_verify_items_in_several_languages(client):
+    items = [verify_item(SUM_TASK, solution=SUM_PY),
+             verify_item(SUM_TASK, solution=SUM_CPP, language="cpp"),
+             verify_item(SUM_TASK, solution=SUM_C, language="c"),
+             verify_item(SUM_TASK, solution=SUM_CPP)]  # C++ run as the task's python
+    with client.batch(items) as stream:
+        got = {line["index"]: line["result"] for line in stream}
+    assert [(got[i]["language"], got[i]["verdict"]) for i in range(4)] == [
+        ("python", "accepted"), ("cpp", "accepted"), ("c", "accepted"), ("python", "runtime_error")]
+
 
 
 def test_batch_streams_results_as_they_finish(client):
@@ -469,9 +515,12 @@ def test_verify_deadline_is_infra_error(make_server):
     t.start()
     time.sleep(0.5)
     rec = c.verify(ADD_TASK, solution=ADD_GOOD, deadline_s=0.3)
+    rec2 = c.verify(SUM_TASK, solution=SUM_CPP, language="cpp", deadline_s=0.3)  # still busy
     t.join(30)
     assert rec["verdict"] == "infra_error" and rec["reward"] is None, rec
     assert "deadline" in rec["message"].lower(), rec
+    assert rec["language"] == "python" and rec2["language"] == "cpp", (rec, rec2)
+    assert rec2["verdict"] == "infra_error" and rec2["reward"] is None, rec2
 
 
 def test_body_too_large_413(make_server):
@@ -630,6 +679,21 @@ def test_verl_compute_score_batch(server):
     assert scores == [1.0, None]
 
 
+def test_verl_sample_language_on_a_native_stdio_task(server):
+    kw = dict(url=server.url)
+    task = json.dumps(SUM_TASK)
+    assert rewards.compute_score("kattis", fenced(SUM_CPP, "cpp"), task, {"language": "cpp"}, **kw) == 1.0
+    assert rewards.compute_score("kattis", fenced(SUM_PY), task, {"language": "python"}, **kw) == 1.0
+    assert rewards.compute_score("kattis", fenced(SUM_PY), task, None, **kw) == 1.0
+    scores = rewards.compute_score_batch(
+        ["kattis"] * 3, [fenced(SUM_PY), fenced(SUM_CPP, "cpp"), fenced(SUM_C, "c")], [task] * 3,
+        [{"language": "python"}, {"language": "cpp"}, {"language": "c"}], **kw)
+    assert scores == [1.0, 1.0, 1.0]
+    with pytest.raises(CrucibleError) as ei:  # the caller's mistake: raises, whatever on_infra_error
+        rewards.compute_score("he", fenced(ADD_GOOD), ADD_TASK, {"language": "cpp"}, on_infra_error="zero", **kw)
+    assert ei.value.status == 400
+
+
 # --- TRL adapter ----------------------------------------------------------------------------
 
 
@@ -660,6 +724,14 @@ def test_trl_inputs_outputs_columns_and_default(server, monkeypatch):
     f = rewards.make_reward_func(url=server.url, reward="fraction", name="crucible_fraction")
     assert f.__name__ == "crucible_fraction"
     assert f(completions, **cols) == [1.0, pytest.approx(1 / 3, abs=1e-6), 0.0]
+
+
+def test_trl_language_column_mixes_languages(server):
+    f = rewards.make_reward_func(url=server.url, language_key="language")
+    completions = [[{"role": "assistant", "content": fenced(code, lang)}]
+                   for code, lang in ((SUM_PY, "python"), (SUM_CPP, "cpp"), (SUM_C, "c"), (SUM_CPP, "cpp"))]
+    scores = f(completions, task=[SUM_TASK] * 4, language=["python", "cpp", "c", None])
+    assert scores == [1.0, 1.0, 1.0, 0.0]  # the last row names no language: the task's python
 
 
 # --- the task library (crucible serve --db) ---------------------------------------------------

@@ -145,6 +145,26 @@ def test_verify_and_batch_body(stub):
     assert verify_item(task, response="r") == {"kind": "verify", "task": task, "response": "r"}
 
 
+def test_verify_language_body(stub):
+    stub.routes[("POST", "/v1/verify")] = lambda h, b: h.reply(200, {"verdict": "accepted", "reward": 1.0})
+    c = fast(stub.url)
+    task = {"id": "t", "language": "python", "harness": "stdio", "tests": []}
+    c.verify(task, solution="int main() {}", language="cpp")
+    assert stub.seen[-1][3] == {"task": task, "solution": "int main() {}", "language": "cpp"}
+    c.verify(task_id="kattis/hello", model="m", response="r", language="c++")
+    assert stub.seen[-1][3] == {"task_id": "kattis/hello", "model": "m", "response": "r",
+                                "language": "c++"}
+    assert verify_item(task, response="r", language="c", after=[0]) == {
+        "kind": "verify", "task": task, "response": "r", "language": "c", "after": [0]}
+    assert "language" not in verify_item(task, solution="s")
+    for bad in ("", 7, ["cpp"]):
+        with pytest.raises(TypeError):
+            c.verify(task, solution="s", language=bad)
+        with pytest.raises(TypeError):
+            verify_item(task, solution="s", language=bad)
+    assert len([x for x in stub.seen if x[1] == "/v1/verify"]) == 2  # nothing sent for those
+
+
 def test_run_code_files_bytes(stub):
     stub.routes[("POST", "/run_code")] = lambda h, b: h.reply(200, {"status": "Success"})
     c = fast(stub.url)
@@ -588,3 +608,58 @@ def test_reward_batches_chunked_and_matched_by_index(stub, monkeypatch):
     assert [len(b["items"]) for b in batches] == [2, 2, 1]
     assert rewards.compute_score_batch(["d"] * 3, ["bad", "good", "good"], [gt] * 3,
                                        url=stub.url) == [0.0, 1.0, 1.0]
+
+
+def accept_everything(h, body):
+    """/v1/verify and /v1/batch: every verification accepted (batch lines in input order)."""
+    rec = {"verdict": "accepted", "reward": 1.0, "passed": 1, "total": 1}
+    if "items" not in body:
+        h.reply(200, rec)
+        return
+    h.send_response(200)
+    h.send_header("Content-Type", "application/x-ndjson")
+    h.send_header("Transfer-Encoding", "chunked")
+    h.end_headers()
+    for i in range(len(body["items"])):
+        h.chunk((json.dumps({"index": i, "result": rec}) + "\n").encode())
+    h.wfile.write(b"0\r\n\r\n")
+    h.close_connection = True
+
+
+def test_adapters_send_the_sample_language(stub):
+    stub.routes[("POST", "/v1/verify")] = accept_everything
+    stub.routes[("POST", "/v1/batch")] = accept_everything
+    native = {"id": "kattis/hello", "language": "python", "harness": "stdio",
+              "tests": [{"name": "a", "stdin": "", "expected": "1\n"}]}
+    gt = {"inputs": ["1\n"], "outputs": ["1\n"]}
+
+    def last():
+        return stub.seen[-1][3]
+
+    # verl: extra_info["language"] is the solution's language, sent with the request
+    assert rewards.compute_score("d", "x", native, {"language": "cpp"}, url=stub.url) == 1.0
+    assert last()["language"] == "cpp" and last()["task"]["language"] == "python"
+    rewards.compute_score("d", "x", gt, {"language": "cpp"}, url=stub.url)
+    assert last()["language"] == "cpp" and last()["task"]["language"] == "cpp"
+    rewards.compute_score("d", "x", native, {"index": 3}, url=stub.url)
+    assert "language" not in last() and last()["task"]["language"] == "python"
+    rewards.compute_score("d", "x", gt, None, url=stub.url)
+    assert "language" not in last() and last()["task"]["language"] == "python"
+    rewards.compute_score("d", "x", native, {"language": "c"}, url=stub.url, language="java")
+    assert last()["language"] == "java"  # the keyword (reward_kwargs) wins, as for built tasks
+    rewards.compute_score_batch(["d"] * 3, ["a", "b", "c"], [native] * 3,
+                                [{"language": "cpp"}, {}, {"language": "python"}], url=stub.url)
+    assert [it.get("language") for it in last()["items"]] == ["cpp", None, "python"]
+    with pytest.raises(TypeError):
+        rewards.compute_score("d", "x", native, {"language": 3}, url=stub.url)
+
+    # TRL: the language_key column, else the function's language
+    f = rewards.make_reward_func(url=stub.url, language_key="lang")
+    assert f(["a", "b", "c"], task=[native] * 3, lang=["cpp", None, ""]) == [1.0, 1.0, 1.0]
+    assert [it.get("language") for it in last()["items"]] == ["cpp", None, None]
+    f = rewards.make_reward_func(url=stub.url, language="c", language_key="lang")
+    f(["a", "b"], inputs=[["1"], ["1"]], outputs=[["1"], ["1"]], lang=["cpp", None])
+    assert [it.get("language") for it in last()["items"]] == ["cpp", "c"]
+    assert [it["task"]["language"] for it in last()["items"]] == ["cpp", "c"]
+    rewards.make_reward_func(url=stub.url)(["a"], inputs=[["1"]], outputs=[["1"]])
+    assert "language" not in last()["items"][0] and last()["items"][0]["task"]["language"] == "python"
