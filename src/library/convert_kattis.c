@@ -546,6 +546,11 @@ static int validator(struct package *k)
     } else {
         custom = nfound > 0;
     }
+    if (k->interactive && !nfound) {
+        e = refuse(k, "an interactive problem needs its interactor in %s/, and there is none",
+                   dirname);
+        goto out;
+    }
     if (custom && !nfound) {
         e = refuse(k, "problem.yaml asks for a custom output validator but %s/ has none", dirname);
         goto out;
@@ -553,11 +558,6 @@ static int validator(struct package *k)
     if (nfound > 1 && !k->legacy) {
         e = refuse(k, "%s/ holds %zu programs: a 2023-07 package has one output validator", dirname,
                    nfound);
-        goto out;
-    }
-    if (k->interactive && !custom) {
-        e = refuse(k, "an interactive problem needs its interactor in %s/, and there is none",
-                   dirname);
         goto out;
     }
     if (!custom)
@@ -796,8 +796,6 @@ static int tests(struct package *k, char **common)
     size_t total = 0, max_ans = 0;
     long best = -1;
     char **flags = NULL;
-    const char *key;
-    json_t *v;
     double output_mb = OUTPUT_MB_DEFAULT;
     int e = 0;
 
@@ -855,6 +853,7 @@ static int tests(struct package *k, char **common)
     /* problemtools: an answer file larger than the output limit is an error */
     if ((e = yaml_number(k, "limits.output", 0.001, 1024, &output_mb)) < 0)
         goto out;
+    e = 0;
     if ((double)max_ans > output_mb * 1048576)
         e = refuse(k,
                    "an answer file (%zu bytes) is larger than the output limit (%g MiB): "
@@ -873,11 +872,12 @@ static int tests(struct package *k, char **common)
             goto out;
         }
     }
-    json_object_foreach(counts, key, v)
-    {
-        if (json_integer_value(v) > best) {
-            best = (long)json_integer_value(v);
-            *common = (char *)key;
+    for (size_t i = 0; i < k->plan.ntests; i++) {
+        const char *f = flags[k->plan.tests[i].test];
+        long n = (long)json_integer_value(json_object_get(counts, f));
+        if (n > best) {
+            best = n;
+            *common = (char *)f;
         }
     }
     if (!(*common = strdup(*common ? *common : ""))) {

@@ -62,9 +62,15 @@ static int beneath(const struct kattis_pkg *p, const char *rel, int flags)
         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
     };
     char root[PATH_MAX], path[PATH_MAX + 8], real[PATH_MAX], self[64];
-    long fd = syscall(SYS_openat2, p->dirfd, rel, &how, sizeof(how));
+    long fd;
     int rc;
 
+    /* EAGAIN: a rename or mount elsewhere raced with a ".." step; the kernel asks to retry */
+    for (int tries = 0; tries < 1000; tries++) {
+        fd = syscall(SYS_openat2, p->dirfd, rel, &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN)
+            break;
+    }
     if (fd >= 0)
         return (int)fd;
     if (errno != ENOSYS)
@@ -958,6 +964,12 @@ static int reduce_group(struct planner *P, size_t gi, struct red *out)
     label(P->d, gi, lb, sizeof(lb));
     if (gr->ignore_sample && g->nitems >= 2) {
         /* the default grader keeps the last child's verdict and score (of one or two) */
+        if (gi != 0)
+            return errbuf_set(P->err,
+                              "%s: grader_flags ignore_sample (set there or inherited) would keep "
+                              "only the last of %s's %zu children; problemtools refuses "
+                              "ignore_sample below data/",
+                              where(g, "grader_flags"), lb, g->nitems);
         if (g->nitems > 2)
             return errbuf_set(P->err,
                               "%s: grader_flags ignore_sample wants at most two children in "
