@@ -1259,13 +1259,25 @@ static int build(struct package *k, char *summary, size_t size)
     }
     if (k->plan.note[0] && convert__add_note(k->task, k->plan.note))
         goto out;
-    snprintf(summary, size, "%s%s, %s, %zu test%s%s%s, %s%s%s",
+    if (k->pkg.stand_ins) {
+        char note[512];
+        snprintf(note, sizeof(note),
+                 "%u file%s of the package %s git's stand-in for a symlink (a checkout with "
+                 "core.symlinks=false writes the link's target as the file's text, e.g. %s); "
+                 "each was followed as the symlink it stands for.",
+                 k->pkg.stand_ins, k->pkg.stand_ins == 1 ? "" : "s",
+                 k->pkg.stand_ins == 1 ? "is" : "are", k->pkg.stand_in);
+        if (convert__add_note(k->task, note))
+            goto out;
+    }
+    snprintf(summary, size, "%s%s, %s, %zu test%s%s%s%s, %s%s%s",
              k->scoring ? "scoring" : "pass-fail", k->interactive ? " interactive" : "",
              k->interactive     ? "interactor"
              : k->validator.rel ? "custom validator"
                                 : "default validator",
              k->plan.ntests, k->plan.ntests == 1 ? "" : "s", k->plan.ngroups ? " in groups" : "",
-             k->plan.dropped ? " (some left out, see notes)" : "", lim,
+             k->plan.dropped ? " (some left out, see notes)" : "",
+             k->pkg.stand_ins ? " (symlink stand-ins followed, see notes)" : "", lim,
              ref ? ", reference " : ", no reference", ref ? ref->rel : "");
     e = 0;
 out:

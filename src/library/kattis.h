@@ -25,8 +25,10 @@
  * RESOLVE_BENEATH): a symlink is followed when it stays inside the package; one that
  * leaves it, an absolute one (problemtools wants relative links) and a loop are errors. */
 struct kattis_pkg {
-    int dirfd;       /* O_PATH of the directory */
-    const char *dir; /* as given (borrowed), for messages */
+    int dirfd;          /* O_PATH of the directory */
+    const char *dir;    /* as given (borrowed), for messages */
+    unsigned stand_ins; /* git symlink stand-ins followed by kattis_pkg_read */
+    char stand_in[160]; /* the first of them, for messages */
 };
 
 /* kattis_pkg_open(p, dir, err) — 0 or -errno with err naming dir. */
@@ -42,10 +44,13 @@ int kattis_pkg_stat(const struct kattis_pkg *p, const char *rel, struct stat *st
                     struct errbuf *err);
 
 /* kattis_pkg_read(p, rel, max, &buf, &len, err) — the whole regular file rel,
- * NUL-terminated (caller frees). 0, -ENOENT (err not set), -EFBIG (over max bytes), or
- * -errno; err names rel unless -ENOENT. */
-int kattis_pkg_read(const struct kattis_pkg *p, const char *rel, size_t max, char **buf,
-                    size_t *len, struct errbuf *err);
+ * NUL-terminated (caller frees). A file that is a git symlink stand-in (what git checks out
+ * for a symlink where it makes none, core.symlinks=false: a short text without a newline
+ * naming a relative path) whose path leads to a file in the package is followed as the
+ * symlink it stands for, under the same rules, and counted in p->stand_ins. 0, -ENOENT (err
+ * not set), -EFBIG (over max bytes), or -errno; err names rel unless -ENOENT. */
+int kattis_pkg_read(struct kattis_pkg *p, const char *rel, size_t max, char **buf, size_t *len,
+                    struct errbuf *err);
 
 /* kattis_pkg_list(p, rel, &names, &n, err) — a directory's entries in byte order (the
  * order of Python's sorted(os.listdir)), "." entries and hidden names left out (problemtools
@@ -177,8 +182,8 @@ struct kattis_data {
  * besides: a symlink that leaves the package, an absolute or looping one, a directory
  * link back to a directory it is in, more than KATTIS_TESTS_MAX tests or
  * KATTIS_DEPTH_MAX levels. Release d even on error. */
-int kattis_data_load(const struct kattis_pkg *p, const struct kattis_data_opts *o,
-                     struct kattis_data *d, struct errbuf *err);
+int kattis_data_load(struct kattis_pkg *p, const struct kattis_data_opts *o, struct kattis_data *d,
+                     struct errbuf *err);
 
 /* kattis_data_release(d) */
 void kattis_data_release(struct kattis_data *d);

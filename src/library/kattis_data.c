@@ -27,6 +27,7 @@
 
 int kattis_pkg_open(struct kattis_pkg *p, const char *dir, struct errbuf *err)
 {
+    memset(p, 0, sizeof(*p));
     p->dir = dir;
     p->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (p->dirfd < 0) {
@@ -130,9 +131,29 @@ int kattis_pkg_stat(const struct kattis_pkg *p, const char *rel, struct stat *st
     return e;
 }
 
-int kattis_pkg_read(const struct kattis_pkg *p, const char *rel, size_t max, char **buf,
-                    size_t *len, struct errbuf *err)
+/* stand_in_target(rel, buf, len, out, size) — is buf (the content of rel) a git symlink
+ * stand-in? Then out is the package-relative path it names (not yet checked). */
+static bool stand_in_target(const char *rel, const char *buf, size_t len, char *out, size_t size)
 {
+    const char *slash = strrchr(rel, '/');
+    size_t dirlen = slash ? (size_t)(slash - rel) : 0;
+
+    if (len == 0 || len > 255 || buf[0] == '/' || memchr(buf, '/', len) == NULL)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)buf[i] < 0x21 || buf[i] == 0x7f)
+            return false; /* no whitespace, no newline, no control characters */
+    if (dirlen + len + 2 > size)
+        return false;
+    snprintf(out, size, "%.*s%s%.*s", (int)dirlen, rel, dirlen ? "/" : "", (int)len, buf);
+    return true;
+}
+
+/* pkg_read(p, rel, max, buf, len, err, depth) — kattis_pkg_read, depth stand-ins deep. */
+static int pkg_read(struct kattis_pkg *p, const char *rel, size_t max, char **buf, size_t *len,
+                    struct errbuf *err, int depth)
+{
+    char target[PATH_MAX];
     struct stat st;
     int fd = beneath(p, rel, O_RDONLY | O_NONBLOCK), e;
 
@@ -151,7 +172,32 @@ int kattis_pkg_read(const struct kattis_pkg *p, const char *rel, size_t max, cha
         errbuf_set(err, "'%s' is larger than %zu bytes", rel, max);
     else if (e < 0)
         pkg_error(p, rel, e, err);
-    return e;
+    if (e < 0 || !stand_in_target(rel, *buf, *len, target, sizeof(target)))
+        return e;
+    /* a stand-in is followed when it names a regular file beneath the package; one that
+     * leads out of it is refused as the symlink would be; otherwise it is plain text */
+    e = kattis_pkg_stat(p, target, &st, err);
+    if (e == -EXDEV || e == -ELOOP)
+        return errbuf_set(err,
+                          "'%s' stands for a symlink (git core.symlinks=false) to '%.*s', "
+                          "which leaves the package",
+                          rel, (int)*len, *buf);
+    if (e < 0 || !S_ISREG(st.st_mode)) {
+        err->msg[0] = '\0';
+        return 0;
+    }
+    if (depth >= 8)
+        return errbuf_set(err, "'%s': a chain of more than 8 symlink stand-ins", rel);
+    if (p->stand_ins++ == 0)
+        snprintf(p->stand_in, sizeof(p->stand_in), "%s", rel);
+    free(*buf);
+    return pkg_read(p, target, max, buf, len, err, depth + 1);
+}
+
+int kattis_pkg_read(struct kattis_pkg *p, const char *rel, size_t max, char **buf, size_t *len,
+                    struct errbuf *err)
+{
+    return pkg_read(p, rel, max, buf, len, err, 0);
 }
 
 static int by_strcmp(const void *a, const void *b)
@@ -226,7 +272,7 @@ static const struct {
 static const char *const scoring_keys[] = {"accept_score", "reject_score", "range"};
 
 struct loader {
-    const struct kattis_pkg *p;
+    struct kattis_pkg *p;
     const struct kattis_data_opts *o;
     struct kattis_data *d;
     struct errbuf *err;
@@ -701,8 +747,8 @@ static int load_samples(struct loader *L)
     return e;
 }
 
-int kattis_data_load(const struct kattis_pkg *p, const struct kattis_data_opts *o,
-                     struct kattis_data *d, struct errbuf *err)
+int kattis_data_load(struct kattis_pkg *p, const struct kattis_data_opts *o, struct kattis_data *d,
+                     struct errbuf *err)
 {
     struct loader L = {.p = p, .o = o, .d = d, .err = err};
     struct stat st;

@@ -343,6 +343,43 @@ static void test_symlinks(void)
     rm("links/data/secret/c/2.in");
     rm("links/data/secret/c/2.ans");
 
+    /* git's stand-ins for symlinks (core.symlinks=false): followed inside the package */
+    put("links/data/secret/c/2.in", "../a/2.in");
+    put("links/data/secret/c/2.ans", "../a/2.ans");
+    put("links/data/secret/a/2.in", "22\n");
+    {
+        struct kattis_pkg p;
+        char dir[512], *buf;
+        size_t len;
+        snprintf(dir, sizeof(dir), "%s/links", tmp);
+        kattis_pkg_open(&p, dir, &err);
+        is_int(kattis_pkg_read(&p, "data/secret/c/2.in", 100, &buf, &len, &err), 0,
+               "stand-in: read");
+        is_str(buf, "22\n", "stand-in: followed to the file it names");
+        ok(p.stand_ins == 1 && strcmp(p.stand_in, "data/secret/c/2.in") == 0,
+           "stand-in: counted and named");
+        free(buf);
+        put("links/data/secret/c/3.in", "no/such/file");
+        is_int(kattis_pkg_read(&p, "data/secret/c/3.in", 100, &buf, &len, &err), 0,
+               "stand-in: a path to nothing");
+        is_str(buf, "no/such/file", "stand-in: ... is plain text");
+        free(buf);
+        put("links/data/secret/c/3.in", "../../../../outside.in");
+        is_int(kattis_pkg_read(&p, "data/secret/c/3.in", 100, &buf, &len, &err), -EINVAL,
+               "stand-in: one leading out of the package");
+        ok(strstr(err.msg, "leaves the package") != NULL, "... is refused (%s)", err.msg);
+        free(buf);
+        put("links/data/secret/c/3.in", "./3.in");
+        is_int(kattis_pkg_read(&p, "data/secret/c/3.in", 100, &buf, &len, &err), -EINVAL,
+               "stand-in: one naming itself");
+        ok(strstr(err.msg, "chain of more than 8") != NULL, "... is refused (%s)", err.msg);
+        free(buf);
+        kattis_pkg_close(&p);
+        rm("links/data/secret/c/3.in");
+    }
+    rm("links/data/secret/c/2.in");
+    rm("links/data/secret/c/2.ans");
+
     /* directories linking twice to the one below: 2^14 tests from 2 files */
     pair("fan", "secret/d0/1");
     pair("fan", "secret/d0/2");
