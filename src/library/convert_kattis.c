@@ -44,6 +44,7 @@
 #define KATTIS_YAML_MAX   ((size_t)1 << 20) /* bytes of problem.yaml or a statement */
 #define PROGRAM_FILE_MAX  ((size_t)1 << 20) /* bytes of one file of a validator or submission */
 #define PROGRAM_FILES_MAX 64                /* files in one program */
+#define SAMPLE_MAX        ((size_t)1 << 16) /* bytes of a sample shown in a prompt */
 #define CPU_TIME_MAX      3600.0            /* seconds, as the sandbox's range */
 #define CPU_TIME_DEFAULT  10.0              /* when nothing gives a limit: the sandbox's default */
 #define MEMORY_MB_DEFAULT 1024              /* problemtools' config/problem.yaml limits.memory */
@@ -687,14 +688,24 @@ static int samples(struct package *k, struct convert_buf *b)
         int e;
         bool inter = strlen(nm) > 12 && strcmp(nm + strlen(nm) - 12, ".interaction") == 0;
         snprintf(rel, sizeof(rel), "data/sample/%s", nm);
-        if ((e = kattis_pkg_read(&k->pkg, rel, KATTIS_YAML_MAX, &in, &in_len, &k->err)) < 0)
-            return e == -ENOMEM ? e : -EINVAL;
-        if (!inter) {
+        e = kattis_pkg_read(&k->pkg, rel, SAMPLE_MAX, &in, &in_len, &k->err);
+        if (!e && !inter) {
             snprintf(rel, sizeof(rel), "data/sample/%.*s.ans", (int)(strlen(nm) - 3), nm);
-            if ((e = kattis_pkg_read(&k->pkg, rel, KATTIS_YAML_MAX, &ans, &ans_len, &k->err)) < 0) {
-                free(in);
-                return e == -ENOMEM ? e : -EINVAL;
-            }
+            e = kattis_pkg_read(&k->pkg, rel, SAMPLE_MAX, &ans, &ans_len, &k->err);
+        }
+        if (e == -EFBIG) {
+            /* the statement shows it; a prompt names it */
+            snprintf(head, sizeof(head), "\nSample %zu: data/sample/%s (too large to show)\n",
+                     i + 1, nm);
+            convert__buf_puts(b, head);
+            free(in);
+            free(ans);
+            continue;
+        }
+        if (e < 0) {
+            free(in);
+            free(ans);
+            return e == -ENOMEM ? e : -EINVAL;
         }
         if (!util_utf8_valid(in, in_len) || (ans && !util_utf8_valid(ans, ans_len))) {
             free(in);
@@ -796,6 +807,7 @@ static int tests(struct package *k, char **common)
     size_t total = 0, max_ans = 0;
     long best = -1;
     char **flags = NULL;
+    bool *used = NULL;
     double output_mb = OUTPUT_MB_DEFAULT;
     int e = 0;
 
@@ -810,13 +822,16 @@ static int tests(struct package *k, char **common)
         goto out;
     }
     /* every test case's files and flags, read once (copies share them) */
+    if (!(used = calloc(k->data.ntests + 1, sizeof(*used)))) {
+        e = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < k->plan.ntests; i++)
+        used[k->plan.tests[i].test] = true;
     for (size_t t = 0; t < k->data.ntests && !e; t++) {
         const struct kattis_test *kt = &k->data.tests[t];
         const char *files[2] = {kt->in, kt->ans};
-        bool used = false;
-        for (size_t i = 0; i < k->plan.ntests && !used; i++)
-            used = k->plan.tests[i].test == t;
-        if (!used) {
+        if (!used[t]) {
             if (json_array_append_new(ins, json_null()) || json_array_append_new(anss, json_null()))
                 e = -ENOMEM;
             continue;
@@ -907,6 +922,7 @@ out:
     for (size_t t = 0; flags && t < k->data.ntests; t++)
         free(flags[t]);
     free(flags);
+    free(used);
     json_decref(ins);
     json_decref(anss);
     json_decref(counts);
