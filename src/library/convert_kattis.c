@@ -105,7 +105,7 @@ static int refuse(struct package *k, const char *fmt, ...)
     return -EINVAL;
 }
 
-/* at(k, path) — "problem.yaml:LINE" for the value at path, in a static-per-call buffer. */
+/* at(k, path, buf, size) — "problem.yaml:LINE" for the value at path, written into buf. */
 static const char *at(const struct package *k, const char *path, char *buf, size_t size)
 {
     unsigned line = yaml_doc_line(&k->yaml, path);

@@ -946,7 +946,6 @@ static int reduce(struct planner *P, size_t item, size_t parent, struct red *out
 static int reduce_test(struct planner *P, size_t t, size_t gi, struct red *out)
 {
     const struct kattis_grading *gr = &P->d->groups[gi].grading;
-    char at[PATH_MAX];
     struct unit u = {0};
 
     out->rep = true;
@@ -966,7 +965,6 @@ static int reduce_test(struct planner *P, size_t t, size_t gi, struct red *out)
                           where(&P->d->groups[gi], "accept_score"), gr->accept_score);
     if (gr->accept_score == 0)
         return 0;
-    (void)at;
     u.score = gr->accept_score;
     u.name = strdup(P->d->tests[t].name);
     u.own.v = malloc(sizeof(size_t));
