@@ -145,34 +145,53 @@ enum box_state verify__box_open(const struct sandbox_runtime *rt, const struct v
                                 size_t program_len, struct sandbox **out, struct verify_result *vr,
                                 char *why, size_t why_size)
 {
-    struct lang_steps steps = lang_steps(t->lang, t->harness == TASK_HARNESS_ASSERT);
+    struct lang_plan plan;
+    enum box_state st =
+        verify__box_open_plan(rt, o, img, t, program, program_len, out, &plan, vr, why, why_size);
+
+    lang_plan_release(&plan);
+    return st;
+}
+
+enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                                     const struct image *img, const struct task *t,
+                                     const char *program, size_t program_len, struct sandbox **out,
+                                     struct lang_plan *plan, struct verify_result *vr, char *why,
+                                     size_t why_size)
+{
     struct errbuf err = {{0}};
     struct sandbox_limits cl;
     struct sandbox *sb;
 
     *out = NULL;
     if (t->harness == TASK_HARNESS_COMMAND) {
-        steps.source = t->solution_file;
-        steps.compile = (const char *const *)t->build;
+        memset(plan, 0, sizeof(*plan));
+        plan->source = t->solution_file;
+        plan->compile = (const char *const *)t->build;
+        plan->run = t->lang->run;
+    } else if (lang_plan_program(t->lang, t->harness == TASK_HARNESS_ASSERT, program, program_len,
+                                 plan) < 0) {
+        snprintf(why, why_size, "out of memory");
+        return BOX_INFRA;
     }
     sb = pool_acquire(o->pool, rt, img, &t->limits, &err);
     if (!sb) {
         snprintf(why, why_size, "%s", err.msg);
         return BOX_INFRA;
     }
-    if (verify__put_text(sb, steps.source, program, program_len, 0644, &err) < 0)
+    if (verify__put_text(sb, plan->source, program, program_len, 0644, &err) < 0)
         goto out_infra;
     for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only for the payload */
         if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len, 0444, &err) <
             0)
             goto out_infra;
-    if (steps.compile) {
+    if (plan->compile) {
         if (vr->has_compile)
             result_release(&vr->compile);
         verify__compile_limits(t, &cl);
         if (sandbox_set_limits(sb, &cl, &err) < 0)
             goto out_infra;
-        verify__exec(sb, steps.compile, t->lang->env, NULL, 0, 0, &vr->compile);
+        verify__exec(sb, plan->compile, t->lang->env, NULL, 0, 0, &vr->compile);
         vr->has_compile = true;
         if (vr->compile.status == RESULT_SANDBOX_ERROR) {
             snprintf(why, why_size, "compile step: %s", vr->compile.message);

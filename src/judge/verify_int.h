@@ -43,6 +43,15 @@ enum box_state verify__box_open(const struct sandbox_runtime *rt, const struct v
                                 size_t program_len, struct sandbox **out, struct verify_result *vr,
                                 char *why, size_t why_size);
 
+/* verify__box_open_plan(…, plan, …) — verify__box_open that also gives the steps it used
+ * (the run step with the entry the program's text names: Java's main class). The caller
+ * releases *plan (lang_plan_release) whatever the outcome. */
+enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                                     const struct image *img, const struct task *t,
+                                     const char *program, size_t program_len, struct sandbox **out,
+                                     struct lang_plan *plan, struct verify_result *vr, char *why,
+                                     size_t why_size);
+
 /* verify__test_record(vt, ty, v, res, why) — counts v for the test and keeps res as its
  * last run (res's streams move to vt; res is left empty). */
 void verify__test_record(struct verify_test *vt, struct tally *ty, enum verdict v,
