@@ -2,7 +2,8 @@
  * verify_stdio.c — the stdio harness: one sandbox per repeat; the solution is compiled
  * once, then runs once per test with the test's input on stdin, every other process killed
  * between tests. Expected outputs stay in the supervisor; a checker program judges in a
- * sandbox of its own.
+ * sandbox of its own, and a Kattis output validator in the validator box of the
+ * verification (verify_validator.c).
  */
 #include "judge/verify_int.h"
 #include "sandbox/pool.h"
@@ -78,7 +79,7 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
 /* verify__stdio_repeat(…) — every test once in one sandbox (recreated after an infra failure). */
 bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *img,
                           const struct task *t, const char *solution, const struct verify_opts *o,
-                          struct verify_result *vr, struct tally *tys)
+                          struct verify_result *vr, struct tally *tys, struct validator_box *vb)
 {
     struct sandbox *sb = NULL;
     struct lang_plan plan = {0};
@@ -115,8 +116,11 @@ bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *
         verify__exec(sb, plan.run, t->lang->env, tt->stdin_data, tt->stdin_len,
                      i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
         v = verify__run_verdict(t, tt, &res, why, sizeof(why));
-        if (v == VERDICT_ACCEPTED && t->judge_code) {
-            v = judge(rt, o, img, t, tt, &res, why, sizeof(why));
+        if (v == VERDICT_ACCEPTED && (t->judge_code || t->validator)) {
+            if (t->validator)
+                v = verify__validator_judge(rt, o, img, t, tt, &res, vb, why, sizeof(why));
+            else
+                v = judge(rt, o, img, t, tt, &res, why, sizeof(why));
             if (v == VERDICT_INFRA_ERROR) { /* the checker's failure: no retry of the solution */
                 verify__test_record(&vr->tests[i], &tys[i], v, &res, why);
                 result_release(&res);
