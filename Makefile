@@ -6,7 +6,7 @@
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
 
 CC       ?= cc
-PKGS     := libseccomp jansson zlib expat sqlite3
+PKGS     := libseccomp jansson zlib expat sqlite3 yaml-0.1
 SANITIZE ?=
 BUILD    := build$(if $(SANITIZE),-san)
 

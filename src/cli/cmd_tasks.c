@@ -1,7 +1,9 @@
 /*
  * cmd_tasks.c — `crucible tasks SUBCOMMAND`. `tasks convert --from FORMAT PATH` writes the
  * converted tasks as JSONL on stdout (one compact object per line, keys in a fixed
- * order) and reports bad input records on stderr, one line each (convert.h).
+ * order) and reports bad input records on stderr, one line each (convert.h); for Kattis
+ * packages also one line per converted package. Kattis time limits are calibrated by
+ * running accepted submissions in sandboxes unless --no-calibrate is given.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,6 +12,8 @@
 
 #include "cli/cmd_tasks.h"
 #include "library/convert.h"
+#include "sandbox/image.h"
+#include "sandbox/sandbox.h"
 
 static void tasks_usage(FILE *f)
 {
@@ -29,7 +33,8 @@ static void tasks_usage(FILE *f)
 static void convert_usage(FILE *f)
 {
     fprintf(f,
-            "usage: crucible tasks convert --from FORMAT [--challenge] PATH > tasks.jsonl\n\n"
+            "usage: crucible tasks convert --from FORMAT [--challenge] [--no-calibrate] PATH\n"
+            "       > tasks.jsonl\n\n"
             "Converts a public benchmark to native tasks (docs/TASKS.md): one JSON object per\n"
             "line on stdout. Bad input records are named on stderr (FILE:LINE) and skipped.\n\n"
             "formats:\n"
@@ -39,10 +44,15 @@ static void convert_usage(FILE *f)
             "  humaneval-x      humaneval_<lang>.jsonl[.gz] (lang: cpp go java js python rust),\n"
             "                   or a directory holding them\n"
             "  kattis           a problem package (problem.yaml; data/ with .in and .ans\n"
-            "                   files), or a directory tree of them\n\n"
+            "                   files), or a directory tree of them; legacy and 2023-07\n"
+            "                   layouts (docs/DATASETS.md); one line per package on stderr\n"
+            "                   says what was made of it\n\n"
             "options:\n"
             "  --from FORMAT    the input's format (required)\n"
             "  --challenge      mbpp: add challenge_test_list as tests challenge_1, ...\n"
+            "  --no-calibrate   kattis: do not run the accepted submissions to set a time\n"
+            "                   limit where the package gives none (.timelimit, time_limit);\n"
+            "                   the statement's limit or a default is used, and noted\n"
             "  -h, --help       this text\n\n"
             "exit status: 0 everything converted; 1 some input records were bad (the others\n"
             "were written); 2 the command line is wrong or the input cannot be read.\n");
@@ -72,10 +82,14 @@ static int tasks_convert(int argc, char **argv)
     static const struct option longopts[] = {
         {"from", required_argument, NULL, 'f'},
         {"challenge", no_argument, NULL, 'c'},
+        {"no-calibrate", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     struct convert_opts o = {0};
+    struct sandbox_runtime rt;
+    struct image img;
+    bool calibrate = true, have_rt = false;
     struct convert_stats st;
     struct errbuf err = {{0}};
     struct sink sink = {.out = stdout};
@@ -91,6 +105,9 @@ static int tasks_convert(int argc, char **argv)
             break;
         case 'c':
             o.challenge = true;
+            break;
+        case 'n':
+            calibrate = false;
             break;
         case 'h':
             convert_usage(stdout);
@@ -121,8 +138,24 @@ static int tasks_convert(int argc, char **argv)
         fprintf(stderr, "crucible tasks convert: one PATH only, got also '%s'\n", argv[optind + 1]);
         return 2;
     }
+    if (o.format == CONVERT_KATTIS && calibrate) {
+        if (sandbox_runtime_init(&rt, &err) < 0) {
+            fprintf(stderr, "crucible tasks convert: cannot calibrate time limits: %s\n", err.msg);
+            return 2;
+        }
+        have_rt = true;
+        if (image_resolve("host", &img, &err) < 0) {
+            fprintf(stderr, "crucible tasks convert: cannot calibrate time limits: %s\n", err.msg);
+            sandbox_runtime_release(&rt);
+            return 2;
+        }
+        o.rt = &rt;
+        o.image = &img;
+    }
     errno = 0;
     e = convert_path(&o, argv[optind], emit_line, &sink, stderr, &st, &err);
+    if (have_rt)
+        sandbox_runtime_release(&rt);
     if (!sink.error && (fflush(stdout) == EOF || ferror(stdout)))
         sink.error = errno ? errno : EIO;
     if (sink.error) {

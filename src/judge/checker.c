@@ -23,10 +23,8 @@ static const size_t context_bytes = 16; /* of them, before the first difference 
 #define NUMBER_SIZE 128
 
 static const char *const kind_names[] = {
-    [CHECKER_EXACT] = "exact",
-    [CHECKER_LINES] = "lines",
-    [CHECKER_TOKENS] = "tokens",
-    [CHECKER_FLOAT] = "float",
+    [CHECKER_EXACT] = "exact", [CHECKER_LINES] = "lines",   [CHECKER_TOKENS] = "tokens",
+    [CHECKER_FLOAT] = "float", [CHECKER_KATTIS] = "kattis",
 };
 
 const char *checker_name(enum checker_kind k)
@@ -36,6 +34,7 @@ const char *checker_name(enum checker_kind k)
     case CHECKER_LINES:
     case CHECKER_TOKENS:
     case CHECKER_FLOAT:
+    case CHECKER_KATTIS:
         return kind_names[k];
     default:
         return "unknown";
@@ -79,15 +78,70 @@ static int parse_tolerance(const char *key, const json_t *v, double *out, struct
     return 0;
 }
 
+/* flag_number(word, &v) — problemtools' test for a float: the whole word read by strtod in
+ * the C locale (decimal, exponent, hex; "inf" and "nan" read but refused) to a finite value. */
+static bool flag_number(const char *word, size_t n, double *v);
+
+int checker_kattis_flags(const char *flags, struct checker *c, struct errbuf *err)
+{
+    const char *p = flags ? flags : "";
+    char word[72], value[72];
+
+    memset(c, 0, sizeof(*c));
+    c->kind = CHECKER_KATTIS;
+    c->abs_tol = -1;
+    c->rel_tol = -1;
+    for (;;) {
+        size_t n, vn;
+        double d;
+        p += strspn(p, " \t\n\r\v\f");
+        if (!*p)
+            return 0;
+        n = strcspn(p, " \t\n\r\v\f");
+        snprintf(word, sizeof(word), "%.*s", (int)(n < 64 ? n : 64), p);
+        if (n == 14 && memcmp(p, "case_sensitive", n) == 0) {
+            c->case_sensitive = true;
+        } else if (n == 22 && memcmp(p, "space_change_sensitive", n) == 0) {
+            c->space_change_sensitive = true;
+        } else if ((n == 24 && memcmp(p, "float_absolute_tolerance", n) == 0) ||
+                   (n == 24 && memcmp(p, "float_relative_tolerance", n) == 0) ||
+                   (n == 15 && memcmp(p, "float_tolerance", n) == 0)) {
+            const char *q = p + n + strspn(p + n, " \t\n\r\v\f");
+            vn = strcspn(q, " \t\n\r\v\f");
+            if (!vn)
+                return errbuf_set(err, "kattis checker flag '%s' needs a number after it", word);
+            if (!flag_number(q, vn, &d)) {
+                char shownv[72];
+                snprintf(value, sizeof(value), "%.*s", (int)(vn < 64 ? vn : 64), q);
+                return errbuf_set(err, "kattis checker flag '%s' needs a number after it, not '%s'",
+                                  word, shown(shownv, value));
+            }
+            if (n != 24 || p[6] == 'a')
+                c->abs_tol = d;
+            if (n != 24 || p[6] == 'r')
+                c->rel_tol = d;
+            p = q + vn;
+            continue;
+        } else {
+            char shownw[72];
+            return errbuf_set(err,
+                              "unknown kattis checker flag '%s' (known: case_sensitive, "
+                              "space_change_sensitive, float_tolerance, float_absolute_tolerance, "
+                              "float_relative_tolerance)",
+                              shown(shownw, word));
+        }
+        p += n;
+    }
+}
+
 int checker_parse(const json_t *j, struct checker *c, struct errbuf *err)
 {
     const char *type, *key;
     char name[72];
     json_t *v;
 
+    memset(c, 0, sizeof(*c));
     c->kind = CHECKER_LINES;
-    c->abs_tol = 0;
-    c->rel_tol = 0;
     if (!j || json_is_null(j))
         return 0;
     if (json_is_string(j)) {
@@ -96,8 +150,12 @@ int checker_parse(const json_t *j, struct checker *c, struct errbuf *err)
             return errbuf_set(err, "checker 'float' needs its tolerances: use {\"type\": "
                                    "\"float\", \"abs_tol\": A, \"rel_tol\": R}");
         if (kind_from_name(type, &c->kind) < 0)
-            return errbuf_set(err, "unknown checker '%s' (expected exact, lines, tokens or float)",
+            return errbuf_set(err,
+                              "unknown checker '%s' (expected exact, lines, tokens, float or "
+                              "kattis)",
                               shown(name, type));
+        if (c->kind == CHECKER_KATTIS)
+            return checker_kattis_flags(NULL, c, err);
         return 0;
     }
     if (!json_is_object(j))
@@ -106,8 +164,23 @@ int checker_parse(const json_t *j, struct checker *c, struct errbuf *err)
     if (!type)
         return errbuf_set(err, "checker object needs a string 'type'");
     if (kind_from_name(type, &c->kind) < 0)
-        return errbuf_set(err, "unknown checker type '%s' (expected exact, lines, tokens or float)",
+        return errbuf_set(err,
+                          "unknown checker type '%s' (expected exact, lines, tokens, float, "
+                          "kattis, validator or program)",
                           shown(name, type));
+    if (c->kind == CHECKER_KATTIS) {
+        json_t *flags = json_object_get(j, "flags");
+        json_object_foreach((json_t *)j, key, v)
+        {
+            if (strcmp(key, "type") != 0 && strcmp(key, "flags") != 0)
+                return errbuf_set(err,
+                                  "unknown checker field '%s' (the kattis checker takes 'flags')",
+                                  shown(name, key));
+        }
+        if (flags && !json_is_string(flags))
+            return errbuf_set(err, "checker 'flags' must be a string");
+        return checker_kattis_flags(json_string_value(flags), c, err);
+    }
     /* jansson iterates only non-const objects; nothing here modifies j. */
     json_object_foreach((json_t *)j, key, v)
     {
@@ -390,6 +463,139 @@ static bool compare_tokens(const struct checker *c, const char *out, size_t out_
     }
 }
 
+/* ---- kattis: problemtools' default output validator ---- */
+
+static bool flag_number(const char *word, size_t n, double *v)
+{
+    char small[NUMBER_SIZE], *buf = small, *end;
+    bool whole;
+
+    if (n == 0 || memchr(word, '\0', n))
+        return false;
+    if (n >= sizeof(small) && !(buf = malloc(n + 1)))
+        return false; /* out of memory: compared as a string instead */
+    memcpy(buf, word, n);
+    buf[n] = '\0';
+    *v = strtod(buf, &end);
+    whole = end == buf + n && isfinite(*v);
+    if (buf != small)
+        free(buf);
+    return whole;
+}
+
+/* A cursor over one side that counts lines, for the reasons. */
+struct kattis_side {
+    const char *s;
+    size_t len, pos, line;
+};
+
+/* kattis_space(k, &start, &n) — the run of whitespace at the cursor, consumed. */
+static void kattis_space(struct kattis_side *k, size_t *start, size_t *n)
+{
+    *start = k->pos;
+    while (k->pos < k->len && is_space(k->s[k->pos]))
+        k->line += k->s[k->pos++] == '\n';
+    *n = k->pos - *start;
+}
+
+/* kattis_token(k, &tok, &n) — the token at the cursor (after kattis_space), or false. */
+static bool kattis_token(struct kattis_side *k, const char **tok, size_t *n)
+{
+    size_t start = k->pos;
+
+    while (k->pos < k->len && !is_space(k->s[k->pos]))
+        k->pos++;
+    *tok = k->s + start;
+    *n = k->pos - start;
+    return *n > 0;
+}
+
+static bool ascii_case_equal(const char *a, const char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (x >= 'A' && x <= 'Z')
+            x = (unsigned char)(x - 'A' + 'a');
+        if (y >= 'A' && y <= 'Z')
+            y = (unsigned char)(y - 'A' + 'a');
+        if (x != y)
+            return false;
+    }
+    return true;
+}
+
+/* compare_kattis — see checker.h. Both sides are read as alternating runs of whitespace and
+ * tokens; with space_change_sensitive each run of whitespace must equal the answer's. */
+static bool compare_kattis(const struct checker *c, const char *out, size_t out_len,
+                           const char *exp, size_t exp_len, char *why, size_t why_size)
+{
+    struct kattis_side o = {out, out_len, 0, 1}, e = {exp, exp_len, 0, 1};
+    bool floats = c->abs_tol >= 0 || c->rel_tol >= 0;
+    char g[EXCERPT_SIZE], w[EXCERPT_SIZE];
+
+    for (size_t k = 1;; k++) {
+        size_t os, on, es, en, ol, el;
+        const char *ot, *et;
+        double a, b, d;
+        bool have_o, have_e;
+
+        size_t oline = o.line, eline = e.line;
+
+        kattis_space(&o, &os, &on);
+        kattis_space(&e, &es, &en);
+        if (c->space_change_sensitive && (on != en || memcmp(out + os, exp + es, on) != 0)) {
+            size_t at = first_difference(out + os, exp + es, on < en ? on : en);
+            char where[48];
+            if (e.pos == e.len)
+                snprintf(where, sizeof(where), "at the end");
+            else
+                snprintf(where, sizeof(where), "before token %zu", k);
+            return fail(why, why_size,
+                        "whitespace differs %s (output line %zu, answer line %zu): got '%s', "
+                        "expected '%s' (space_change_sensitive)",
+                        where, oline, eline, excerpt(g, out + os, on, at),
+                        excerpt(w, exp + es, en, at));
+        }
+        have_e = kattis_token(&e, &et, &el);
+        have_o = kattis_token(&o, &ot, &ol);
+        if (!have_e && !have_o)
+            return true;
+        if (!have_e)
+            return fail(why, why_size, "extra output after token %zu (output line %zu): '%s'",
+                        k - 1, o.line, excerpt(g, ot, ol, 0));
+        if (!have_o)
+            return fail(why, why_size, "output ends %s; expected token %zu (answer line %zu): '%s'",
+                        k == 1 ? (out_len ? "with whitespace only" : "empty") : "early", k, e.line,
+                        excerpt(w, et, el, 0));
+        if (floats && flag_number(et, el, &b)) {
+            if (!flag_number(ot, ol, &a))
+                return fail(why, why_size,
+                            "token %zu (output line %zu): expected a number like '%s', got '%s'", k,
+                            o.line, excerpt(w, et, el, 0), excerpt(g, ot, ol, 0));
+            d = fabs(a - b);
+            if (d <= c->abs_tol || d <= c->rel_tol * fabs(b))
+                continue;
+            return fail(why, why_size,
+                        "token %zu (output line %zu): %s vs %s beyond tolerance (abs error %.3g, "
+                        "rel error %.3g; float_absolute_tolerance %g, float_relative_tolerance "
+                        "%g)",
+                        k, o.line, excerpt(g, ot, ol, 0), excerpt(w, et, el, 0), d,
+                        b != 0 ? d / fabs(b) : INFINITY, c->abs_tol, c->rel_tol);
+        }
+        if (ol == el &&
+            (c->case_sensitive ? memcmp(ot, et, ol) == 0 : ascii_case_equal(ot, et, ol)))
+            continue;
+        {
+            size_t at = first_difference(ot, et, ol < el ? ol : el);
+            return fail(why, why_size,
+                        "token %zu differs (output line %zu, answer line %zu): got '%s', "
+                        "expected '%s'%s",
+                        k, o.line, e.line, excerpt(g, ot, ol, at), excerpt(w, et, el, at),
+                        c->case_sensitive ? " (case_sensitive)" : "");
+        }
+    }
+}
+
 bool checker_compare(const struct checker *c, const char *out, size_t out_len, const char *exp,
                      size_t exp_len, char *why, size_t why_size)
 {
@@ -411,6 +617,8 @@ bool checker_compare(const struct checker *c, const char *out, size_t out_len, c
     case CHECKER_TOKENS:
     case CHECKER_FLOAT:
         return compare_tokens(c, out, out_len, exp, exp_len, why, why_size);
+    case CHECKER_KATTIS:
+        return compare_kattis(c, out, out_len, exp, exp_len, why, why_size);
     default:
         return fail(why, why_size, "unknown checker kind %d", (int)c->kind);
     }

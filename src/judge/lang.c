@@ -2,17 +2,36 @@
  * lang.c — the language table (see lang.h). Adding a language is adding a row.
  *
  * Compiled programs are built with optimisation as judges do; Java runs without the
- * perf-data file (it would need flock, which the sandbox denies, and costs start-up time).
+ * perf-data file (it would need flock, which the sandbox denies, and costs start-up time)
+ * and with assertions enabled (-ea), as judges and SandboxFusion run it. A Java program's
+ * file and main class come from its text (java.h), whatever they are called.
  */
 #include "judge/lang.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "judge/java.h"
+
 #define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* java_entry(code, len, e) — the java row's hook: Different.java and Different for
+ * `public class Different`, Main.java (the row's) when no top-level class is public. */
+static void java_entry(const char *code, size_t len, struct lang_entry *e)
+{
+    struct java_entry je;
+
+    java_find_entry(code, len, &je);
+    e->source[0] = '\0';
+    if (je.public_class[0] && strlen(je.public_class) + 5 < sizeof(e->source))
+        snprintf(e->source, sizeof(e->source), "%s.java", je.public_class);
+    snprintf(e->entry, sizeof(e->entry), "%s", je.main_class);
+}
 
 static const struct lang langs[] = {
     {
@@ -28,6 +47,7 @@ static const struct lang langs[] = {
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/python3",
         .package = "python3",
+        .extensions = ARGV(".py"),
     },
     {
         .name = "c",
@@ -42,6 +62,8 @@ static const struct lang langs[] = {
         .compile_cpu = 20,
         .compile_wall = 40,
         .compile_memory_mb = 1024,
+        .extensions = ARGV(".c"),
+        .compile_all = true,
     },
     {
         .name = "cpp",
@@ -56,19 +78,26 @@ static const struct lang langs[] = {
         .compile_cpu = 30,
         .compile_wall = 60,
         .compile_memory_mb = 2048,
+        .extensions = ARGV(".cc", ".cpp", ".cxx", ".c++", ".C"),
+        .compile_all = true,
     },
     {
         .name = "java",
         .source = "Main.java",
         .compile = ARGV("/usr/bin/javac", "-encoding", "UTF-8", "-J-XX:-UsePerfData",
                         "-J-XX:+UseSerialGC", "Main.java"),
-        .run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "Main"),
+        .run =
+            ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea", "Main"),
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/javac",
         .package = "openjdk-17-jdk-headless",
         .compile_cpu = 30,
         .compile_wall = 60,
         .compile_memory_mb = 2048,
+        .extensions = ARGV(".java"),
+        .compile_all = true,
+        .entry_arg = "Main",
+        .entry = java_entry,
     },
     {
         .name = "javascript",
@@ -83,6 +112,7 @@ static const struct lang langs[] = {
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/node",
         .package = "nodejs",
+        .extensions = ARGV(".js"),
     },
     {
         .name = "bash",
@@ -91,6 +121,7 @@ static const struct lang langs[] = {
         .run = ARGV("/bin/bash", "main.sh"),
         .toolchain = "/bin/bash",
         .package = "bash",
+        .extensions = ARGV(".sh"),
     },
     {
         .name = "go",
@@ -117,6 +148,8 @@ static const struct lang langs[] = {
         .compile_cpu = 60,
         .compile_wall = 120,
         .compile_memory_mb = 2048,
+        .extensions = ARGV(".go"),
+        .compile_all = true,
     },
     {
         .name = "rust",
@@ -132,6 +165,7 @@ static const struct lang langs[] = {
         .compile_cpu = 60,
         .compile_wall = 120,
         .compile_memory_mb = 2048,
+        .extensions = ARGV(".rs"),
     },
 };
 
@@ -148,6 +182,197 @@ struct lang_steps lang_steps(const struct lang *l, bool for_tests)
             s.run = l->test_run;
     }
     return s;
+}
+
+/* ---- plans ---- */
+
+/* keep(p, s) — s (malloc'd) joins what the plan frees; NULL when s is or cannot be. */
+static void *keep(struct lang_plan *p, void *s)
+{
+    char **grown;
+
+    if (!s)
+        return NULL;
+    grown = realloc(p->owned, (p->nowned + 1) * sizeof(*grown));
+    if (!grown) {
+        free(s);
+        return NULL;
+    }
+    p->owned = grown;
+    p->owned[p->nowned++] = s;
+    return s;
+}
+
+/* subst(p, argv, from, to, nto) — argv with every element equal to `from` replaced by the nto
+ * strings of `to` (owned by the plan), or NULL when out of memory. */
+static const char *const *subst(struct lang_plan *p, const char *const *argv, const char *from,
+                                const char *const *to, size_t nto)
+{
+    size_t n = 0, k = 0;
+    const char **out;
+
+    for (const char *const *a = argv; *a; a++)
+        n += from && strcmp(*a, from) == 0 ? nto : 1;
+    out = keep(p, calloc(n + 1, sizeof(*out)));
+    if (!out)
+        return NULL;
+    for (const char *const *a = argv; *a; a++) {
+        if (from && strcmp(*a, from) == 0)
+            for (size_t i = 0; i < nto; i++)
+                out[k++] = to[i];
+        else
+            out[k++] = *a;
+    }
+    return out;
+}
+
+/* no_main(p, compile) — the compile step for a Java program without main: javac runs (its
+ * own errors come first), then the step fails saying what is missing. */
+static const char *const *no_main(struct lang_plan *p, const char *const *compile)
+{
+    static const char *const wrap[] = {
+        "/bin/sh", "-c",
+        "\"$0\" \"$@\" || exit; echo 'error: no class declares public static void "
+        "main(String[]), so there is nothing to run' >&2; exit 1"};
+    size_t n = 0;
+    const char **out;
+
+    while (compile[n])
+        n++;
+    out = keep(p, calloc(n + 4, sizeof(*out)));
+    if (!out)
+        return NULL;
+    memcpy(out, wrap, sizeof(wrap));
+    memcpy(out + 3, compile, n * sizeof(*out));
+    return out;
+}
+
+int lang_plan_program(const struct lang *l, bool for_tests, const char *code, size_t len,
+                      struct lang_plan *p)
+{
+    struct lang_steps st = lang_steps(l, for_tests);
+    struct lang_entry e;
+    const char *src;
+
+    memset(p, 0, sizeof(*p));
+    p->source = st.source;
+    p->compile = st.compile;
+    p->run = st.run;
+    if (!l->entry)
+        return 0;
+    l->entry(code, len, &e);
+    if (e.source[0]) {
+        if (!(src = keep(p, strdup(e.source))))
+            goto nomem;
+        if (st.compile && !(p->compile = subst(p, st.compile, st.source, &src, 1)))
+            goto nomem;
+        p->source = src;
+    }
+    if (for_tests)
+        return 0;
+    if (!e.entry[0]) {
+        if (p->compile && !(p->compile = no_main(p, p->compile)))
+            goto nomem;
+        return 0;
+    }
+    if (l->entry_arg) {
+        const char *entry = keep(p, strdup(e.entry));
+        if (!entry || !(p->run = subst(p, p->run, l->entry_arg, &entry, 1)))
+            goto nomem;
+    }
+    return 0;
+nomem:
+    lang_plan_release(p);
+    return -ENOMEM;
+}
+
+static bool is_source(const struct lang *l, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *const *x = l->extensions; x && *x; x++) {
+        size_t k = strlen(*x);
+        if (n > k && strcmp(name + n - k, *x) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t n,
+                    struct lang_plan *p, struct errbuf *err)
+{
+    struct lang_steps st = lang_steps(l, false);
+    const char **srcs, *mainfile = NULL;
+    size_t ns = 0;
+
+    memset(p, 0, sizeof(*p));
+    srcs = keep(p, calloc(n + 1, sizeof(*srcs)));
+    if (!srcs)
+        goto nomem;
+    for (size_t i = 0; i < n; i++)
+        if (is_source(l, files[i].name))
+            srcs[ns++] = files[i].name;
+    if (ns == 0) {
+        char exts[128] = "";
+        for (const char *const *x = l->extensions; x && *x; x++)
+            snprintf(exts + strlen(exts), sizeof(exts) - strlen(exts), "%s%s",
+                     x == l->extensions ? "" : " ", *x);
+        lang_plan_release(p);
+        return errbuf_set(err, "no %s source among its files (a name ending in %s)", l->name,
+                          exts[0] ? exts : "?");
+    }
+    qsort(srcs, ns, sizeof(*srcs), by_name);
+    for (size_t i = 0; i < ns && !mainfile; i++) {
+        const char *base = strrchr(srcs[i], '/');
+        base = base ? base + 1 : srcs[i];
+        if (strncasecmp(base, "main.", 5) == 0)
+            mainfile = srcs[i];
+    }
+    if (!mainfile)
+        mainfile = srcs[0];
+    p->source = mainfile;
+    p->run = subst(p, st.run, st.source, &mainfile, 1);
+    if (!p->run)
+        goto nomem;
+    if (st.compile) {
+        p->compile = l->compile_all ? subst(p, st.compile, st.source, srcs, ns)
+                                    : subst(p, st.compile, st.source, &mainfile, 1);
+        if (!p->compile)
+            goto nomem;
+    }
+    if (l->entry) {
+        /* the class to run: the main file's main, else the first in another source */
+        struct lang_entry e = {{0}, {0}};
+        for (size_t pass = 0; pass < 2 && !e.entry[0]; pass++)
+            for (size_t i = 0; i < n && !e.entry[0]; i++)
+                if (is_source(l, files[i].name) && (files[i].name == mainfile) == (pass == 0))
+                    l->entry(files[i].data, files[i].len, &e);
+        if (!e.entry[0]) {
+            if (p->compile && !(p->compile = no_main(p, p->compile)))
+                goto nomem;
+        } else if (l->entry_arg) {
+            const char *entry = keep(p, strdup(e.entry));
+            if (!entry || !(p->run = subst(p, p->run, l->entry_arg, &entry, 1)))
+                goto nomem;
+        }
+    }
+    return 0;
+nomem:
+    lang_plan_release(p);
+    return -ENOMEM;
+}
+
+void lang_plan_release(struct lang_plan *p)
+{
+    for (size_t i = 0; i < p->nowned; i++)
+        free(p->owned[i]);
+    free(p->owned);
+    memset(p, 0, sizeof(*p));
 }
 
 const struct lang *lang_find(const char *name)

@@ -14,6 +14,15 @@
 #include "sandbox/image.h"
 #include "util.h"
 
+#define LANG_NAME_MAX 256 /* file and class names a plan derives */
+
+/* What a language may derive from a program's text (lang.entry): the file the program must
+ * be written to and the entry the run step must name. */
+struct lang_entry {
+    char source[LANG_NAME_MAX]; /* "" for the row's own source */
+    char entry[LANG_NAME_MAX];  /* "" when the text declares no entry point */
+};
+
 struct lang {
     const char *name;                 /* canonical name, as in result records */
     const char *const *aliases;       /* other accepted names (SandboxFusion's among them) */
@@ -33,6 +42,12 @@ struct lang {
     const char *package;              /* Debian package that provides it (for the error message) */
     double compile_cpu, compile_wall; /* seconds */
     uint64_t compile_memory_mb;
+    const char *const *extensions; /* file names of the language's sources (multi-file programs) */
+    bool compile_all;              /* the compile step takes every source file, not one */
+    const char *entry_arg;         /* the run argv element naming the entry (Java: "Main") */
+    /* entry(code, len, e) — derives the file name and the entry from the text (Java: the
+     * public class and the class with main), or NULL when the row's names always hold. */
+    void (*entry)(const char *code, size_t len, struct lang_entry *e);
 };
 
 /* The source, compile and run of a harness: the assert harness may build a unit-test binary
@@ -45,6 +60,43 @@ struct lang_steps {
 
 /* lang_steps(l, for_tests) — the steps for the assert harness (for_tests) or for programs. */
 struct lang_steps lang_steps(const struct lang *l, bool for_tests);
+
+/* The steps for one program, with the names its text gives (lang.entry) and its files. */
+struct lang_plan {
+    const char *source;         /* the file the program is written to (single programs) */
+    const char *const *compile; /* NULL when the language does not compile */
+    const char *const *run;
+    char **owned; /* what lang_plan_release frees */
+    size_t nowned;
+};
+
+/* A file of a multi-file program (a Kattis output validator: validate.cc + validate.h). */
+struct lang_file {
+    const char *name; /* relative path in the work directory */
+    const char *data;
+    size_t len;
+};
+
+/* lang_plan_program(l, for_tests, code, len, p) — the steps for one program text: lang_steps
+ * with the file name and entry the language derives from the text (Java: `public class
+ * Different` is written to Different.java and run as Different). A Java program declaring no
+ * main gets a compile step that fails after javac, saying so (a compile error, not a run
+ * that cannot start). for_tests (the assert harness): only the file name is derived; the run
+ * step is the language's, since the entry point is the test code's. 0 or -ENOMEM. */
+int lang_plan_program(const struct lang *l, bool for_tests, const char *code, size_t len,
+                      struct lang_plan *p);
+
+/* lang_plan_files(l, files, n, p, err) — the steps for a program of several files: the
+ * language's sources are those whose names end in one of its extensions; the main file is
+ * the one named main.* (any case), else the first in byte order (problemtools' rule).
+ * Languages with compile_all compile every source, others the main file; interpreters run
+ * the main file; Java runs the class with main found in the sources. 0, or -EINVAL (err
+ * says why: no source of the language) or -ENOMEM. p->source is the main file. */
+int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t n,
+                    struct lang_plan *p, struct errbuf *err);
+
+/* lang_plan_release(p) */
+void lang_plan_release(struct lang_plan *p);
 
 /* lang_find(name) — by canonical name or alias, case-insensitive; NULL when unknown. */
 const struct lang *lang_find(const char *name);

@@ -31,11 +31,13 @@ static void exec_step(struct sandbox *sb, const char *const *argv, const char *c
         close(p.stdin_fd);
 }
 
-/* attempt(…) — one try in a fresh sandbox; false when crucible failed (retry). */
-static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
-                    const struct program_spec *s, struct program_result *out)
+/* attempt_steps(…, steps, out) — one try in a fresh sandbox with the program's steps; false
+ * when crucible failed (retry). */
+static bool attempt_steps(const struct sandbox_runtime *rt, const struct image *img,
+                          const struct program_spec *s, const struct lang_plan *plan,
+                          struct program_result *out)
 {
-    struct lang_steps steps = lang_steps(s->lang, false);
+    const struct lang_plan steps = *plan;
     struct errbuf err = {{0}};
     struct sandbox *sb;
 
@@ -116,6 +118,25 @@ infra:
     result_fail(&out->run, "%s", err.msg);
     pool_release(s->pool, sb);
     return false;
+}
+
+/* attempt(…) — attempt_steps with the steps the language derives from the program's text
+ * (Java: the file named after the public class, the class with main run). */
+static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
+                    const struct program_spec *s, struct program_result *out)
+{
+    struct lang_plan plan;
+    bool done;
+
+    if (lang_plan_program(s->lang, false, s->code, s->code_len, &plan) < 0) {
+        result_release(&out->run);
+        result_init(&out->run);
+        result_fail(&out->run, "out of memory");
+        return false;
+    }
+    done = attempt_steps(rt, img, s, &plan, out);
+    lang_plan_release(&plan);
+    return done;
 }
 
 void program_run(const struct sandbox_runtime *rt, const struct image *img,

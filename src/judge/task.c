@@ -18,6 +18,7 @@ static const char *const harness_names[] = {
     [TASK_HARNESS_ASSERT] = "assert",
     [TASK_HARNESS_STDIO] = "stdio",
     [TASK_HARNESS_COMMAND] = "command",
+    [TASK_HARNESS_INTERACTIVE] = "interactive",
 };
 
 const char *task_harness_name(enum task_harness h)
@@ -160,7 +161,7 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
                 return errbuf_set(err, "tests[%zu].code must be a string (assert harness)", i);
             if (!(tt->code = strdup(json_string_value(v))))
                 return -ENOMEM;
-        } else if (t->harness == TASK_HARNESS_STDIO) {
+        } else if (t->harness == TASK_HARNESS_STDIO || t->harness == TASK_HARNESS_INTERACTIVE) {
             v = json_object_get(tj, "stdin");
             if (v && !json_is_string(v))
                 return errbuf_set(err, "tests[%zu].stdin must be a string", i);
@@ -174,6 +175,21 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
             if ((r = bytes_copy(v, &tt->expected, &tt->expected_len)) < 0)
                 return r;
         }
+        v = json_object_get(tj, "group");
+        if (v && (!json_is_string(v) || !json_string_length(v)))
+            return errbuf_set(err, "tests[%zu].group must be a non-empty string", i);
+        if (v && t->harness == TASK_HARNESS_COMMAND)
+            return errbuf_set(err,
+                              "tests[%zu].group: the command harness groups its tests itself "
+                              "(fail_to_pass, pass_to_pass)",
+                              i);
+        if (v && !(tt->group = strdup(json_string_value(v))))
+            return -ENOMEM;
+        v = json_object_get(tj, "flags");
+        if (v && !json_is_string(v))
+            return errbuf_set(err, "tests[%zu].flags must be a string", i);
+        if (v && !(tt->flags = strdup(json_string_value(v))))
+            return -ENOMEM;
     }
     return 0;
 }
@@ -271,8 +287,9 @@ static int add_named_tests(const json_t *j, struct task *t, const char *key, str
         memset(tt, 0, sizeof(*tt));
         if (!(tt->name = strdup(json_string_value(e))))
             return -ENOMEM;
-        tt->group = key;
         t->ntests++;
+        if (!(tt->group = strdup(key)))
+            return -ENOMEM;
     }
     return 0;
 }
@@ -435,6 +452,205 @@ static int parse_judge(const json_t *v, struct task *t, struct errbuf *err)
     return t->judge_code ? 0 : -ENOMEM;
 }
 
+/* parse_program(v, what, out, err) — a judge program: {"language": L, "files": {name: text}
+ * or "code": text, "flags": F} (a checker validator also has "type"). The files go to the
+ * judge's own work directory, so names are checked as there: relative, inside it, not
+ * "main" (the build output) nor under ".judge/" (the per-test files). */
+static int parse_program(const json_t *v, const char *what, struct task_program **out,
+                         struct errbuf *err)
+{
+    static const char *const keys[] = {"type", "language", "files", "code", "flags"};
+    struct task_program *p;
+    const char *key, *path;
+    struct lang_plan plan;
+    json_t *x, *files, *code;
+    int r;
+
+    if (!json_is_object(v))
+        return errbuf_set(err, "%s must be an object {\"language\", \"files\" or \"code\"}", what);
+    json_object_foreach((json_t *)v, key, x)
+    {
+        bool known = false;
+        for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+            known |= strcmp(key, keys[i]) == 0 && (i > 0 || strcmp(what, "checker") == 0);
+        if (!known)
+            return errbuf_set(
+                err, "unknown %s field '%s' (it takes language, files or code, flags)", what, key);
+    }
+    if (!(p = *out = calloc(1, sizeof(*p))))
+        return -ENOMEM;
+    x = json_object_get(v, "language");
+    if (!json_is_string(x) || !(p->lang = lang_find(json_string_value(x))))
+        return errbuf_set(err, "%s needs a known 'language'", what);
+    x = json_object_get(v, "flags");
+    if (x && !json_is_string(x))
+        return errbuf_set(err, "%s 'flags' must be a string", what);
+    if (x && !(p->flags = strdup(json_string_value(x))))
+        return -ENOMEM;
+    files = json_object_get(v, "files");
+    code = json_object_get(v, "code");
+    if (!files == !code)
+        return errbuf_set(err,
+                          "%s needs its 'files' (an object of file names to text) or its "
+                          "'code', one of them",
+                          what);
+    if (code) {
+        if (!json_is_string(code) || !json_string_length(code))
+            return errbuf_set(err, "%s 'code' must be a non-empty string", what);
+        if (!(p->files = calloc(1, sizeof(*p->files))))
+            return -ENOMEM;
+        if (lang_plan_program(p->lang, false, json_string_value(code), json_string_length(code),
+                              &plan) < 0)
+            return -ENOMEM;
+        p->files[0].path = strdup(plan.source);
+        lang_plan_release(&plan);
+        if (!p->files[0].path)
+            return -ENOMEM;
+        p->nfiles = 1;
+        return bytes_copy(code, &p->files[0].data, &p->files[0].len);
+    }
+    if (!json_is_object(files) || json_object_size(files) == 0)
+        return errbuf_set(err, "%s 'files' must be a non-empty object of file names to text", what);
+    if (!(p->files = calloc(json_object_size(files), sizeof(*p->files))))
+        return -ENOMEM;
+    json_object_foreach(files, path, x)
+    {
+        struct task_file *f = &p->files[p->nfiles];
+        struct errbuf why = {{0}};
+        if (!sandbox_dest_valid(path, &why))
+            return errbuf_set(err, "%s files: '%s': %s", what, path, why.msg);
+        if (strcmp(path, "main") == 0 || strncmp(path, ".judge/", 7) == 0 ||
+            strcmp(path, ".judge") == 0)
+            return errbuf_set(err,
+                              "%s files: '%s' is a name crucible uses for the build or the "
+                              "tests",
+                              what, path);
+        if (!json_is_string(x))
+            return errbuf_set(err, "%s files: '%s' must be a string (the file's text)", what, path);
+        if (!(f->path = strdup(path)))
+            return -ENOMEM;
+        p->nfiles++;
+        if ((r = bytes_copy(x, &f->data, &f->len)) < 0)
+            return r;
+    }
+    {
+        struct lang_file *lf = calloc(p->nfiles, sizeof(*lf));
+        struct errbuf why = {{0}};
+        if (!lf)
+            return -ENOMEM;
+        for (size_t i = 0; i < p->nfiles; i++)
+            lf[i] = (struct lang_file){p->files[i].path, p->files[i].data, p->files[i].len};
+        r = lang_plan_files(p->lang, lf, p->nfiles, &plan, &why);
+        free(lf);
+        if (r == -EINVAL)
+            return errbuf_set(err, "%s: %s", what, why.msg);
+        if (r < 0)
+            return r;
+        lang_plan_release(&plan);
+    }
+    return 0;
+}
+
+static void program_free(struct task_program *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nfiles; i++) {
+        free(p->files[i].path);
+        free(p->files[i].data);
+    }
+    free(p->files);
+    free(p->flags);
+    free(p);
+}
+
+/* parse_groups(v, t, err) — "groups": [{"name": N, "score": S}, ...]: Kattis scoring. Every
+ * test's group must be one of them, and every group must have a test (a typo would
+ * otherwise move a test out of its group, or leave a score no solution can earn). */
+static int parse_groups(const json_t *v, struct task *t, struct errbuf *err)
+{
+    json_t *g;
+    size_t i;
+
+    if (!v)
+        return 0; /* tests' groups without scores: shown in the record only */
+    if (t->harness == TASK_HARNESS_COMMAND)
+        return errbuf_set(err, "'groups' applies to the assert, stdio and interactive harnesses");
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return errbuf_set(err, "'groups' must be a non-empty array of {\"name\", \"score\"}");
+    if (!(t->groups = calloc(json_array_size(v), sizeof(*t->groups))))
+        return -ENOMEM;
+    json_array_foreach(v, i, g)
+    {
+        const char *key;
+        json_t *x, *name = json_object_get(g, "name"), *score = json_object_get(g, "score");
+        size_t used = 0;
+        if (!json_is_object(g))
+            return errbuf_set(err, "groups[%zu] must be an object {\"name\", \"score\"}", i);
+        json_object_foreach(g, key, x)
+        {
+            if (strcmp(key, "name") != 0 && strcmp(key, "score") != 0)
+                return errbuf_set(err, "unknown field groups[%zu].%s (a group has name and score)",
+                                  i, key);
+        }
+        if (!json_is_string(name) || !json_string_length(name))
+            return errbuf_set(err, "groups[%zu].name must be a non-empty string", i);
+        if (!json_is_number(score) || !(json_number_value(score) >= 0) ||
+            json_number_value(score) > 1e9)
+            return errbuf_set(err, "groups[%zu].score must be a number from 0 to 1e9", i);
+        for (size_t k = 0; k < t->ngroups; k++)
+            if (strcmp(t->groups[k].name, json_string_value(name)) == 0)
+                return errbuf_set(err, "group '%s' is listed twice", json_string_value(name));
+        if (!(t->groups[t->ngroups].name = strdup(json_string_value(name))))
+            return -ENOMEM;
+        t->groups[t->ngroups].score = json_number_value(score);
+        t->max_score += t->groups[t->ngroups].score;
+        t->ngroups++;
+        for (size_t k = 0; k < t->ntests; k++)
+            used += t->tests[k].group && strcmp(t->tests[k].group, json_string_value(name)) == 0;
+        if (!used)
+            return errbuf_set(err, "group '%s' has no test (no test's \"group\" names it)",
+                              json_string_value(name));
+    }
+    for (i = 0; i < t->ntests; i++) {
+        bool listed = false;
+        if (!t->tests[i].group)
+            continue;
+        for (size_t k = 0; k < t->ngroups && !listed; k++)
+            listed = strcmp(t->groups[k].name, t->tests[i].group) == 0;
+        if (!listed)
+            return errbuf_set(err,
+                              "tests[%zu] ('%s') is in group '%s', which 'groups' does not list", i,
+                              t->tests[i].name, t->tests[i].group);
+    }
+    if (!(t->max_score > 0))
+        return errbuf_set(err, "the groups' scores add up to 0: nothing to earn");
+    return 0;
+}
+
+/* parse_test_flags(t, err) — each test's "flags": parsed now for the kattis checker (an
+ * unknown flag is the task's error, not a run's), kept as words for validators and
+ * interactors; elsewhere an error. */
+static int parse_test_flags(struct task *t, struct errbuf *err)
+{
+    for (size_t i = 0; i < t->ntests; i++) {
+        struct task_test *tt = &t->tests[i];
+        struct errbuf why = {{0}};
+        if (!tt->flags)
+            continue;
+        if (t->validator)
+            continue;
+        if (t->harness != TASK_HARNESS_STDIO || t->judge_code || t->checker.kind != CHECKER_KATTIS)
+            return errbuf_set(err,
+                              "tests[%zu].flags applies to the kattis and validator checkers "
+                              "and the interactive harness",
+                              i);
+        if (checker_kattis_flags(tt->flags, &tt->checker, &why) < 0)
+            return errbuf_set(err, "tests[%zu].flags: %s", i, why.msg);
+    }
+    return 0;
+}
+
 /* version_of(j, out) — FNV-1a 64 of the canonical (sorted, compact) JSON text. */
 static void version_of(const json_t *j, char out[17])
 {
@@ -486,7 +702,7 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
         }
     }
     if (!known) {
-        errbuf_set(err, "unknown harness '%s' (assert, stdio or command)", harness);
+        errbuf_set(err, "unknown harness '%s' (assert, stdio, command or interactive)", harness);
         free(harness);
         return -EINVAL;
     }
@@ -506,17 +722,37 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     if ((r = parse_command_harness(j, t, err)) < 0)
         return r;
     v = json_object_get(j, "checker");
-    if (t->harness == TASK_HARNESS_STDIO && json_is_object(v) &&
-        json_is_string(json_object_get(v, "type")) &&
-        strcmp(json_string_value(json_object_get(v, "type")), "program") == 0) {
-        if ((r = parse_judge(v, t, err)) < 0)
-            return r;
-    } else if (t->harness == TASK_HARNESS_STDIO) {
-        if ((r = checker_parse(v, &t->checker, err)) < 0)
-            return r;
-    } else if (json_object_get(j, "checker")) {
-        return errbuf_set(err, "'checker' applies to the stdio harness only");
+    {
+        const char *type = json_is_object(v) ? json_string_value(json_object_get(v, "type")) : NULL;
+        if (t->harness == TASK_HARNESS_STDIO && type && strcmp(type, "program") == 0) {
+            if ((r = parse_judge(v, t, err)) < 0)
+                return r;
+        } else if (t->harness == TASK_HARNESS_STDIO && type && strcmp(type, "validator") == 0) {
+            if ((r = parse_program(v, "checker", &t->validator, err)) < 0)
+                return r;
+        } else if (t->harness == TASK_HARNESS_STDIO) {
+            if ((r = checker_parse(v, &t->checker, err)) < 0)
+                return r;
+        } else if (v) {
+            return errbuf_set(err, "'checker' applies to the stdio harness only%s",
+                              t->harness == TASK_HARNESS_INTERACTIVE
+                                  ? " (an interactive task judges through its 'interactor')"
+                                  : "");
+        }
     }
+    v = json_object_get(j, "interactor");
+    if (t->harness == TASK_HARNESS_INTERACTIVE) {
+        if (!v)
+            return errbuf_set(err, "an interactive task needs its 'interactor' {\"language\", "
+                                   "\"files\" or \"code\"}");
+        if ((r = parse_program(v, "interactor", &t->validator, err)) < 0)
+            return r;
+    } else if (v) {
+        return errbuf_set(err, "'interactor' applies to the interactive harness only");
+    }
+    if ((r = parse_test_flags(t, err)) < 0 ||
+        (r = parse_groups(json_object_get(j, "groups"), t, err)) < 0)
+        return r;
     v = json_object_get(j, "limits");
     if (v && (r = task_limits_from_json(v, &t->limits, err)) < 0)
         return r;
@@ -538,7 +774,13 @@ void task_release(struct task *t)
         free(t->tests[i].code);
         free(t->tests[i].stdin_data);
         free(t->tests[i].expected);
+        free(t->tests[i].group);
+        free(t->tests[i].flags);
     }
+    for (size_t i = 0; i < t->ngroups; i++)
+        free(t->groups[i].name);
+    free(t->groups);
+    program_free(t->validator);
     free(t->tests);
     for (size_t i = 0; i < t->nfiles; i++) {
         free(t->files[i].path);

@@ -18,16 +18,39 @@
 #include "sandbox/sandbox.h"
 #include "util.h"
 
-enum task_harness { TASK_HARNESS_ASSERT, TASK_HARNESS_STDIO, TASK_HARNESS_COMMAND };
+enum task_harness {
+    TASK_HARNESS_ASSERT,
+    TASK_HARNESS_STDIO,
+    TASK_HARNESS_COMMAND,
+    TASK_HARNESS_INTERACTIVE,
+};
 
 struct task_test {
     char *name;
     char *code;       /* assert: test code appended to the solution */
-    char *stdin_data; /* stdio */
+    char *stdin_data; /* stdio; interactive: the input file the interactor reads */
     size_t stdin_len;
-    char *expected; /* stdio */
+    char *expected; /* stdio; interactive: the judge answer file */
     size_t expected_len;
-    const char *group; /* command: "fail_to_pass", "pass_to_pass", or NULL (named in "tests") */
+    char *group; /* "group" (Kattis test data group), or command: "fail_to_pass",
+                  * "pass_to_pass"; NULL when none */
+    char *flags; /* "flags": replace the checker's / interactor's flags for this test, or NULL */
+    struct checker checker; /* kattis checker with this test's flags (when flags is set) */
+};
+
+/* A judge program given by the task: a Kattis output validator (checker "validator") or the
+ * interactor of an interactive task. */
+struct task_program {
+    const struct lang *lang;
+    struct task_file *files; /* "files", or one file holding "code" */
+    size_t nfiles;
+    char *flags; /* its flags (words after the feedback directory), or NULL */
+};
+
+/* A scored group of tests (Kattis scoring): earned when all its tests pass. */
+struct task_group {
+    char *name;
+    double score;
 };
 
 /* A file the task puts in the work directory (read-only) before the solution runs. */
@@ -46,7 +69,12 @@ struct task {
     char *test_setup;  /* assert harness: text before the solution (Go: package, test imports) */
     const struct lang *judge_lang; /* stdio: a checker program (special judge), or NULL */
     char *judge_code;
-    char *image; /* "host" when absent */
+    struct task_program *validator; /* stdio: checker "validator"; interactive: the
+                                     * interactor; NULL otherwise */
+    struct task_group *groups;      /* "groups", or NULL */
+    size_t ngroups;
+    double max_score; /* sum of the groups' scores (> 0 when there are groups) */
+    char *image;      /* "host" when absent */
     enum task_harness harness;
     struct task_test *tests;
     size_t ntests;
@@ -93,7 +121,7 @@ void task_list_free(struct task *tasks, size_t n);
 /* task_list_find(tasks, n, id) — the task with that id, or NULL. */
 const struct task *task_list_find(const struct task *tasks, size_t n, const char *id);
 
-/* task_harness_name(h) — "assert", "stdio", "command". */
+/* task_harness_name(h) — "assert", "stdio", "command", "interactive". */
 const char *task_harness_name(enum task_harness h);
 
 #endif

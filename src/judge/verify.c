@@ -108,9 +108,9 @@ enum verdict verify__run_verdict(const struct task *t, const struct task_test *t
     why[0] = '\0';
     switch (res->status) {
     case RESULT_OK:
-        if (t->harness == TASK_HARNESS_STDIO && !t->judge_code &&
-            !checker_compare(&t->checker, res->out.data, res->out.len, tt->expected,
-                             tt->expected_len, why, why_size))
+        if (t->harness == TASK_HARNESS_STDIO && !t->judge_code && !t->validator &&
+            !checker_compare(tt->flags ? &tt->checker : &t->checker, res->out.data, res->out.len,
+                             tt->expected, tt->expected_len, why, why_size))
             return VERDICT_WRONG_ANSWER;
         return VERDICT_ACCEPTED;
     case RESULT_RUNTIME_ERROR:
@@ -145,34 +145,53 @@ enum box_state verify__box_open(const struct sandbox_runtime *rt, const struct v
                                 size_t program_len, struct sandbox **out, struct verify_result *vr,
                                 char *why, size_t why_size)
 {
-    struct lang_steps steps = lang_steps(t->lang, t->harness == TASK_HARNESS_ASSERT);
+    struct lang_plan plan;
+    enum box_state st =
+        verify__box_open_plan(rt, o, img, t, program, program_len, out, &plan, vr, why, why_size);
+
+    lang_plan_release(&plan);
+    return st;
+}
+
+enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                                     const struct image *img, const struct task *t,
+                                     const char *program, size_t program_len, struct sandbox **out,
+                                     struct lang_plan *plan, struct verify_result *vr, char *why,
+                                     size_t why_size)
+{
     struct errbuf err = {{0}};
     struct sandbox_limits cl;
     struct sandbox *sb;
 
     *out = NULL;
     if (t->harness == TASK_HARNESS_COMMAND) {
-        steps.source = t->solution_file;
-        steps.compile = (const char *const *)t->build;
+        memset(plan, 0, sizeof(*plan));
+        plan->source = t->solution_file;
+        plan->compile = (const char *const *)t->build;
+        plan->run = t->lang->run;
+    } else if (lang_plan_program(t->lang, t->harness == TASK_HARNESS_ASSERT, program, program_len,
+                                 plan) < 0) {
+        snprintf(why, why_size, "out of memory");
+        return BOX_INFRA;
     }
     sb = pool_acquire(o->pool, rt, img, &t->limits, &err);
     if (!sb) {
         snprintf(why, why_size, "%s", err.msg);
         return BOX_INFRA;
     }
-    if (verify__put_text(sb, steps.source, program, program_len, 0644, &err) < 0)
+    if (verify__put_text(sb, plan->source, program, program_len, 0644, &err) < 0)
         goto out_infra;
     for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only for the payload */
         if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len, 0444, &err) <
             0)
             goto out_infra;
-    if (steps.compile) {
+    if (plan->compile) {
         if (vr->has_compile)
             result_release(&vr->compile);
         verify__compile_limits(t, &cl);
         if (sandbox_set_limits(sb, &cl, &err) < 0)
             goto out_infra;
-        verify__exec(sb, steps.compile, t->lang->env, NULL, 0, 0, &vr->compile);
+        verify__exec(sb, plan->compile, t->lang->env, NULL, 0, 0, &vr->compile);
         vr->has_compile = true;
         if (vr->compile.status == RESULT_SANDBOX_ERROR) {
             snprintf(why, why_size, "compile step: %s", vr->compile.message);
@@ -258,6 +277,22 @@ static enum verdict majority(const struct tally *ty, unsigned *agree)
     return best;
 }
 
+/* score_groups(t, vr) — Kattis scoring: a group earns its score when every one of its tests
+ * was accepted; the score is the sum of what the groups earned. */
+static void score_groups(const struct task *t, struct verify_result *vr)
+{
+    vr->score = 0;
+    for (size_t g = 0; g < t->ngroups; g++) {
+        bool all = true;
+        for (size_t i = 0; i < t->ntests && i < vr->total; i++)
+            if (t->tests[i].group && strcmp(t->tests[i].group, t->groups[g].name) == 0 &&
+                vr->tests[i].verdict != VERDICT_ACCEPTED)
+                all = false;
+        if (all)
+            vr->score += t->groups[g].score;
+    }
+}
+
 int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
                      const struct verify_opts *o, double *seconds)
 {
@@ -284,11 +319,12 @@ int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
 
 int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err)
 {
-    if (!lang || lang == t->lang || t->harness == TASK_HARNESS_STDIO)
+    if (!lang || lang == t->lang || t->harness == TASK_HARNESS_STDIO ||
+        t->harness == TASK_HARNESS_INTERACTIVE)
         return 0;
     errbuf_set(err,
                "task '%s' is a%s %s task in %s: its tests are %s code, so the solution must be "
-               "%s, not %s (only stdio tasks take a solution in any language)",
+               "%s, not %s (only stdio and interactive tasks take a solution in any language)",
                t->id, t->harness == TASK_HARNESS_ASSERT ? "n" : "", task_harness_name(t->harness),
                t->lang->name, t->lang->name, t->lang->name, lang->name);
     return -EINVAL;
@@ -303,10 +339,12 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     struct image *own = NULL;
     const struct image *img = o->image;
     struct tally *tys;
+    struct validator_box vb = {0};
     double t0 = util_now();
     char why[512];
 
     memset(vr, 0, sizeof(*vr));
+    vb.what = t->harness == TASK_HARNESS_INTERACTIVE ? "interactor" : "output validator";
     vr->lang = t->lang;
     if (verify_language_check(t, o->lang, &err) < 0) {
         vr->verdict = VERDICT_INFRA_ERROR;
@@ -383,7 +421,9 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
     for (unsigned rep = 0; rep < vr->repeats; rep++) {
         bool compiled = true;
         if (t->harness == TASK_HARNESS_STDIO) {
-            compiled = verify__stdio_repeat(rt, img, t, solution, o, vr, tys);
+            compiled = verify__stdio_repeat(rt, img, t, solution, o, vr, tys, &vb);
+        } else if (t->harness == TASK_HARNESS_INTERACTIVE) {
+            compiled = verify__interactive_repeat(rt, img, t, solution, o, vr, tys, &vb);
         } else if (t->harness == TASK_HARNESS_COMMAND) {
             compiled = verify__command_repeat(rt, img, t, solution, o, vr, &tys);
         } else {
@@ -410,6 +450,7 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
         else if (vr->verdict == VERDICT_ACCEPTED || vt->verdict == VERDICT_INFRA_ERROR)
             vr->verdict = vt->verdict; /* the first failure names the task, infra wins */
     }
+    score_groups(t, vr);
     if (vr->verdict == VERDICT_INFRA_ERROR) {
         vr->reward_null = true;
         if (verify__cancelled(rt))
@@ -425,9 +466,17 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
         }
     }
 out:
+    verify__validator_close(o, &vb);
+    if (t->ngroups) {
+        vr->has_score = true;
+        vr->max_score = t->max_score;
+    }
     if (!vr->reward_null) {
         if (vr->verdict == VERDICT_ACCEPTED)
             vr->reward = 1.0;
+        else if (o->reward == REWARD_FRACTION && vr->verdict != VERDICT_COMPILE_ERROR &&
+                 vr->verdict != VERDICT_CONSTRAINT_VIOLATION && t->ngroups)
+            vr->reward = vr->score / vr->max_score;
         else if (o->reward == REWARD_FRACTION && vr->verdict != VERDICT_COMPILE_ERROR &&
                  vr->verdict != VERDICT_CONSTRAINT_VIOLATION && vr->total)
             vr->reward = (double)vr->passed / (double)vr->total;
@@ -488,6 +537,10 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
     json_object_set_new(o, "reward", vr->reward_null ? json_null() : json_real(vr->reward));
     json_object_set_new(o, "passed", json_integer((json_int_t)vr->passed));
     json_object_set_new(o, "total", json_integer((json_int_t)vr->total));
+    if (vr->has_score) {
+        json_object_set_new(o, "score", json_real(vr->score));
+        json_object_set_new(o, "max_score", json_real(vr->max_score));
+    }
     json_object_set_new(o, "repeats", json_integer(vr->repeats));
     json_object_set_new(o, "flaky", json_boolean(vr->flaky));
     json_object_set_new(o, "compile", vr->has_compile ? result_to_json(&vr->compile) : json_null());

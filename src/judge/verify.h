@@ -35,7 +35,7 @@ enum verdict {
 
 enum reward_policy {
     REWARD_BINARY,   /* 1 when every test passes, else 0 (the default) */
-    REWARD_FRACTION, /* passed / total */
+    REWARD_FRACTION, /* passed / total; score / max_score for a task with "groups" */
 };
 
 struct pool;
@@ -69,6 +69,8 @@ struct verify_result {
     bool reward_null; /* infra_error: no reward at all */
     double reward;
     size_t passed, total;
+    bool has_score;          /* the task has "groups" (Kattis scoring) */
+    double score, max_score; /* the groups earned (every test of a group accepted), and all */
     struct verify_test *tests;
     struct result compile; /* valid when has_compile */
     bool has_compile;

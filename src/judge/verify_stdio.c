@@ -2,7 +2,8 @@
  * verify_stdio.c — the stdio harness: one sandbox per repeat; the solution is compiled
  * once, then runs once per test with the test's input on stdin, every other process killed
  * between tests. Expected outputs stay in the supervisor; a checker program judges in a
- * sandbox of its own.
+ * sandbox of its own, and a Kattis output validator in the validator box of the
+ * verification (verify_validator.c).
  */
 #include "judge/verify_int.h"
 #include "sandbox/pool.h"
@@ -17,7 +18,7 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
                           const struct image *img, const struct task *t, const struct task_test *tt,
                           const struct result *run, char *why, size_t why_size)
 {
-    struct lang_steps steps = lang_steps(t->judge_lang, false);
+    struct lang_plan steps;
     struct sandbox_limits lim;
     struct errbuf err = {{0}};
     struct result res;
@@ -26,9 +27,14 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
 
     sandbox_limits_default(&lim);
     lim.disk_mb = 64 + (uint64_t)((tt->stdin_len + tt->expected_len + run->out.len) >> 20) * 2;
+    if (lang_plan_program(t->judge_lang, false, t->judge_code, strlen(t->judge_code), &steps) < 0) {
+        snprintf(why, why_size, "checker program: out of memory");
+        return v;
+    }
     if (!lang_available(t->judge_lang, img, &err) ||
         !(sb = pool_acquire(o->pool, rt, img, &lim, &err))) {
         snprintf(why, why_size, "checker program: %s", err.msg);
+        lang_plan_release(&steps);
         return v;
     }
     if (verify__put_text(sb, "input", tt->stdin_data, tt->stdin_len, 0644, &err) < 0 ||
@@ -38,6 +44,7 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
         verify__put_text(sb, steps.source, t->judge_code, strlen(t->judge_code), 0644, &err) < 0) {
         snprintf(why, why_size, "checker program: %s", err.msg);
         pool_release(o->pool, sb);
+        lang_plan_release(&steps);
         return v;
     }
     if (steps.compile) {
@@ -47,12 +54,14 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
                      res.err.data ? res.err.data : "");
             result_release(&res);
             pool_release(o->pool, sb);
+            lang_plan_release(&steps);
             return v;
         }
         result_release(&res);
     }
     verify__exec(sb, steps.run, t->judge_lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
     pool_release(o->pool, sb);
+    lang_plan_release(&steps);
     if (res.status == RESULT_OK) {
         v = VERDICT_ACCEPTED;
     } else if (res.status == RESULT_RUNTIME_ERROR && (res.exit_code == 1 || res.exit_code == 2)) {
@@ -70,9 +79,10 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
 /* verify__stdio_repeat(…) — every test once in one sandbox (recreated after an infra failure). */
 bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *img,
                           const struct task *t, const char *solution, const struct verify_opts *o,
-                          struct verify_result *vr, struct tally *tys)
+                          struct verify_result *vr, struct tally *tys, struct validator_box *vb)
 {
     struct sandbox *sb = NULL;
+    struct lang_plan plan = {0};
     unsigned failures = 0;
     char why[256];
     size_t i = 0;
@@ -83,10 +93,14 @@ bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *
         enum verdict v;
 
         if (!sb) {
-            enum box_state st = verify__box_open(rt, o, img, t, solution, strlen(solution), &sb, vr,
-                                                 why, sizeof(why));
-            if (st == BOX_COMPILE_ERROR)
+            enum box_state st;
+            lang_plan_release(&plan);
+            st = verify__box_open_plan(rt, o, img, t, solution, strlen(solution), &sb, &plan, vr,
+                                       why, sizeof(why));
+            if (st == BOX_COMPILE_ERROR) {
+                lang_plan_release(&plan);
                 return false;
+            }
             if (st == BOX_INFRA) {
                 if (++failures <= o->infra_retries && !verify__cancelled(rt))
                     continue;
@@ -99,11 +113,14 @@ bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *
                 continue;
             }
         }
-        verify__exec(sb, t->lang->run, t->lang->env, tt->stdin_data, tt->stdin_len,
+        verify__exec(sb, plan.run, t->lang->env, tt->stdin_data, tt->stdin_len,
                      i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
         v = verify__run_verdict(t, tt, &res, why, sizeof(why));
-        if (v == VERDICT_ACCEPTED && t->judge_code) {
-            v = judge(rt, o, img, t, tt, &res, why, sizeof(why));
+        if (v == VERDICT_ACCEPTED && (t->judge_code || t->validator)) {
+            if (t->validator)
+                v = verify__validator_judge(rt, o, img, t, tt, &res, vb, why, sizeof(why));
+            else
+                v = judge(rt, o, img, t, tt, &res, why, sizeof(why));
             if (v == VERDICT_INFRA_ERROR) { /* the checker's failure: no retry of the solution */
                 verify__test_record(&vr->tests[i], &tys[i], v, &res, why);
                 result_release(&res);
@@ -136,5 +153,6 @@ bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *
     }
     if (sb)
         pool_release(o->pool, sb);
+    lang_plan_release(&plan);
     return true;
 }

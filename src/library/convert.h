@@ -33,9 +33,16 @@ enum convert_format {
     CONVERT_KATTIS,         /* a problem package directory, or a tree of them */
 };
 
+struct sandbox_runtime;
+struct image;
+
 struct convert_opts {
     enum convert_format format;
     bool challenge; /* mbpp: also challenge_test_list, as tests challenge_1, ... */
+    /* kattis: time limits calibrated by running the accepted submissions (problemtools'
+     * rule) in sandboxes of rt, in image (NULL: host); rt NULL turns calibration off */
+    const struct sandbox_runtime *rt;
+    const struct image *image;
 };
 
 struct convert_stats {
@@ -69,20 +76,6 @@ int convert_path(const struct convert_opts *o, const char *path, convert_emit_fn
  * Calls inside string literals and method calls (`x.join(`) do not count. false when
  * there is no call or the name does not fit in size. */
 bool convert_entry_point(const char *test, char *out, size_t size);
-
-/* convert_validator_flags(flags, &abs_tol, &rel_tol) — the tolerances of a problemtools
- * default-validator flag string ("float_tolerance 1e-6", "float_absolute_tolerance X",
- * "float_relative_tolerance Y"). 1 when a tolerance was given, 0 when none was, -EINVAL
- * when a float_* flag lacks a valid non-negative number. Unset tolerances are 0. */
-int convert_validator_flags(const char *flags, double *abs_tol, double *rel_tol);
-
-/* convert_yaml_get(yaml, key, out, size) — a scalar from a small YAML document, found
- * by a line scanner (no YAML library): KEY is "name" for a top-level "name: value" or
- * "limits.time_limit" for a key indented under a top-level "limits:" line. Quotes around
- * the value and a trailing " # comment" are removed. Flow and block collections, anchors,
- * multi-line scalars are not understood (problem.yaml needs none of them for the keys
- * read here). false when absent or longer than size. */
-bool convert_yaml_get(const char *yaml, const char *key, char *out, size_t size);
 
 /* convert_html_text(html, len) — a statement's text with the markup removed, crudely:
  * <head>, <script>, <style> and icon/copy-button widgets dropped, block tags turned into

@@ -656,31 +656,68 @@ struct exec_run {
     int64_t ru_cpu_usec, ru_maxrss;
 };
 
-/* exec_prepare — pipes, stdin copy, the spec memfd, counter baselines. 0 or -1 (res set). */
+/* pipe_end(fd, mode) — a duplicate of fd when it is an anonymous pipe's end opened for
+ * mode (O_RDONLY or O_WRONLY), else -EINVAL. */
+static int pipe_end(int fd, int mode)
+{
+    char link[64], proc[64];
+    struct stat st;
+    ssize_t n;
+    int fl;
+
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) || (fl = fcntl(fd, F_GETFL)) < 0 ||
+        (fl & O_ACCMODE) != mode || (n = readlink(proc, link, sizeof(link) - 1)) < 5 ||
+        memcmp(link, "pipe:", 5) != 0)
+        return -EINVAL;
+    fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    return fd < 0 ? -errno : fd;
+}
+
+/* exec_prepare — pipes, stdin copy, the spec memfd, counter baselines. 0, or -1 (res set),
+ * or -EINVAL when the caller's pipes are not pipes (res set). */
 static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, struct exec_run *x,
                         struct result *res)
 {
     size_t cap = sb->limits.output_kb * 1024;
-    int outp[2], errp[2];
+    bool out_pipe = proc->pipes & SANDBOX_PROC_STDOUT_PIPE;
+    int outp[2] = {-1, -1}, errp[2];
 
-    if (pipe2(outp, O_CLOEXEC) < 0) {
+    if (out_pipe) {
+        outp[1] = pipe_end(proc->stdout_fd, O_WRONLY);
+        if (outp[1] < 0) {
+            result_fail(res, "stdout must be the write end of a pipe: %s", strerror(-outp[1]));
+            return -EINVAL;
+        }
+    } else if (pipe2(outp, O_CLOEXEC) < 0) {
         result_fail(res, "cannot create output pipes: %s", strerror(errno));
         return -1;
     }
     if (pipe2(errp, O_CLOEXEC) < 0) {
         result_fail(res, "cannot create output pipes: %s", strerror(errno));
-        close(outp[0]);
+        if (outp[0] >= 0)
+            close(outp[0]);
         close(outp[1]);
         return -1;
     }
-    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    if (outp[0] >= 0)
+        fcntl(outp[0], F_SETFL, O_NONBLOCK);
     fcntl(errp[0], F_SETFL, O_NONBLOCK);
     x->cap[0] = (struct capture){.fd = outp[0], .cap = cap, .st = &res->out};
     x->cap[1] = (struct capture){.fd = errp[0], .cap = cap, .st = &res->err};
     x->out_w = outp[1];
     x->err_w = errp[1];
-    x->stdin_fd =
-        proc->stdin_fd >= 0 ? stdin_copy(proc->stdin_fd) : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (proc->pipes & SANDBOX_PROC_STDIN_PIPE) {
+        x->stdin_fd = pipe_end(proc->stdin_fd, O_RDONLY);
+        if (x->stdin_fd < 0) {
+            result_fail(res, "stdin must be the read end of a pipe: %s", strerror(-x->stdin_fd));
+            x->stdin_fd = -1;
+            return -EINVAL;
+        }
+    } else {
+        x->stdin_fd = proc->stdin_fd >= 0 ? stdin_copy(proc->stdin_fd)
+                                          : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    }
     if (x->stdin_fd < 0) {
         int e = proc->stdin_fd >= 0 ? -x->stdin_fd : errno;
         result_fail(res, "cannot prepare stdin: %s",
@@ -898,10 +935,13 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     };
     bool started = false, torn_down;
 
+    int prep;
+
     if (!proc || !proc->argv || !proc->argv[0])
         return -EINVAL;
     snprintf(res->image, sizeof(res->image), "%s", sb->img->digest);
-    if (exec_prepare(sb, proc, &x, res) == 0 && exec_start(sb, &x, res) == 0) {
+    prep = exec_prepare(sb, proc, &x, res);
+    if (prep == 0 && exec_start(sb, &x, res) == 0) {
         started = true;
         exec_supervise(sb, &x, res);
     }
@@ -930,7 +970,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         close(x.specfd);
     if (x.stdin_fd >= 0)
         close(x.stdin_fd);
-    return 0;
+    return prep == -EINVAL ? -EINVAL : 0;
 }
 
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd)

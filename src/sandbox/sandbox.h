@@ -107,19 +107,33 @@ int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **da
 #define SANDBOX_STDIN_MAX_TEXT "1 GiB"
 
 /* What to run. argv[0] without a '/' is searched in the sandbox's PATH. stdin is copied
- * into a sealed memfd before the process starts. */
+ * into a sealed memfd before the process starts, unless `pipes` says otherwise. */
 struct sandbox_proc {
     char *const *argv; /* NULL-terminated */
     char *const *env;  /* extra "K=V" entries over the fixed environment; may be NULL */
     int stdin_fd;      /* caller keeps it; -1 for /dev/null */
+    unsigned pipes;    /* SANDBOX_PROC_*_PIPE: streams connected to pipes, not copied */
+    int stdout_fd;     /* with SANDBOX_PROC_STDOUT_PIPE; the caller keeps it */
 };
+
+/* Pipes the supervisor made with pipe2(), for two processes that talk while they run (an
+ * interactive judge). Only anonymous pipes are accepted (a FIFO of a filesystem or any
+ * other file is -EINVAL): the payload gets one end of a pipe and nothing of the host behind
+ * it. The caller keeps its descriptors; it must not set O_NONBLOCK on an end it shares with
+ * a payload (the flag belongs to the open pipe, both sides see it). */
+#define SANDBOX_PROC_STDIN_PIPE 1u /* stdin_fd: a pipe's read end, given as it is */
+#define SANDBOX_PROC_STDOUT_PIPE                                                                   \
+    2u /* stdout to stdout_fd, a pipe's write end; res->out stays                                  \
+        * empty and the output limit does not apply to it */
 
 #define SANDBOX_EXEC_LAST 1u /* last process: tear the sandbox down before the verdict */
 
 /* sandbox_exec(sb, proc, flags, res) — runs one process to its end and fills res (which
  * the caller has result_init'ed). Returns 0 when res holds a verdict (any status,
- * sandbox_error included), -errno only for misuse. With SANDBOX_EXEC_LAST every process of
- * the sandbox is dead and its cgroup empty before res is final. */
+ * sandbox_error included), -errno only for misuse (-EINVAL: no argv, or a pipes flag with
+ * an fd that is no anonymous pipe's end of that direction; res says which). With
+ * SANDBOX_EXEC_LAST every process of the sandbox is dead and its cgroup empty before res
+ * is final. Two sandboxes may run their execs at the same time from two threads. */
 int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
                  struct result *res);
 

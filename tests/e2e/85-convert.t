@@ -3,7 +3,7 @@
 # every line a valid task, ids unique), and bad input (exit statuses, FILE:LINE errors).
 . "$(dirname "$0")/lib.sh"
 
-plan 39
+plan 40
 DS=$REPO_ROOT/../shared/datasets
 
 # summary FILE — "tasks=N tests=M langs=L:n,..." when every line is a task with the
@@ -108,25 +108,29 @@ EOF
     is "$(summary "$T/hxjs.jsonl")" "tasks=164 tests=164 langs=javascript:164" \
         "humaneval-x one file: the language from the file name"
 
-    conv "$T/cj.jsonl" --from kattis "$DS/codejam-slice"
-    is "$RC" 0 "kattis: exit 0"
-    is "$(summary "$T/cj.jsonl")" "tasks=39 tests=121 langs=python:39" \
-        "kattis: codejam-slice gives 39 tasks with 121 tests"
-    "$PY" - "$T/cj.jsonl" >"$T/cj-check" <<'EOF'
+    conv "$T/cj.jsonl" --from kattis --no-calibrate "$DS/codejam-slice"
+    is "$RC" 1 "kattis: exit 1 (two problem.yaml files are not YAML)"
+    is "$(summary "$T/cj.jsonl")" "tasks=37 tests=127 langs=python:37" \
+        "kattis: codejam-slice gives 37 tasks with 127 tests (samples ignored, earlier subtasks repeated)"
+    like "$(cat "$ERR")" "new_elements_part_1: problem.yaml: line 5, column 19: mapping values are not allowed" \
+        "kattis: an unparseable problem.yaml is named with its line"
+    "$PY" - "$T/cj.jsonl" >"$T/cj-check" <<'EOF2'
 import json, sys
 ts = [json.loads(l) for l in open(sys.argv[1])]
-a = all(t["checker"] == {"type": "float", "abs_tol": 1e-6, "rel_tol": 1e-6} for t in ts)
+a = all(t["checker"] == {"type": "kattis", "flags": "float_tolerance 1e-6"} for t in ts)
 b = ts[0]["id"] == "kattis/2019/qualification_round/cryptopangrams"
-c = all(t["limits"].get("cpu_time", 0) > 0 and "reference" not in t for t in ts)
-print(a, b, c)
-EOF
-    is "$(cat "$T/cj-check")" "True True True" \
-        "kattis: float checker from float_tolerance 1e-6, ids by path, time limits, no reference"
+c = all(t["limits"]["cpu_time"] > 0 and "time-limit:statement" in t["tags"] and "reference" not in t for t in ts)
+d = all(t["groups"] and all(x.get("group") for x in t["tests"]) for t in ts)
+print(a, b, c, d)
+EOF2
+    is "$(cat "$T/cj-check")" "True True True True" \
+        "kattis: checker kattis with float_tolerance 1e-6, ids by path, time limits from the statements, groups"
 
     conv "$T/one.jsonl" --from kattis "$DS/codejam-slice/2021/qualification_round/reversort"
-    is "$RC/$(summary "$T/one.jsonl")" "0/tasks=1 tests=2 langs=python:1" \
+    is "$RC/$(summary "$T/one.jsonl")" "0/tasks=1 tests=1 langs=python:1" \
         "kattis: one package directory"
-    is "$(wc -c <"$ERR")" 0 "kattis: nothing on stderr"
+    like "$(cat "$ERR")" "^kattis/reversort: scoring, default validator, 1 test in groups" \
+        "kattis: stderr says what was made of the package"
 fi
 
 # --- the command line ----------------------------------------------------------------

@@ -1,14 +1,15 @@
 /*
  * Unit tests for src/checker.c: parsing the task's "checker" value, then every checker kind on
  * real outputs — trailing whitespace, CRLF, trailing blank lines, missing and extra lines and
- * tokens, float tolerances, nan/inf, NUL bytes, the reasons given, and 5 MB inputs in linear time.
+ * tokens, float tolerances, nan/inf, NUL bytes, the reasons given, and 5 MB inputs in linear time;
+ * the kattis checker's flag strings and problemtools' default-validator semantics.
  */
 #include "judge/checker.h"
 #include "tap.h"
 
-static const struct checker exact = {CHECKER_EXACT, 0, 0};
-static const struct checker lines = {CHECKER_LINES, 0, 0};
-static const struct checker tokens = {CHECKER_TOKENS, 0, 0};
+static const struct checker exact = {.kind = CHECKER_EXACT};
+static const struct checker lines = {.kind = CHECKER_LINES};
+static const struct checker tokens = {.kind = CHECKER_TOKENS};
 
 static char why[512];
 
@@ -20,7 +21,7 @@ static bool cmp(const struct checker *c, const char *out, const char *exp)
 
 static struct checker flt(double abs_tol, double rel_tol)
 {
-    struct checker c = {CHECKER_FLOAT, abs_tol, rel_tol};
+    struct checker c = {.kind = CHECKER_FLOAT, .abs_tol = abs_tol, .rel_tol = rel_tol};
     return c;
 }
 
@@ -57,7 +58,7 @@ static json_t *j(const char *text)
 
 static void parse_ok(const char *text, enum checker_kind kind, double abs_tol, double rel_tol)
 {
-    struct checker c = {CHECKER_EXACT, -1, -1};
+    struct checker c = {.kind = CHECKER_EXACT, .abs_tol = -1, .rel_tol = -1};
     struct errbuf err = {{0}};
     json_t *v = j(text);
     int rc = checker_parse(v, &c, &err);
@@ -83,7 +84,7 @@ static void parse_bad(const char *text, const char *want)
 
 static void test_parse(void)
 {
-    struct checker c = {CHECKER_EXACT, 1, 1};
+    struct checker c = {.kind = CHECKER_EXACT, .abs_tol = 1, .rel_tol = 1};
     struct errbuf err = {{0}};
 
     ok(checker_parse(NULL, &c, &err) == 0 && c.kind == CHECKER_LINES && c.abs_tol == 0,
@@ -326,6 +327,133 @@ out_free:
     free(exp);
 }
 
+/* kat(flags) — the kattis checker of a flag string (which must parse). */
+static struct checker kat(const char *flags)
+{
+    struct checker c;
+    struct errbuf err = {{0}};
+    if (checker_kattis_flags(flags, &c, &err) < 0)
+        diag("bad flags '%s': %s", flags, err.msg);
+    return c;
+}
+
+static void kattis_flags_bad(const char *flags, const char *want)
+{
+    struct checker c;
+    struct errbuf err = {{0}};
+    int rc = checker_kattis_flags(flags, &c, &err);
+
+    if (!ok(rc == -EINVAL && strstr(err.msg, want), "kattis flags '%s' refused naming '%s'", flags,
+            want))
+        diag("  rc %d: %s", rc, err.msg);
+}
+
+static void test_kattis(void)
+{
+    struct checker dflt = kat(""), cs = kat("case_sensitive"), sp = kat("space_change_sensitive");
+    struct checker ft = kat("float_tolerance 0.5"), fa = kat("float_absolute_tolerance 0.5");
+    struct checker fa1 = kat("float_absolute_tolerance 0.1"),
+                   fr = kat("float_relative_tolerance 0.1");
+    struct checker fr01 = kat("float_relative_tolerance 0.01");
+    struct checker all = kat("  case_sensitive\tspace_change_sensitive\nfloat_tolerance 0.5 ");
+    struct checker c;
+    struct errbuf err = {{0}};
+    json_t *v;
+
+    /* flags */
+    ok(dflt.kind == CHECKER_KATTIS && !dflt.case_sensitive && !dflt.space_change_sensitive &&
+           dflt.abs_tol < 0 && dflt.rel_tol < 0,
+       "kattis: no flags is case-insensitive, space-insensitive, without float tolerance");
+    ok(all.case_sensitive && all.space_change_sensitive && all.abs_tol == 0.5 && all.rel_tol == 0.5,
+       "kattis: flags separated by any whitespace; float_tolerance sets both tolerances");
+    c = kat("float_absolute_tolerance 0.5 float_tolerance 1e-3 float_relative_tolerance 2");
+    ok(c.abs_tol == 1e-3 && c.rel_tol == 2, "kattis: a later tolerance flag overrides an earlier");
+    kattis_flags_bad("case_sensitive casesensitive", "casesensitive");
+    kattis_flags_bad("float_tolerance", "float_tolerance");
+    kattis_flags_bad("float_tolerance abc", "not 'abc'");
+    kattis_flags_bad("float_relative_tolerance nan", "not 'nan'");
+    kattis_flags_bad("float_absolute_tolerance 1e999", "not '1e999'");
+    kattis_flags_bad("float_tolerance case_sensitive", "not 'case_sensitive'");
+    parse_ok("\"kattis\"", CHECKER_KATTIS, -1, -1);
+    parse_ok("{\"type\": \"kattis\"}", CHECKER_KATTIS, -1, -1);
+    parse_ok("{\"type\": \"kattis\", \"flags\": \"float_tolerance 1e-6\"}", CHECKER_KATTIS, 1e-6,
+             1e-6);
+    parse_bad("{\"type\": \"kattis\", \"flags\": \"float_tolerance 1e-6 ignore_case\"}",
+              "ignore_case");
+    parse_bad("{\"type\": \"kattis\", \"flags\": 3}", "'flags' must be a string");
+    parse_bad("{\"type\": \"kattis\", \"abs_tol\": 0.1}", "abs_tol");
+    parse_bad("{\"type\": \"float\", \"flags\": \"case_sensitive\"}", "flags");
+    v = j("{\"type\": \"kattis\", \"flags\": \"case_sensitive space_change_sensitive\"}");
+    ok(checker_parse(v, &c, &err) == 0 && c.case_sensitive && c.space_change_sensitive,
+       "kattis: the checker object's flags are parsed");
+    json_decref(v);
+
+    /* tokens and case */
+    accept(&dflt, "hello world\n", "hello world\n", "the same text");
+    accept(&dflt, "  HeLLo\n\n\tWORLD", "hello world\n", "other case and whitespace");
+    reject_why(&dflt, "hello there\n", "hello world\n", "token 2 differs", "kattis");
+    reject_why(&cs, "hello\n", "Hello\n", "case_sensitive", "kattis");
+    accept(&cs, "Hello\n", "Hello\n", "case_sensitive, same case");
+    accept(&dflt, "\xc3\xa9t\xc3\xa9\n", "\xc3\xa9t\xc3\xa9\n", "UTF-8 bytes");
+    reject(&dflt, "\xc3\xa9\n", "\xc3\x89\n",
+           "non-ASCII letters compare bytewise (no case folding)");
+    reject_why(&dflt, "", "HelloWorld!\n", "output ends empty", "kattis");
+    reject_why(&dflt, "\n\n\n", "HelloWorld!\n", "whitespace only", "kattis");
+    reject_why(&dflt, "Hello\n", "Hello World!\n", "output ends early; expected token 2", "kattis");
+    reject_why(&dflt, "HelloWorld!checkthat\n", "HelloWorld!\n", "token 1 differs", "kattis");
+    reject_why(&dflt, "a b\nc d\n", "a b\nc\n", "extra output after token 3 (output line 2)",
+               "kattis");
+    accept(&dflt, "", "", "empty against empty");
+    accept(&dflt, " \n", "\n\n", "whitespace against whitespace");
+    reject_why(&dflt, "1\n2\n4\n", "1\n2\n3\n", "output line 3, answer line 3", "kattis");
+    {
+        static const char out[] = "a\0b", exp[] = "a\0c";
+        ok(!checker_compare(&dflt, out, 3, exp, 3, why, sizeof(why)),
+           "kattis: a token compares past a NUL byte (%s)", why);
+    }
+
+    /* space_change_sensitive */
+    accept(&sp, "hello\nworld\n", "hello\nworld\n", "space_change_sensitive, same layout");
+    reject_why(&sp, "hello\nworld", "hello\nworld\n",
+               "whitespace differs at the end (output line 2, answer line 2)", "kattis");
+    reject_why(&sp, "hello\nworld\n\n", "hello\nworld\n", "space_change_sensitive", "kattis");
+    reject_why(&sp, "hello  world\n", "hello world\n", "whitespace differs before token 2",
+               "kattis");
+    reject(&sp, " hello world\n", "hello world\n", "space_change_sensitive, leading space");
+    reject(&sp, "hello world\r\n", "hello world\n", "space_change_sensitive, CRLF");
+    accept(&sp, "HELLO world\n", "hello world\n", "space_change_sensitive alone ignores case");
+    accept(&dflt, "hello world\r\n", "hello world\n", "CRLF without space_change_sensitive");
+
+    /* floats */
+    reject(&dflt, "1.0\n", "1\n", "no tolerance: 1.0 is not 1");
+    accept(&fa, "1.4\n", "1\n", "float_absolute_tolerance 0.5: 1.4 for 1");
+    reject_why(&fa1, "1.4\n", "1\n", "beyond tolerance", "kattis");
+    accept(&fr, "105\n", "100\n", "float_relative_tolerance 0.1: 105 for 100");
+    reject(&fr01, "105\n", "100\n", "float_relative_tolerance 0.01: 105 for 100");
+    reject(&fr01, "1\n", "0\n", "relative tolerance around a zero answer");
+    accept(&ft, "1.1\n", "1\n", "float_tolerance 0.5: 1.1 for 1");
+    reject(&ft, "1.50001\n", "1\n", "float_tolerance 0.5: 1.50001 for 1");
+    accept(&all, "PI is 3.14\n", "PI is 3.14\n", "all flags, same text");
+    reject(&all, "PI is 2.0", "PI is 1.0", "all flags, 2.0 for 1.0");
+    c = kat("float_tolerance 1e-9");
+    accept(&c, "2.0e2 0.0314\n", "200 3.14000000e-2\n", "any formatting of a float token");
+    accept(&c, "0x10\n", "16\n", "a hex float is a float (strtod)");
+    reject_why(&c, "abc\n", "1.5\n", "expected a number like '1.5', got 'abc'", "kattis");
+    reject(&c, "1.5x\n", "1.5\n", "a number with a suffix is no float");
+    reject(&c, "nan\n", "1\n", "nan is no float");
+    reject(&c, "inf\n", "1e308\n", "inf is no float");
+    reject(&ft, "0\n", "inf\n", "an answer 'inf' is a string token");
+    accept(&ft, "INF\n", "inf\n", "... compared case-insensitively");
+    accept(&ft, "YES 1.2\n", "yes 1\n", "with tolerances, other tokens are strings still");
+    reject(&ft, "1 2\n", "1\n", "trailing output with tolerances");
+    c = kat("float_absolute_tolerance 0.5 float_tolerance 0");
+    reject(&c, "1.4\n", "1\n", "a later float_tolerance 0 overrides");
+    c = kat("float_tolerance -1");
+    reject(&c, "1.0\n", "1\n", "a negative tolerance leaves floats off");
+    c = kat("float_absolute_tolerance -1 float_relative_tolerance 0.5");
+    accept(&c, "1.4\n", "1\n", "a negative absolute tolerance, the relative one applies");
+}
+
 int main(void)
 {
     test_parse();
@@ -334,5 +462,6 @@ int main(void)
     test_tokens();
     test_float();
     test_huge();
+    test_kattis();
     return done_testing();
 }

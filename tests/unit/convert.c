@@ -1,6 +1,7 @@
-/* Unit tests for src/convert.c and src/convert_kattis.c: each dataset format on small
- * fixtures written here (never dataset text), field mapping, MBPP's setup placement and
- * entry point heuristic, bad-line reporting, duplicate ids, problem.yaml scanning. */
+/* Unit tests for src/library/convert.c, convert_html.c and convert_kattis.c: each dataset
+ * format on small fixtures written here (never dataset text), field mapping, MBPP's setup
+ * placement and entry point heuristic, bad-line reporting, duplicate ids. The Kattis
+ * converter's own rules are tested in tests/unit/convert_kattis.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,57 +485,6 @@ static void test_bad_lines(void)
     }
 }
 
-static void test_yaml_and_flags(void)
-{
-    static const char yaml[] = "# comment\n"
-                               "name: 'A Problem'\n"
-                               "source: Code Jam  # trailing comment\n"
-                               "validator_flags: float_tolerance 1e-4\n"
-                               "output_validator_flags: \"float_absolute_tolerance 0.5\"\n"
-                               "limits:\n"
-                               "    time_limit: 3\n"
-                               "    memory: 256\n"
-                               "grading:\n"
-                               "    time_limit: 99\n"
-                               "name_long: no\n";
-    char v[64];
-    double a, r;
-
-    ok(convert_yaml_get(yaml, "name", v, sizeof(v)) && strcmp(v, "A Problem") == 0,
-       "yaml: quoted top-level value");
-    ok(convert_yaml_get(yaml, "source", v, sizeof(v)) && strcmp(v, "Code Jam") == 0,
-       "yaml: trailing comment removed");
-    ok(convert_yaml_get(yaml, "validator_flags", v, sizeof(v)) &&
-           strcmp(v, "float_tolerance 1e-4") == 0,
-       "yaml: validator_flags is not output_validator_flags");
-    ok(convert_yaml_get(yaml, "output_validator_flags", v, sizeof(v)) &&
-           strcmp(v, "float_absolute_tolerance 0.5") == 0,
-       "yaml: output_validator_flags");
-    ok(convert_yaml_get(yaml, "limits.time_limit", v, sizeof(v)) && strcmp(v, "3") == 0,
-       "yaml: nested limits.time_limit");
-    ok(convert_yaml_get(yaml, "limits.memory", v, sizeof(v)) && strcmp(v, "256") == 0,
-       "yaml: nested limits.memory");
-    ok(!convert_yaml_get(yaml, "time_limit", v, sizeof(v)), "yaml: nested keys are not top-level");
-    ok(!convert_yaml_get(yaml, "limits.output", v, sizeof(v)), "yaml: absent nested key");
-    ok(!convert_yaml_get(yaml, "author", v, sizeof(v)), "yaml: absent key");
-    ok(!convert_yaml_get(yaml, "name", v, 4), "yaml: value longer than out");
-
-    is_int(convert_validator_flags("float_tolerance 1e-6", &a, &r), 1, "flags: float_tolerance");
-    ok(a == 1e-6 && r == 1e-6, "flags: float_tolerance sets both");
-    is_int(convert_validator_flags("case_sensitive float_absolute_tolerance 0.25 "
-                                   "float_relative_tolerance 1e-3",
-                                   &a, &r),
-           1, "flags: absolute and relative");
-    ok(a == 0.25 && r == 1e-3, "flags: each its own");
-    is_int(convert_validator_flags("case_sensitive space_change_sensitive", &a, &r), 0,
-           "flags: no tolerance");
-    is_int(convert_validator_flags("", &a, &r), 0, "flags: empty");
-    is_int(convert_validator_flags(NULL, &a, &r), 0, "flags: NULL");
-    is_int(convert_validator_flags("float_tolerance", &a, &r), -EINVAL, "flags: missing number");
-    is_int(convert_validator_flags("float_tolerance abc", &a, &r), -EINVAL, "flags: not a number");
-    is_int(convert_validator_flags("float_tolerance -1", &a, &r), -EINVAL, "flags: negative");
-}
-
 static void test_html(void)
 {
     static const char html[] =
@@ -583,26 +533,38 @@ static void test_kattis(void)
     puts_file("kt/2021/custom/data/secret/1.in", "1\n");
     puts_file("kt/2021/custom/data/secret/1.ans", "1\n");
     puts_file("kt/2022/flags/problem.yaml", "validator_flags: float_tolerance x\n");
-    puts_file("kt/2022/flags/data/1.in", "1\n");
-    puts_file("kt/2022/flags/data/1.ans", "1\n");
+    puts_file("kt/2022/flags/data/secret/1.in", "1\n");
+    puts_file("kt/2022/flags/data/secret/1.ans", "1\n");
 
     convert(&r, CONVERT_KATTIS, false, "kt");
     is_int(r.rc, 0, "kattis: converts a tree");
     is_int(json_array_size(r.tasks), 2, "kattis: two good packages");
-    is_int(r.st.bad, 3, "kattis: non-UTF-8, custom validation, bad flags skipped");
+    is_int(r.st.bad, 3, "kattis: non-UTF-8, custom validation without a validator, bad flags");
     diag("errors:\n%s", r.errs ? r.errs : "");
-    ok(r.errs && strstr(r.errs, "bad/data/secret/1.in: not valid UTF-8; problem "
+    ok(r.errs && strstr(r.errs, "data/secret/1.in: not valid UTF-8; problem "
                                 "'kattis/2021/bad' skipped"),
        "kattis: the non-UTF-8 file and its problem are named");
-    ok(r.errs && strstr(r.errs, "custom output validation"), "kattis: custom validation named");
+    ok(r.errs && strstr(r.errs, "asks for a custom output validator but output_validators/ has "
+                                "none; problem 'kattis/2021/custom' skipped"),
+       "kattis: custom validation without a validator is refused, saying so");
+    ok(r.errs && strstr(r.errs, "problem.yaml:1: default validator flag 'float_tolerance' wants "
+                                "a number after it, got 'x'"),
+       "kattis: a bad default-validator flag is refused with problem.yaml's line");
+    ok(r.errs && strstr(r.errs, "kattis/2019/two: pass-fail, default validator, 1 test"),
+       "kattis: each converted package gets a line on the error stream");
     t = json_array_get(r.tasks, 0);
     is_str(str(t, "id"), "kattis/2019/two", "kattis: id = relative path, packages sorted");
-    is_str(str(t, "checker"), "tokens", "kattis: no tolerance, tokens");
-    ok(json_integer_value(json_object_get(json_object_get(t, "limits"), "cpu_time")) == 3 &&
-           json_integer_value(json_object_get(json_object_get(t, "limits"), "memory_mb")) == 256,
-       "kattis: limits from problem.yaml");
+    c = json_object_get(t, "checker");
+    ok(c && strcmp(str(c, "type"), "kattis") == 0 && strcmp(str(c, "flags"), "case_sensitive") == 0,
+       "kattis: the default validator, its flags from validator_flags");
+    ok(json_integer_value(json_object_get(json_object_get(t, "limits"), "cpu_time")) == 10 &&
+           json_integer_value(json_object_get(json_object_get(t, "limits"), "memory_mb")) == 256 &&
+           has_tag(t, "time-limit:default"),
+       "kattis: memory from problem.yaml; a legacy limits.time_limit is ignored (as problemtools)");
+    ok(strstr(str(t, "notes"), "problemtools ignores it") != NULL,
+       "kattis: ... and the task says so");
     ok(json_object_get(t, "prompt") == NULL && json_object_get(t, "reference") == NULL,
-       "kattis: no statement, no prompt; never a reference");
+       "kattis: no statement, no prompt; no accepted submission, no reference");
     t = json_array_get(r.tasks, 1);
     is_str(str(t, "id"), "kattis/2020/a/one", "kattis: nested id");
     is_str(str(t, "language"), "python", "kattis: python");
@@ -614,17 +576,19 @@ static void test_kattis(void)
     is_str(str(test_at(t, 0), "stdin"), "2\n1 2\n", "kattis: stdin from .in");
     is_str(str(test_at(t, 0), "expected"), "Case #1: 3\n", "kattis: expected from .ans");
     c = json_object_get(t, "checker");
-    ok(c && strcmp(str(c, "type"), "float") == 0 &&
-           json_real_value(json_object_get(c, "abs_tol")) == 1e-4 &&
-           json_real_value(json_object_get(c, "rel_tol")) == 1e-4,
-       "kattis: float_tolerance gives the float checker");
+    ok(c && strcmp(str(c, "type"), "kattis") == 0 &&
+           strcmp(str(c, "flags"), "float_tolerance 1e-4") == 0,
+       "kattis: the Code Jam archive's output_validator_flags in a legacy problem.yaml");
     is_str(str(t, "prompt"),
            "P One\n\nRead numbers.\n\nLimits\n\nTime limit: 20 seconds per test set.\nTime limit: "
            "30 seconds.\nMemory limit: 1 GB.\n",
            "kattis: prompt = the statement as text");
     ok(json_integer_value(json_object_get(json_object_get(t, "limits"), "cpu_time")) == 30 &&
-           json_integer_value(json_object_get(json_object_get(t, "limits"), "memory_mb")) == 1024,
-       "kattis: limits from the statement (the largest)");
+           json_integer_value(json_object_get(json_object_get(t, "limits"), "memory_mb")) == 1024 &&
+           json_integer_value(json_object_get(json_object_get(t, "limits"), "output_kb")) == 8192 &&
+           has_tag(t, "time-limit:statement"),
+       "kattis: time limit from the statement (the largest), memory and output problemtools' "
+       "defaults");
     ok(has_tag(t, "source:kattis") && strcmp(str(t, "source"), "kattis") == 0, "kattis: source");
     is_int(r.st.tests, 4, "kattis: stats count the tests");
     run_release(&r);
@@ -680,7 +644,6 @@ int main(void)
     test_mbpp_sanitized();
     test_humaneval_x();
     test_bad_lines();
-    test_yaml_and_flags();
     test_html();
     test_kattis();
     test_emit_stop();

@@ -1,9 +1,12 @@
 /*
  * Unit tests for src/sandbox.c through its API, with real namespaces: one sandbox serving
  * several processes (the basis of sessions), files put in and read back, refusals of
- * unsafe destinations, stdin, extra environment, teardown of background processes.
+ * unsafe destinations, stdin, extra environment, teardown of background processes; stdin and
+ * stdout connected to pipes (two sandboxes talking while they run), and what is not a pipe
+ * refused.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,6 +34,157 @@ static int tmpfile_with(const char *text)
     (void)!write(fd, text, strlen(text));
     lseek(fd, 0, SEEK_SET);
     return fd;
+}
+
+/* One side of a conversation between two sandboxes: sandbox_exec blocks, so each runs on
+ * a thread of its own. */
+struct side {
+    struct sandbox *sb;
+    char **argv;
+    int in, out;
+    struct result res;
+    int rc;
+};
+
+static void *side_run(void *arg)
+{
+    struct side *s = arg;
+    struct sandbox_proc p = {.argv = s->argv,
+                             .stdin_fd = s->in,
+                             .stdout_fd = s->out,
+                             .pipes = SANDBOX_PROC_STDIN_PIPE | SANDBOX_PROC_STDOUT_PIPE};
+    result_init(&s->res);
+    s->rc = sandbox_exec(s->sb, &p, SANDBOX_EXEC_LAST, &s->res);
+    /* the supervisor's copy of this side's output: closed once it ended, so the other side
+     * sees end of file */
+    close(s->out);
+    return NULL;
+}
+
+static void test_pipes(const struct sandbox_limits *lim)
+{
+    struct errbuf err = {{0}};
+    struct side a = {0}, b = {0};
+    struct sandbox *sb;
+    struct result res;
+    pthread_t ta, tb;
+    int ab[2], ba[2], in[2], out[2], rc;
+    char buf[256];
+    ssize_t n;
+
+    /* a conversation: a speaks first, b answers what it heard, a reports the answer */
+    char *sa[] = {"/bin/sh", "-c", "echo ping; read x; echo \"a heard $x\" >&2", NULL};
+    char *sb_[] = {"/bin/sh", "-c", "read x; echo \"pong-$x\"; read y || echo eof >&2", NULL};
+    a.sb = sandbox_create(&rt, &img, lim, &err);
+    b.sb = sandbox_create(&rt, &img, lim, &err);
+    if (!a.sb || !b.sb || pipe2(ab, O_CLOEXEC) < 0 || pipe2(ba, O_CLOEXEC) < 0) {
+        ok(0, "two sandboxes and two pipes (%s)", err.msg);
+        return;
+    }
+    a.argv = sa;
+    a.in = ba[0];
+    a.out = ab[1];
+    b.argv = sb_;
+    b.in = ab[0];
+    b.out = ba[1];
+    pthread_create(&ta, NULL, side_run, &a);
+    pthread_create(&tb, NULL, side_run, &b);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    ok(a.rc == 0 && b.rc == 0 && a.res.status == RESULT_OK && b.res.status == RESULT_OK,
+       "two sandboxes talk through pipes (%s / %s)", a.res.message, b.res.message);
+    is_str(a.res.err.data, "a heard pong-ping\n", "each read what the other wrote");
+    is_str(b.res.err.data, "eof\n", "the other's end closed: end of file");
+    ok(a.res.out.len == 0 && b.res.out.len == 0, "piped stdout is not captured");
+    result_release(&a.res);
+    result_release(&b.res);
+    close(ab[0]);
+    close(ba[0]);
+    sandbox_destroy(a.sb, NULL);
+    sandbox_destroy(b.sb, NULL);
+
+    /* what the payload's stdin is: a pipe, and nothing else of the host */
+    sb = sandbox_create(&rt, &img, lim, &err);
+    if (!sb || pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0) {
+        ok(0, "a sandbox and two pipes (%s)", err.msg);
+        return;
+    }
+    (void)!write(in[1], "hello\n", 6);
+    close(in[1]);
+    char *cat[] = {"/bin/sh", "-c", "readlink /proc/self/fd/0 /proc/self/fd/1 | cut -c1-5; cat",
+                   NULL};
+    struct sandbox_proc p = {.argv = cat,
+                             .stdin_fd = in[0],
+                             .stdout_fd = out[1],
+                             .pipes = SANDBOX_PROC_STDIN_PIPE | SANDBOX_PROC_STDOUT_PIPE};
+    result_init(&res);
+    rc = sandbox_exec(sb, &p, 0, &res);
+    close(out[1]);
+    n = read(out[0], buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    ok(rc == 0 && res.status == RESULT_OK, "stdin and stdout on pipes");
+    is_str(buf, "pipe:\npipe:\nhello\n", "the payload's stdin and stdout are the pipes");
+    result_release(&res);
+    close(in[0]);
+    close(out[0]);
+
+    /* not a pipe, or the wrong end: the caller's mistake, nothing runs */
+    {
+        char fifo[] = "/tmp/crucible-fifo-XXXXXX";
+        int mfd = sandbox_memfd("x", 1), file = tmpfile_with("x"), ff = -1, pp[2];
+        char *t[] = {"/bin/true", NULL};
+        struct sandbox_proc q = {.argv = t, .stdin_fd = mfd, .pipes = SANDBOX_PROC_STDIN_PIPE};
+
+        result_init(&res);
+        rc = sandbox_exec(sb, &q, 0, &res);
+        ok(rc == -EINVAL && strstr(res.message, "stdin must be the read end of a pipe"),
+           "a memfd is no pipe (%s)", res.message);
+        result_release(&res);
+        q.stdin_fd = file;
+        result_init(&res);
+        ok(sandbox_exec(sb, &q, 0, &res) == -EINVAL, "a regular file is no pipe");
+        result_release(&res);
+        if (mkdtemp(fifo)) {
+            char path[64];
+            snprintf(path, sizeof(path), "%s/f", fifo);
+            if (mkfifo(path, 0600) == 0)
+                ff = open(path, O_RDWR | O_CLOEXEC);
+            q.stdin_fd = ff;
+            result_init(&res);
+            ok(ff >= 0 && sandbox_exec(sb, &q, 0, &res) == -EINVAL,
+               "a named FIFO is refused: only anonymous pipes cross");
+            result_release(&res);
+            unlink(path);
+            rmdir(fifo);
+        }
+        if (pipe2(pp, O_CLOEXEC) == 0) {
+            q.stdin_fd = pp[1];
+            result_init(&res);
+            ok(sandbox_exec(sb, &q, 0, &res) == -EINVAL, "a pipe's write end is no stdin");
+            result_release(&res);
+            q.stdin_fd = -1;
+            q.pipes = SANDBOX_PROC_STDOUT_PIPE;
+            q.stdout_fd = pp[0];
+            result_init(&res);
+            ok(sandbox_exec(sb, &q, 0, &res) == -EINVAL &&
+                   strstr(res.message, "stdout must be the write end"),
+               "a pipe's read end is no stdout (%s)", res.message);
+            result_release(&res);
+            close(pp[0]);
+            close(pp[1]);
+        }
+        char *e[] = {"/bin/echo", "still", NULL};
+        run(sb, e, -1, NULL, SANDBOX_EXEC_LAST, &res);
+        is_str(res.out.data, "still\n", "the sandbox still works after the refusals");
+        result_release(&res);
+        if (mfd >= 0)
+            close(mfd);
+        if (file >= 0)
+            close(file);
+        if (ff >= 0)
+            close(ff);
+    }
+    sandbox_destroy(sb, NULL);
 }
 
 int main(void)
@@ -173,6 +327,8 @@ int main(void)
     sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
     ok(strstr(res.err.data, "No space left") != NULL, "scratch is size-limited (%s)", res.err.data);
     result_release(&res);
+    lim.disk_mb = 64;
+    test_pipes(&lim);
     sandbox_runtime_release(&rt);
     return done_testing();
 }

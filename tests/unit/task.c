@@ -1,4 +1,6 @@
-/* Unit tests for src/task.c: the native task format, field by field, and JSONL loading. */
+/* Unit tests for src/task.c: the native task format, field by field, and JSONL loading; the
+ * Kattis fields: checkers kattis and validator, the interactive harness and its interactor,
+ * per-test flags, groups and scores. */
 #include <stdio.h>
 #include <unistd.h>
 
@@ -23,6 +25,139 @@ static int parse(const char *text, struct task *t, struct errbuf *err)
             diag("  message: %s", e_.msg);                                                         \
         task_release(&t_);                                                                         \
     } while (0)
+
+/* dq(text) — text with ' turned into " (static buffer): JSON fixtures without escapes. */
+static const char *dq(const char *text)
+{
+    static char buf[4096];
+    size_t i;
+
+    for (i = 0; text[i] && i + 1 < sizeof(buf); i++)
+        buf[i] = text[i] == '\'' ? '"' : text[i];
+    buf[i] = '\0';
+    return buf;
+}
+
+#define KT(rest)                                                                                   \
+    "{'id':'k/1','language':'cpp','harness':'stdio','tests':[{'name':'a','stdin':'1\\n',"          \
+    "'expected':'2\\n'" rest
+
+#define IT(rest)                                                                                   \
+    "{'id':'k/2','language':'py','harness':'interactive','tests':[{'name':'a','stdin':'fixed "     \
+    "5\\n','expected':''" rest
+
+static void test_kattis_fields(void)
+{
+    struct task t;
+    struct errbuf err = {{0}};
+
+    ok(parse(dq(KT(",'flags':'float_tolerance 0.5'},{'name':'b','stdin':'','expected':'',"
+                   "'group':'secret/g1'}],'checker':{'type':'kattis','flags':'case_sensitive'}}")),
+             &t, &err) == 0,
+       "kattis checker with flags, a test's own flags and group (%s)", err.msg);
+    ok(t.checker.kind == CHECKER_KATTIS && t.checker.case_sensitive &&
+           t.tests[0].checker.kind == CHECKER_KATTIS && !t.tests[0].checker.case_sensitive &&
+           t.tests[0].checker.abs_tol == 0.5 && !t.tests[1].flags,
+       "a test's flags replace the checker's");
+    is_str(t.tests[1].group, "secret/g1", "a test's group is kept");
+    ok(t.ngroups == 0 && t.max_score == 0, "groups without 'groups': no scores");
+    task_release(&t);
+    BAD(dq(KT("}],'checker':{'type':'kattis','flags':'float_tolerance'}}")),
+        "'float_tolerance' needs a number", "kattis checker: a bad flag is a parse error");
+    BAD(dq(KT(",'flags':'case_sensitive foo'}],'checker':'kattis'}")),
+        "tests[0].flags: unknown "
+        "kattis checker flag 'foo'",
+        "a test's unknown kattis flag is named");
+    BAD(dq(KT(",'flags':'case_sensitive'}],'checker':'tokens'}")),
+        "tests[0].flags applies to the kattis and validator checkers",
+        "flags with a checker that takes none");
+    BAD(dq(KT(",'group':''}]}")), "tests[0].group must be a non-empty string", "empty group");
+
+    /* validator */
+    ok(parse(dq(KT(",'flags':'x y'}],'checker':{'type':'validator','language':'c++','files':{"
+                   "'validate.cc':'#include \\\"validate.h\\\"\\nint main(){return 42;}',"
+                   "'validate.h':'','sub/data.txt':'1'},'flags':'float_tolerance 1e-6'}}")),
+             &t, &err) == 0,
+       "checker validator with files (%s)", err.msg);
+    ok(t.validator && t.validator->nfiles == 3 && strcmp(t.validator->lang->name, "cpp") == 0 &&
+           strcmp(t.validator->flags, "float_tolerance 1e-6") == 0 &&
+           strcmp(t.tests[0].flags, "x y") == 0,
+       "the validator's language, files, flags and the test's flags are kept");
+    task_release(&t);
+    ok(parse(dq(KT("}],'checker':{'type':'validator','language':'python','code':'import "
+                   "sys\\nsys.exit(42)'}}")),
+             &t, &err) == 0 &&
+           t.validator->nfiles == 1 && strcmp(t.validator->files[0].path, "main.py") == 0,
+       "checker validator with code: written as the language's source (%s)", err.msg);
+    task_release(&t);
+    ok(parse(dq(KT("}],'checker':{'type':'validator','language':'java','code':'public class "
+                   "V { public static void main(String[] a) { System.exit(42); } }'}}")),
+             &t, &err) == 0 &&
+           strcmp(t.validator->files[0].path, "V.java") == 0,
+       "a Java validator's code goes to the file its public class names (%s)", err.msg);
+    task_release(&t);
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp','files':{'validate.h':''}}}")),
+        "checker: no cpp source among its files", "validator files without a source");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp'}}")), "needs its 'files'",
+        "validator without files or code");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp','code':'x','files':{'a.cc':''}"
+              "}}")),
+        "one of them", "validator with both files and code");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cobol','code':'x'}}")),
+        "needs a known 'language'", "validator in an unknown language");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp','files':{'../x.cc':''}}}")),
+        "'../x.cc'", "validator file outside the work directory");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp','files':{'main':'','a.cc':''}}"
+              "}")),
+        "'main' is a name crucible uses", "validator file named like the build output");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp','code':'x','args':'1'}}")),
+        "unknown checker field 'args'", "validator with an unknown field");
+    BAD(dq(KT("}],'checker':{'type':'validator','language':'cpp','code':'x','flags':1}}")),
+        "'flags' must be a string", "validator flags not a string");
+
+    /* interactive */
+    ok(parse(dq(IT(",'flags':'f'},{'name':'b','stdin':'fixed 1\\n','expected':'','group':'g'}],"
+                   "'interactor':{'language':'cpp','files':{'validate.cc':'','validate.h':''}},"
+                   "'groups':[{'name':'g','score':30}]}")),
+             &t, &err) == 0,
+       "an interactive task (%s)", err.msg);
+    ok(t.harness == TASK_HARNESS_INTERACTIVE && t.validator && t.validator->nfiles == 2 &&
+           t.tests[0].stdin_len == 8 && strcmp(t.tests[0].flags, "f") == 0,
+       "interactor, test input, flags");
+    ok(t.ngroups == 1 && t.max_score == 30 && strcmp(t.groups[0].name, "g") == 0,
+       "groups and the maximum score");
+    is_str(task_harness_name(t.harness), "interactive", "harness name");
+    task_release(&t);
+    BAD(dq(IT("}]}")), "needs its 'interactor'", "interactive without an interactor");
+    BAD(dq(IT("}],'interactor':{'language':'py','code':'x'},'checker':'tokens'}")),
+        "through its 'interactor'", "interactive with a checker");
+    BAD(dq(IT("}],'interactor':{'type':'validator','language':'py','code':'x'}}")),
+        "unknown interactor field 'type'", "an interactor has no type");
+    BAD(dq(KT("}],'interactor':{'language':'py','code':'x'}}")),
+        "'interactor' applies to the interactive harness only", "interactor on a stdio task");
+
+    /* groups */
+    BAD(dq(KT(",'group':'g1'}],'groups':[{'name':'g1','score':10},{'name':'g2','score':5}]}")),
+        "group 'g2' has no test", "a group without tests");
+    BAD(dq(KT(",'group':'g1'},{'name':'b','stdin':'','expected':'','group':'g3'}],'groups':[{"
+              "'name':'g1','score':10}]}")),
+        "in group 'g3', which 'groups' does not list", "a test in an unlisted group");
+    BAD(dq(KT(",'group':'g1'}],'groups':[{'name':'g1','score':-1}]}")),
+        "groups[0].score must be a number", "a negative score");
+    BAD(dq(KT(",'group':'g1'}],'groups':[{'name':'g1','score':0}]}")), "add up to 0",
+        "scores adding up to 0");
+    BAD(dq(KT(",'group':'g1'}],'groups':[{'name':'g1','score':1},{'name':'g1','score':1}]}")),
+        "listed twice", "a group listed twice");
+    BAD(dq(KT(",'group':'g1'}],'groups':[{'name':'g1','points':1}]}")),
+        "unknown field groups[0].points", "a group with an unknown field");
+    BAD(dq(KT("}],'groups':{}}")), "'groups' must be a non-empty array", "groups not an array");
+    ok(parse(dq(KT(",'group':'g1'},{'name':'s','stdin':'','expected':''}],'groups':[{'name':"
+                   "'g1','score':2.5}]}")),
+             &t, &err) == 0 &&
+           t.max_score == 2.5,
+       "a test without a group beside scored groups (%s)", err.msg);
+    task_release(&t);
+}
 
 int main(void)
 {
@@ -187,5 +322,6 @@ int main(void)
     ok(task_list_load("/nonexistent/tasks.jsonl", &list, &n, stderr, &err) < 0 &&
            strstr(err.msg, "/nonexistent/tasks.jsonl"),
        "a missing file is an error naming it");
+    test_kattis_fields();
     return done_testing();
 }

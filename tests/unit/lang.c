@@ -1,0 +1,119 @@
+/*
+ * Unit tests for src/judge/lang.c's plans: the steps for one program whose text names its
+ * entry (Java), the assert harness keeping the test code's entry, a Java program without
+ * main, and multi-file programs (a Kattis validator: validate.cc + validate.h).
+ */
+#include "judge/lang.h"
+#include "tap.h"
+
+/* joined(argv) — the argv as one space-separated string (static buffer). */
+static const char *joined(const char *const *argv)
+{
+    static char buf[2048];
+
+    buf[0] = '\0';
+    for (const char *const *a = argv; a && *a; a++)
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", a == argv ? "" : " ", *a);
+    return buf;
+}
+
+static void has(const char *const *argv, const char *want, const char *name)
+{
+    const char *got = joined(argv);
+    if (!ok(strstr(got, want) != NULL, "%s", name))
+        diag("  got '%s', want '%s' in it", got, want);
+}
+
+int main(void)
+{
+    const struct lang *java = lang_find("java"), *cpp = lang_find("cpp"), *py = lang_find("py");
+    const struct lang *rust = lang_find("rust"), *c = lang_find("c");
+    struct errbuf err = {{0}};
+    struct lang_plan p;
+    const char *diff = "import java.util.*;\npublic class Different {\n"
+                       "  public static void main(String[] a) {} }\n";
+
+    ok(lang_plan_program(java, false, diff, strlen(diff), &p) == 0 &&
+           strcmp(p.source, "Different.java") == 0,
+       "java: public class Different is written to Different.java");
+    has(p.compile, "javac -encoding UTF-8 -J-XX:-UsePerfData -J-XX:+UseSerialGC Different.java",
+        "java: javac compiles Different.java");
+    has(p.run, "-ea Different", "java: runs class Different with assertions enabled");
+    lang_plan_release(&p);
+
+    const char *plain = "class Main { public static void main(String[] a) {} }";
+    ok(lang_plan_program(java, false, plain, strlen(plain), &p) == 0 &&
+           strcmp(p.source, "Main.java") == 0 && strcmp(p.run[4], "-ea") == 0 &&
+           strcmp(p.run[5], "Main") == 0,
+       "java: class Main (not public) stays Main.java, run as Main");
+    lang_plan_release(&p);
+
+    ok(lang_plan_program(java, false, "public class X { }", 18, &p) == 0 &&
+           strcmp(p.source, "X.java") == 0 && strcmp(p.compile[0], "/bin/sh") == 0,
+       "java without main: the compile step wraps javac");
+    has(p.compile, "no class declares public static void main(String[])",
+        "... and says what is missing");
+    has(p.compile, "/usr/bin/javac -encoding UTF-8", "... after running javac itself");
+    lang_plan_release(&p);
+
+    {
+        const char *prog = "class Solution { int f() { return 1; } }\npublic class Main {\n"
+                           "  public static void main(String[] a) { assert true; } }\n";
+        ok(lang_plan_program(java, true, prog, strlen(prog), &p) == 0 &&
+               strcmp(p.source, "Main.java") == 0 && strcmp(p.run[5], "Main") == 0,
+           "java, assert harness: the test code's public Main");
+        lang_plan_release(&p);
+    }
+
+    ok(lang_plan_program(py, false, "print(1)", 8, &p) == 0 && strcmp(p.source, "main.py") == 0 &&
+           p.compile == NULL && strcmp(joined(p.run), "/usr/bin/python3 main.py") == 0,
+       "python: the row's own steps");
+    lang_plan_release(&p);
+
+    {
+        struct lang_file f[] = {{"validate.h", "#pragma once\n", 13},
+                                {"validate.cc", "int main(){return 42;}\n", 23},
+                                {"util.cpp", "\n", 1},
+                                {"README", "text", 4}};
+        ok(lang_plan_files(cpp, f, 4, &p, &err) == 0 && strcmp(p.source, "util.cpp") == 0,
+           "cpp files: no main.*, the first source in byte order is the main file");
+        has(p.compile, "-o main util.cpp validate.cc -lm", "cpp files: g++ compiles every source");
+        ok(strcmp(joined(p.run), "./main") == 0, "cpp files: the binary runs");
+        lang_plan_release(&p);
+        ok(lang_plan_files(py, f, 4, &p, &err) == -EINVAL && strstr(err.msg, "no python source") &&
+               strstr(err.msg, ".py"),
+           "no source of the language: an error naming it (%s)", err.msg);
+    }
+    {
+        struct lang_file f[] = {{"helper.py", "x = 1\n", 6}, {"Main.py", "import helper\n", 14}};
+        ok(lang_plan_files(py, f, 2, &p, &err) == 0 &&
+               strcmp(joined(p.run), "/usr/bin/python3 Main.py") == 0,
+           "python files: Main.py (any case) is the main file");
+        lang_plan_release(&p);
+    }
+    {
+        struct lang_file f[] = {{"b.rs", "mod a;\nfn main(){}\n", 19}, {"a.rs", "\n", 1}};
+        ok(lang_plan_files(rust, f, 2, &p, &err) == 0 &&
+               strstr(joined(p.compile), "-o main a.rs") && !strstr(joined(p.compile), "b.rs"),
+           "rust files: rustc compiles only the main file (modules follow)");
+        lang_plan_release(&p);
+    }
+    {
+        struct lang_file f[] = {{"Util.java", "public class Util { }\n", 22},
+                                {"Checker.java",
+                                 "public class Checker { public static void main(String[] a) {} }",
+                                 64}};
+        ok(lang_plan_files(java, f, 2, &p, &err) == 0 &&
+               strstr(joined(p.compile), "Checker.java Util.java") &&
+               strcmp(p.run[5], "Checker") == 0,
+           "java files: javac compiles all, the class with main runs");
+        lang_plan_release(&p);
+    }
+    {
+        struct lang_file f[] = {{"a.c", "int main(void){return 0;}", 25}};
+        ok(lang_plan_files(c, f, 1, &p, &err) == 0 && strstr(joined(p.compile), "-o main a.c"),
+           "c files: one source");
+        lang_plan_release(&p);
+    }
+    return done_testing();
+}
