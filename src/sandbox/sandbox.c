@@ -649,6 +649,7 @@ struct exec_run {
     int out_w, err_w;      /* write ends, handed to init */
     int stdin_fd, specfd;
     double start, cpu_base, cpu_used;
+    uint64_t oom_base; /* the group's OOM-kill count before the payload started */
     bool exited, killed, init_died, interrupted;
     bool alone;                /* init saw no other process left when the payload ended */
     enum result_status forced; /* a limit or failure seen by the supervisor, else RESULT_OK */
@@ -695,8 +696,12 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
         return -1;
     }
     if (sb->has_cg) {
+        /* The group's counters are cumulative over every exec of the sandbox (a stdio
+         * harness runs each test in the same one): this exec is judged on what changes
+         * from here, so a test OOM-killed earlier does not make later tests memory_limit. */
         cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
         x->cpu_base = cgroup_cpu_usage(&sb->cg);
+        x->oom_base = cgroup_oom_kills(&sb->cg);
     }
     return 0;
 }
@@ -840,6 +845,8 @@ static void exec_drain(struct exec_run *x, bool torn_down)
     }
 }
 
+#define CPU_ROUNDING 0.001 /* seconds: rusage truncates each process's times to a microsecond */
+
 /* exec_verdict — usage counters and the status, by precedence: our own failure, then the
  * limits, then how the program ended. */
 static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *res)
@@ -859,12 +866,17 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
         result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
     } else if (x->forced == RESULT_SANDBOX_ERROR) {
         result_fail(res, "processes survived the sandbox teardown");
-    } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
+    } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > x->oom_base) {
         res->status = RESULT_MEMORY_LIMIT;
         snprintf(res->message, sizeof(res->message), "memory limit of %llu MB exceeded",
                  (unsigned long long)l->memory_mb);
     } else if (x->forced == RESULT_TIMEOUT || res->cpu_time >= l->cpu_time ||
-               (res->status == RESULT_SIGNALED && res->signal == SIGXCPU)) {
+               (res->status == RESULT_SIGNALED && res->signal == SIGXCPU &&
+                res->cpu_time + CPU_ROUNDING >= l->cpu_time)) {
+        /* Only a limit that was reached is a timeout. SIGXCPU alone proves nothing (a
+         * program may send it to itself): RLIMIT_CPU sends it at a whole second at least
+         * the limit, so a run it ended has used the limit, give or take the microseconds
+         * rusage rounds away. */
         res->status = RESULT_TIMEOUT;
         if (res->limit == RESULT_LIMIT_NONE)
             res->limit = RESULT_LIMIT_CPU;

@@ -4,6 +4,7 @@
  * unsafe destinations, stdin, extra environment, teardown of background processes.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -164,6 +165,60 @@ int main(void)
     ok(res.status == RESULT_OK && strcmp(res.out.data, "one-shot\n") == 0, "sandbox_run one-shot");
     ok(res.wall_time > 0 && res.wall_time < 5, "wall time measured (%.4f s)", res.wall_time);
     result_release(&res);
+
+    /* One sandbox, several processes: a process the memory limit killed does not make the
+     * next ones memory_limit (the group's OOM counter is cumulative), and a memory_kb
+     * reported afterwards is the new process's own peak. */
+    if (cgroup_env_has(&rt.cg, CGROUP_RES_MEMORY)) {
+        struct sandbox_limits ml = lim;
+        ml.memory_mb = 64;
+        sb = sandbox_create(&rt, &img, &ml, &err);
+        ok(sb != NULL, "create a 64 MB sandbox (%s)", err.msg);
+        char *hog[] = {"/usr/bin/python3", "-c", "b = bytearray(512 << 20)", NULL};
+        char *small[] = {"/bin/sh", "-c", "echo fine", NULL};
+        run(sb, hog, -1, NULL, 0, &res);
+        ok(res.status == RESULT_MEMORY_LIMIT, "a 512 MB allocation: memory_limit (%s, %s)",
+           result_status_name(res.status), res.message);
+        result_release(&res);
+        for (int k = 0; k < 2; k++) {
+            run(sb, small, -1, NULL, 0, &res);
+            ok(res.status == RESULT_OK && strcmp(res.out.data, "fine\n") == 0,
+               "a later small process in the same sandbox is ok (%s: %s)",
+               result_status_name(res.status), res.message);
+            ok(res.memory_kb < 32 * 1024, "...with its own peak, not the hog's (%llu KB)",
+               (unsigned long long)res.memory_kb);
+            result_release(&res);
+        }
+        run(sb, hog, -1, NULL, SANDBOX_EXEC_LAST, &res);
+        ok(res.status == RESULT_MEMORY_LIMIT, "a second hog is memory_limit again (%s)",
+           result_status_name(res.status));
+        result_release(&res);
+        sandbox_destroy(sb, NULL);
+    } else {
+        skip("no memory cgroup: OOM counters not used");
+    }
+
+    /* SIGXCPU is a timeout only when the CPU limit was reached: a program may raise it. */
+    char *xcpu[] = {"/bin/sh", "-c", "kill -XCPU $$", NULL};
+    p.argv = xcpu;
+    result_init(&res);
+    sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
+    ok(res.status == RESULT_SIGNALED && res.signal == SIGXCPU && res.limit == RESULT_LIMIT_NONE,
+       "a self-sent SIGXCPU is signaled, not a timeout (%s, signal %d: %s)",
+       result_status_name(res.status), res.signal, res.message);
+    result_release(&res);
+    {
+        struct sandbox_limits cl = lim;
+        cl.cpu_time = 0.5;
+        char *spin[] = {"/bin/sh", "-c", "while :; do :; done", NULL};
+        p.argv = spin;
+        result_init(&res);
+        sandbox_run(&rt, &img, &cl, NULL, 0, &p, &res);
+        ok(res.status == RESULT_TIMEOUT && res.limit == RESULT_LIMIT_CPU,
+           "a real CPU limit is still a timeout (%s, %.2f s)", result_status_name(res.status),
+           res.cpu_time);
+        result_release(&res);
+    }
 
     lim.disk_mb = 1;
     char *a10[] = {"/bin/sh", "-c", "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done",
