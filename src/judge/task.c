@@ -245,8 +245,11 @@ static int argv_field(const json_t *j, const char *key, char ***out, struct errb
     return 0;
 }
 
-/* add_named_tests(t, key, err) — fail_to_pass / pass_to_pass names become tests of t. */
-static int add_named_tests(const json_t *j, struct task *t, const char *key, struct errbuf *err)
+/* add_named_tests(t, key, names, err) — fail_to_pass / pass_to_pass names become tests of t;
+ * names holds every test name so far (a hash set: a list of 30,000 names is not compared
+ * pair by pair). */
+static int add_named_tests(const json_t *j, struct task *t, const char *key, struct strset *names,
+                           struct errbuf *err)
 {
     json_t *v = json_object_get(j, key), *e;
     struct task_test *grown;
@@ -263,11 +266,13 @@ static int add_named_tests(const json_t *j, struct task *t, const char *key, str
     json_array_foreach(v, i, e)
     {
         struct task_test *tt = &t->tests[t->ntests];
+        int r;
         if (!json_is_string(e) || !json_string_length(e))
             return errbuf_set(err, "%s[%zu] must be a non-empty string", key, i);
-        for (size_t k = 0; k < t->ntests; k++)
-            if (strcmp(t->tests[k].name, json_string_value(e)) == 0)
-                return errbuf_set(err, "test '%s' is named twice (%s)", json_string_value(e), key);
+        if ((r = strset_add(names, json_string_value(e))) < 0)
+            return r;
+        if (r == 0)
+            return errbuf_set(err, "test '%s' is named twice (%s)", json_string_value(e), key);
         memset(tt, 0, sizeof(*tt));
         if (!(tt->name = strdup(json_string_value(e))))
             return -ENOMEM;
@@ -283,6 +288,7 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
     static const char *const own[] = {"command",       "build",        "report",
                                       "solution_file", "fail_to_pass", "pass_to_pass"};
     struct errbuf why = {{0}};
+    struct strset names = STRSET_INIT;
     int r;
 
     if (t->harness != TASK_HARNESS_COMMAND) {
@@ -297,9 +303,17 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
     if ((r = argv_field(j, "command", &t->command, err)) < 0 ||
         (r = argv_field(j, "build", &t->build, err)) < 0 ||
         (r = str_field(j, "report", false, &t->report, err)) < 0 ||
-        (r = str_field(j, "solution_file", false, &t->solution_file, err)) < 0 ||
-        (r = add_named_tests(j, t, "fail_to_pass", err)) < 0 ||
-        (r = add_named_tests(j, t, "pass_to_pass", err)) < 0)
+        (r = str_field(j, "solution_file", false, &t->solution_file, err)) < 0)
+        return r;
+    for (size_t i = 0; i < t->ntests && r >= 0; i++) /* the names "tests" gave */
+        if ((r = strset_add(&names, t->tests[i].name)) == 0)
+            r = errbuf_set(err, "test '%s' is named twice", t->tests[i].name);
+    if (r >= 0)
+        r = add_named_tests(j, t, "fail_to_pass", &names, err);
+    if (r >= 0)
+        r = add_named_tests(j, t, "pass_to_pass", &names, err);
+    strset_release(&names);
+    if (r < 0)
         return r;
     if (!t->report && !(t->report = strdup("report.xml")))
         return -ENOMEM;
@@ -320,10 +334,6 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
                               "must write it",
                               t->files[i].path);
     }
-    for (size_t i = 0; i < t->ntests; i++)
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(t->tests[i].name, t->tests[k].name) == 0)
-                return errbuf_set(err, "test '%s' is named twice", t->tests[i].name);
     return 0;
 }
 

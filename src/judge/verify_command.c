@@ -18,19 +18,24 @@
 #define REPORT_MAX_BYTES (16u << 20)
 #define WHOLE_RUN_TEST   "(test command)" /* the one test when the report names none */
 
-/* add_test(vr, tys, name) — a test found in the first report (no names in the task). */
+/* add_test(vr, tys, name) — a test found in the first report (no names in the task). The
+ * arrays grow by doubling: their room is the smallest power of two holding vr->total (at
+ * least the one slot verify_run allocates), so n tests cost O(n) copying, not O(n²). */
 static int add_test(struct verify_result *vr, struct tally **tys, const char *name)
 {
-    struct verify_test *vt = realloc(vr->tests, (vr->total + 1) * sizeof(*vt));
+    size_t n = vr->total;
+    struct verify_test *vt;
     struct tally *ty;
 
-    if (!vt)
-        return -ENOMEM;
-    vr->tests = vt;
-    ty = realloc(*tys, (vr->total + 1) * sizeof(*ty));
-    if (!ty)
-        return -ENOMEM;
-    *tys = ty;
+    if (n && (n & (n - 1)) == 0) { /* full: n is a power of two */
+        if (!(vt = realloc(vr->tests, 2 * n * sizeof(*vt))))
+            return -ENOMEM;
+        vr->tests = vt;
+        if (!(ty = realloc(*tys, 2 * n * sizeof(*ty))))
+            return -ENOMEM;
+        *tys = ty;
+    }
+    ty = *tys;
     vt = &vr->tests[vr->total];
     memset(vt, 0, sizeof(*vt));
     memset(&ty[vr->total], 0, sizeof(*ty));
@@ -41,14 +46,6 @@ static int add_test(struct verify_result *vr, struct tally **tys, const char *na
     vt->name_owned = true;
     vr->total++;
     return 0;
-}
-
-static bool has_test(const struct verify_result *vr, const char *name)
-{
-    for (size_t i = 0; i < vr->total; i++)
-        if (strcmp(vr->tests[i].name, name) == 0)
-            return true;
-    return false;
 }
 
 /* case_verdict(c, why) — a report's outcome as a test verdict. */
@@ -72,13 +69,14 @@ static enum verdict case_verdict(const struct junit_case *c, char *why, size_t n
     }
 }
 
-/* command_judge(t, vr, tys, res, rep, report_err) — every test's verdict for one run: a run
- * stopped by a limit fails every test with that limit (its report cannot be complete); no
- * usable report fails every test as a runtime error; otherwise each test takes its case's
- * outcome, and a test missing from the report fails. */
-static void command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
-                          struct result *res, const struct junit_report *rep,
-                          const char *report_err)
+/* verify__command_judge(t, vr, tys, res, rep, report_err) — every test's verdict for one run:
+ * a run stopped by a limit fails every test with that limit (its report cannot be complete);
+ * no usable report fails every test as a runtime error; otherwise each test takes its case's
+ * outcome, and a test missing from the report fails. Linear in the report and the tests:
+ * every lookup goes through the report's index (junit_find, junit_case_counts). */
+void verify__command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
+                           struct result *res, const struct junit_report *rep,
+                           const char *report_err)
 {
     char run_why[256], why[300];
     enum verdict run_v = verify__run_verdict(t, NULL, res, run_why, sizeof(run_why));
@@ -92,8 +90,7 @@ static void command_judge(const struct task *t, struct verify_result *vr, struct
     if (t->ntests == 0 && vr->total == 0) {
         /* Discovery: the first run's cases are the tests (skipped ones are not counted). */
         for (size_t i = 0; rep && !limit && i < rep->n; i++)
-            if (rep->cases[i].outcome != JUNIT_SKIPPED && !has_test(vr, rep->cases[i].id) &&
-                add_test(vr, tys, rep->cases[i].id) < 0)
+            if (junit_case_counts(rep, i) && add_test(vr, tys, rep->cases[i].id) < 0)
                 break;
         if (vr->total == 0 && add_test(vr, tys, WHOLE_RUN_TEST) < 0)
             return;
@@ -182,8 +179,9 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
         }
         if (!have_report && !rerr.msg[0])
             snprintf(rerr.msg, sizeof(rerr.msg), "not read");
-        command_judge(t, vr, tys, &res,
-                      res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep, rerr.msg);
+        verify__command_judge(t, vr, tys, &res,
+                              res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep,
+                              rerr.msg);
         if (vr->has_command)
             result_release(&vr->command);
         vr->command = res; /* the streams move to the record */
