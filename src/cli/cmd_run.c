@@ -125,6 +125,24 @@ static int add_file(struct run_opts *o, char *spec)
     return 0;
 }
 
+/* check_fits(o, prog_argv) — what the kernel would refuse is the command line's mistake, said
+ * before any sandbox exists: --file destinations that cannot all exist (the same twice, a
+ * file where another needs a directory), and a program line or environment execve would
+ * not take (E2BIG). 0 or 2. */
+static int check_fits(const struct run_opts *o, char *const *prog_argv)
+{
+    struct sandbox_dest dests[MAX_FILES];
+    struct errbuf err = {{0}};
+
+    for (size_t i = 0; i < o->nfiles; i++)
+        dests[i] = (struct sandbox_dest){.path = o->files[i].dest};
+    if (!sandbox_dests_check(dests, o->nfiles, &err))
+        return usage_error("--file: %s%s", err.msg, "");
+    if (!sandbox_argv_fits(prog_argv, (char *const *)o->env, &err))
+        return usage_error("%s%s", err.msg, "");
+    return 0;
+}
+
 static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
 {
     enum { O_IMAGE = 256, O_STDIN, O_FILE, O_ENV, O_NETWORK, O_JSON, O_CHECK, O_LIMIT = 300 };
@@ -249,7 +267,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     if (!argv[optind][0])
         return usage_error("empty PROGRAM name%s%s", "", "");
     *prog_index = optind;
-    return 0;
+    return check_fits(o, argv + optind);
 }
 
 static void print_text(const struct result *res)

@@ -197,7 +197,7 @@ static int parse_files(const json_t *v, struct task *t, struct errbuf *err)
         struct task_file *f = &t->files[t->nfiles];
         struct errbuf why = {{0}};
         if (!sandbox_dest_valid(path, &why))
-            return errbuf_set(err, "files: '%s': %s", path, why.msg);
+            return errbuf_set(err, "files: %s", why.msg);
         if (!json_is_string(text))
             return errbuf_set(err, "files: '%s' must be a string (the file's text)", path);
         if (!(f->path = strdup(path)))
@@ -315,6 +315,10 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
     strset_release(&names);
     if (r < 0)
         return r;
+    if (!sandbox_argv_fits(t->command, (char *const *)t->lang->env, &why))
+        return errbuf_set(err, "command: %s", why.msg);
+    if (t->build && !sandbox_argv_fits(t->build, (char *const *)t->lang->env, &why))
+        return errbuf_set(err, "build: %s", why.msg);
     if (!t->report && !(t->report = strdup("report.xml")))
         return -ENOMEM;
     if (!t->solution_file && !(t->solution_file = strdup(t->lang->source)))
@@ -325,16 +329,44 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
         return errbuf_set(err, "solution_file: %s", why.msg);
     if (strcmp(t->report, t->solution_file) == 0)
         return errbuf_set(err, "the report and the solution cannot be the same file");
-    for (size_t i = 0; i < t->nfiles; i++) {
-        if (strcmp(t->files[i].path, t->solution_file) == 0)
-            return errbuf_set(err, "files: '%s' is where the solution goes", t->files[i].path);
-        if (strcmp(t->files[i].path, t->report) == 0)
-            return errbuf_set(err,
-                              "files: '%s' is where the report goes: the test command "
-                              "must write it",
-                              t->files[i].path);
+    {
+        struct sandbox_dest pair[2] = {{.path = t->solution_file, .what = "the solution_file"},
+                                       {.path = t->report, .what = "the report"}};
+        if (!sandbox_dests_check(pair, 2, &why))
+            return errbuf_set(err, "solution_file and report: %s", why.msg);
     }
     return 0;
+}
+
+int task_files_check(const struct task *t, const struct lang *lang, struct errbuf *err)
+{
+    struct sandbox_dest *d = calloc(t->nfiles + 2, sizeof(*d));
+    struct errbuf why = {{0}};
+    size_t n = 0;
+    bool fine;
+
+    if (!d)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    for (size_t i = 0; i < t->nfiles; i++)
+        d[n++] = (struct sandbox_dest){.path = t->files[i].path};
+    if (t->harness == TASK_HARNESS_COMMAND) {
+        d[n++] = (struct sandbox_dest){.path = t->solution_file,
+                                       .what = "where the solution goes (solution_file)"};
+        d[n++] = (struct sandbox_dest){
+            .path = t->report, .what = "where the report goes: the test command must write it"};
+    } else {
+        d[n++] = (struct sandbox_dest){
+            .path = lang_steps(lang ? lang : t->lang, t->harness == TASK_HARNESS_ASSERT).source,
+            .what = "where the solution goes"};
+    }
+    fine = sandbox_dests_check(d, n, &why);
+    free(d);
+    if (fine)
+        return 0;
+    if (lang && lang != t->lang)
+        return errbuf_set(err, "task '%s': files: %s (for a solution in %s)", t->id, why.msg,
+                          lang->name);
+    return errbuf_set(err, "files: %s", why.msg);
 }
 
 static int parse_constraints(const json_t *c, struct task *t, struct errbuf *err)
@@ -513,7 +545,7 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
         return r;
     if ((r = parse_files(json_object_get(j, "files"), t, err)) < 0)
         return r;
-    if ((r = parse_command_harness(j, t, err)) < 0)
+    if ((r = parse_command_harness(j, t, err)) < 0 || (r = task_files_check(t, NULL, err)) < 0)
         return r;
     v = json_object_get(j, "checker");
     if (t->harness == TASK_HARNESS_STDIO && json_is_object(v) &&

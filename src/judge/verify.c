@@ -284,8 +284,10 @@ int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
 
 int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err)
 {
-    if (!lang || lang == t->lang || t->harness == TASK_HARNESS_STDIO)
+    if (!lang || lang == t->lang)
         return 0;
+    if (t->harness == TASK_HARNESS_STDIO) /* its files must leave room for this source */
+        return task_files_check(t, lang, err);
     errbuf_set(err,
                "task '%s' is a%s %s task in %s: its tests are %s code, so the solution must be "
                "%s, not %s (only stdio tasks take a solution in any language)",

@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <limits.h>
 #include <stdio.h>
 
 const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT] = {
@@ -143,29 +144,135 @@ void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f)
 bool sandbox_dest_valid(const char *dest, struct errbuf *err)
 {
     const char *p = dest;
+    size_t total;
 
     if (!dest || !*dest)
         return errbuf_set(err, "empty destination path"), false;
     if (dest[0] == '/')
-        return errbuf_set(err, "destination '%s' must be relative to the work directory", dest),
+        return errbuf_set(err, "destination '%.200s' must be relative to the work directory", dest),
                false;
-    if (strlen(dest) >= 4000)
-        return errbuf_set(err, "destination path is too long"), false;
+    /* "/work/DEST" with its NUL must fit PATH_MAX (the control message holds as much) */
+    total = strlen(dest);
+    if (total + sizeof("/work/") > PATH_MAX)
+        return errbuf_set(err,
+                          "destination '%.60s...' is %zu bytes long: with '/work/' it exceeds "
+                          "PATH_MAX (%d bytes)",
+                          dest, total, PATH_MAX),
+               false;
     while (*p) {
         const char *slash = strchr(p, '/');
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
         if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
             return errbuf_set(err,
-                              "destination '%s' must stay inside the work directory (no '..', "
-                              "'.' or empty components)",
+                              "destination '%.200s' must stay inside the work directory (no "
+                              "'..', '.' or empty components)",
                               dest),
+                   false;
+        if (len > NAME_MAX)
+            return errbuf_set(err,
+                              "destination '%.60s...' has a name of %zu bytes: more than "
+                              "NAME_MAX (%d bytes)",
+                              dest, len, NAME_MAX),
                    false;
         p += len;
         if (*p == '/')
             p++;
         if (slash && !*p)
-            return errbuf_set(err, "destination '%s' names a directory", dest), false;
+            return errbuf_set(err, "destination '%.200s' names a directory", dest), false;
     }
+    return true;
+}
+
+/* dest_rank(c) — the end of the string first, then '/', then every other byte in order. */
+static int dest_rank(unsigned char c)
+{
+    return c == '\0' ? 0 : c == '/' ? 1 : c + 1;
+}
+
+/* dest_cmp — byte order with '/' before every other byte, so that every path below a
+ * directory 'a' ("a/...") sorts right after "a" and before siblings such as "a-b". */
+static int dest_cmp(const void *pa, const void *pb)
+{
+    const unsigned char *a = (const unsigned char *)((const struct sandbox_dest *)pa)->path;
+    const unsigned char *b = (const unsigned char *)((const struct sandbox_dest *)pb)->path;
+
+    for (; *a && *a == *b; a++, b++)
+        ;
+    return dest_rank(*a) - dest_rank(*b);
+}
+
+bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, struct errbuf *err)
+{
+    struct sandbox_dest *d;
+    bool fine = true;
+
+    for (size_t i = 0; i < n; i++)
+        if (!sandbox_dest_valid(dests[i].path, err))
+            return false;
+    if (n < 2)
+        return true;
+    d = malloc(n * sizeof(*d));
+    if (!d)
+        return errbuf_set(err, "out of memory"), false;
+    memcpy(d, dests, n * sizeof(*d));
+    qsort(d, n, sizeof(*d), dest_cmp);
+    /* In this order a path's clash, if any, is with its neighbour: the same path, or a
+     * path "X/..." right after a file X. */
+    for (size_t i = 0; i + 1 < n && fine; i++) {
+        const struct sandbox_dest *a = &d[i], *b = &d[i + 1];
+        size_t la = strlen(a->path);
+        if (strcmp(a->path, b->path) == 0) {
+            const struct sandbox_dest *role = a->what ? a : b;
+            if (role->what)
+                errbuf_set(err, "'%.200s' is %s", a->path, role->what);
+            else
+                errbuf_set(err, "'%.200s' is given twice", a->path);
+            fine = false;
+        } else if (strncmp(a->path, b->path, la) == 0 && b->path[la] == '/') {
+            errbuf_set(err, "'%.200s' is %s, so nothing can be put below it ('%.200s')", a->path,
+                       a->what ? a->what : "a file", b->path);
+            fine = false;
+        }
+    }
+    free(d);
+    return fine;
+}
+
+bool sandbox_argv_fits(char *const *argv, char *const *env, struct errbuf *err)
+{
+    size_t max_str = 32 * (size_t)sysconf(_SC_PAGESIZE), count, total, prog;
+
+    if (!argv || !argv[0])
+        return errbuf_set(err, "no program to run"), false;
+    /* the path execve copies too: argv[0], or the longest one the search tries */
+    prog = strlen(argv[0]) + (strchr(argv[0], '/') ? 0 : strlen(EXEC_SEARCH_LONGEST));
+    if (prog >= PATH_MAX)
+        return errbuf_set(err, "the program's path is %zu bytes: more than PATH_MAX (%d bytes)",
+                          prog, PATH_MAX),
+               false;
+    total = prog + 1 + sandbox__fixed_env(env, &count);
+    for (int pass = 0; pass < 2; pass++) {
+        char *const *v = pass ? env : argv;
+        for (size_t i = 0; v && v[i]; i++) {
+            size_t len = strlen(v[i]) + 1;
+            if (len > max_str)
+                return errbuf_set(err,
+                                  "%s %zu is %zu bytes: the kernel takes at most %zu KiB per "
+                                  "%s (MAX_ARG_STRLEN)",
+                                  pass ? "environment entry" : "argument", i, len - 1,
+                                  max_str >> 10, pass ? "entry" : "argument"),
+                       false;
+            total += len;
+            count++;
+        }
+    }
+    total += count * sizeof(char *);
+    if (total > EXEC_ARG_TOTAL)
+        return errbuf_set(err,
+                          "the arguments and environment take %zu bytes: the kernel's execve "
+                          "takes at most %zu MiB (E2BIG)",
+                          total, EXEC_ARG_TOTAL >> 20),
+               false;
     return true;
 }
 
@@ -481,7 +588,7 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
     /* Twice the scratch size: a full disk is ENOSPC, as on a real machine, not SIGXFSZ. */
     spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 21;
     spec.nofile.rlim_cur = spec.nofile.rlim_max = 1024;
-    spec.stack.rlim_cur = spec.stack.rlim_max = (rlim_t)256 << 20;
+    spec.stack.rlim_cur = spec.stack.rlim_max = PAYLOAD_STACK;
     spec.core.rlim_cur = spec.core.rlim_max = 0;
     spec.memlock.rlim_cur = spec.memlock.rlim_max = 64 << 10;
     spec.as.rlim_cur = spec.as.rlim_max = RLIM_INFINITY;
@@ -732,10 +839,17 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, struct result *res
     if (m.type == CTL_EXEC_FAIL) {
         /* A program that does not exist or cannot be executed is the caller's to fix;
          * anything else that stops the start is ours. */
-        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR) {
+        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR ||
+            m.err == E2BIG || m.err == ENAMETOOLONG || m.err == ELOOP) {
             res->status = RESULT_RUNTIME_ERROR;
             res->exit_code = 127;
-            snprintf(res->message, sizeof(res->message), "%s", m.text);
+            if (m.err == E2BIG) /* what sandbox_argv_fits cannot see: a "#!" interpreter's */
+                snprintf(res->message, sizeof(res->message),
+                         "%.300s (the arguments and environment exceed what the kernel's "
+                         "execve takes)",
+                         m.text);
+            else
+                snprintf(res->message, sizeof(res->message), "%s", m.text);
         } else {
             result_fail(res, "%s", m.text);
         }

@@ -150,7 +150,29 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
                 const struct sandbox_limits *limits, const struct sandbox_file *files,
                 size_t nfiles, const struct sandbox_proc *proc, struct result *res);
 
-/* sandbox_dest_valid(dest, err) — the DEST rule of sandbox_put_file, for early checks. */
+/* sandbox_dest_valid(dest, err) — the DEST rule of sandbox_put_file, for early checks: also
+ * no component longer than NAME_MAX and the whole "/work/DEST" within PATH_MAX. */
 bool sandbox_dest_valid(const char *dest, struct errbuf *err);
+
+/* A destination and what it is for, for sandbox_dests_check's messages. */
+struct sandbox_dest {
+    const char *path;
+    const char *what; /* NULL for a file; else e.g. "where the solution goes" */
+};
+
+/* sandbox_dests_check(dests, n, err) — destinations that can all be put in one work
+ * directory: each valid (sandbox_dest_valid), none given twice, none below another (a file
+ * 'a' leaves no room for a file 'a/b'). Checked up front so that a caller's impossible set
+ * of files is the caller's error, not a failed put (a sandbox_error). O(n log n) compares.
+ * false with err naming the conflict (without a prefix: callers add "files: " or the like). */
+bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, struct errbuf *err);
+
+/* sandbox_argv_fits(argv, env, err) — whether the kernel's execve will take argv and env
+ * (plus the sandbox's fixed environment) in the payload: every string within MAX_ARG_STRLEN
+ * (32 pages), the program's path within PATH_MAX, and all of them with their pointers
+ * within the 6 MiB the kernel allows the payload's stack. A command beyond that is the
+ * caller's error (execve would fail with E2BIG); check it before running. An interpreter a
+ * script's "#!" line adds is not counted: exec reports that case as the program's. */
+bool sandbox_argv_fits(char *const *argv, char *const *env, struct errbuf *err);
 
 #endif

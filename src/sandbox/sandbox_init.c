@@ -62,6 +62,24 @@ static const char *const userns_limits[][2] = {
 };
 static const char *const search_path[] = {"/usr/local/bin", "/usr/bin", "/bin"};
 
+size_t sandbox__fixed_env(char *const *env, size_t *count)
+{
+    size_t bytes = 0;
+
+    *count = 0;
+    for (size_t i = 0; i < sizeof(fixed_env) / sizeof(fixed_env[0]); i++) {
+        size_t klen = (size_t)(strchr(fixed_env[i], '=') - fixed_env[i]) + 1;
+        bool overridden = false;
+        for (char *const *e = env; e && *e && !overridden; e++)
+            overridden = strncmp(*e, fixed_env[i], klen) == 0;
+        if (!overridden) {
+            bytes += strlen(fixed_env[i]) + 1;
+            (*count)++;
+        }
+    }
+    return bytes;
+}
+
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds)
 {
     char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];

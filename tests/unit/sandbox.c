@@ -57,6 +57,42 @@ int main(void)
     ok(!sandbox_dest_valid("a//b", &err), "empty component refused");
     ok(!sandbox_dest_valid("a/", &err), "directory-looking destination refused");
     ok(!sandbox_dest_valid("", &err), "empty destination refused");
+    {
+        char longname[300], longpath[4200];
+        memset(longname, 'n', 256);
+        longname[256] = '\0';
+        ok(!sandbox_dest_valid(longname, &err) && strstr(err.msg, "NAME_MAX"),
+           "a name over NAME_MAX refused (%.80s)", err.msg);
+        longname[255] = '\0';
+        ok(sandbox_dest_valid(longname, &err), "a name of NAME_MAX bytes is fine");
+        for (size_t i = 0; i < sizeof(longpath) - 1; i += 2)
+            longpath[i] = 'd', longpath[i + 1] = '/';
+        longpath[4089] = '\0'; /* "/work/" + 4089 + NUL = PATH_MAX */
+        longpath[4088] = 'f';
+        ok(sandbox_dest_valid(longpath, &err), "'/work/' + path within PATH_MAX is fine (%s)",
+           err.msg);
+        longpath[4089] = 'f';
+        longpath[4090] = '\0';
+        ok(!sandbox_dest_valid(longpath, &err) && strstr(err.msg, "PATH_MAX"),
+           "one byte more is refused (%.80s)", err.msg);
+    }
+    {
+        struct sandbox_dest ok1[] = {
+            {"a-b", NULL}, {"a/b", NULL}, {"a/c/d", NULL}, {"b", NULL}, {"ab/x", NULL}};
+        struct sandbox_dest clash[] = {{"a/b/c", NULL}, {"a-b", NULL}, {"x", NULL}, {"a/b", NULL}};
+        struct sandbox_dest twice[] = {
+            {"x/y", NULL}, {"main.py", "where the code goes"}, {"main.py", NULL}};
+        ok(sandbox_dests_check(ok1, 5, &err), "files in shared directories fit (%s)", err.msg);
+        ok(!sandbox_dests_check(clash, 4, &err) &&
+               strcmp(err.msg, "'a/b' is a file, so nothing can be put below it ('a/b/c')") == 0,
+           "a file where another needs a directory is named (%s)", err.msg);
+        ok(!sandbox_dests_check(twice, 3, &err) &&
+               strcmp(err.msg, "'main.py' is where the code goes") == 0,
+           "a file where a reserved path is says what that path is for (%s)", err.msg);
+        twice[1].what = NULL;
+        ok(!sandbox_dests_check(twice, 3, &err) && strstr(err.msg, "given twice"),
+           "the same file twice (%s)", err.msg);
+    }
 
     sb = sandbox_create(&rt, &img, &lim, &err);
     ok(sb != NULL, "create a sandbox (%s)", err.msg);
@@ -218,6 +254,66 @@ int main(void)
            "a real CPU limit is still a timeout (%s, %.2f s)", result_status_name(res.status),
            res.cpu_time);
         result_release(&res);
+    }
+
+    /* What execve takes is checked before running, to the byte (the same argv the kernel
+     * then accepts or refuses), and an E2BIG at exec time is the caller's program, not a
+     * sandbox_error. */
+    {
+        size_t nargs = 63, chunk = 100000, lo = 0, hi = chunk;
+        char **big = calloc(nargs + 2, sizeof(char *));
+        big[0] = "/bin/true";
+        for (size_t i = 1; i <= nargs; i++) {
+            big[i] = malloc(chunk + 1);
+            memset(big[i], 'a', chunk);
+            big[i][chunk] = '\0';
+        }
+        while (lo < hi) { /* the longest last argument that fits */
+            size_t mid = (lo + hi + 1) / 2;
+            big[nargs][mid] = '\0';
+            bool fits = sandbox_argv_fits(big, NULL, &err);
+            big[nargs][mid] = 'a';
+            if (fits)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        ok(lo > 0 && lo < chunk, "63 arguments of 100 kB reach the 6 MiB limit (last fits at %zu)",
+           lo);
+        sb = sandbox_create(&rt, &img, &lim, &err);
+        big[nargs][lo] = '\0';
+        run(sb, big, -1, NULL, 0, &res);
+        ok(res.status == RESULT_OK, "the longest argv sandbox_argv_fits accepts runs (%s: %s)",
+           result_status_name(res.status), res.message);
+        result_release(&res);
+        big[nargs][lo] = 'a';
+        big[nargs][lo + 1] = '\0';
+        ok(!sandbox_argv_fits(big, NULL, &err) && strstr(err.msg, "E2BIG"),
+           "one byte more does not fit (%s)", err.msg);
+        run(sb, big, -1, NULL, 0, &res);
+        ok(res.status == RESULT_RUNTIME_ERROR && res.exit_code == 127 &&
+               strstr(res.message, "Argument list too long"),
+           "...and the kernel agrees; run anyway, it is the program's runtime_error, exit 127, "
+           "not a sandbox_error (%s: %s)",
+           result_status_name(res.status), res.message);
+        result_release(&res);
+        char *huge = malloc(128 * 1024 + 1);
+        memset(huge, 'h', 128 * 1024);
+        huge[128 * 1024] = '\0';
+        char *one[] = {"/bin/echo", huge, NULL};
+        ok(!sandbox_argv_fits(one, NULL, &err) && strstr(err.msg, "MAX_ARG_STRLEN"),
+           "one argument of 128 KiB (with its NUL, over MAX_ARG_STRLEN) does not fit (%.90s)",
+           err.msg);
+        huge[128 * 1024 - 1] = '\0';
+        ok(sandbox_argv_fits(one, NULL, &err), "one byte less fits (%.90s)", err.msg);
+        free(huge);
+        char *path_env[] = {"PATH=/bin", NULL};
+        char *rel[] = {"true", NULL};
+        ok(sandbox_argv_fits(rel, path_env, &err), "a small command fits");
+        sandbox_destroy(sb, NULL);
+        for (size_t i = 1; i <= nargs; i++)
+            free(big[i]);
+        free(big);
     }
 
     lim.disk_mb = 1;
