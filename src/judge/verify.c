@@ -162,9 +162,9 @@ enum box_state verify__box_open(const struct sandbox_runtime *rt, const struct v
     }
     if (verify__put_text(sb, steps.source, program, program_len, 0644, &err) < 0)
         goto out_infra;
-    for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only for the payload */
-        if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len, 0444, &err) <
-            0)
+    for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only in fact */
+        if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len,
+                             0444 | SANDBOX_PUT_LOCKED, &err) < 0)
             goto out_infra;
     if (steps.compile) {
         if (vr->has_compile)

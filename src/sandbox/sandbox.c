@@ -473,7 +473,7 @@ int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, 
         return -EINVAL;
     memset(&m, 0, sizeof(m));
     m.type = CTL_PUT;
-    m.mode = mode & 07777;
+    m.mode = mode & (07777 | SANDBOX_PUT_LOCKED);
     snprintf(m.text, sizeof(m.text), "%s", dest);
     r = sandbox__ctl_send(sb->ctl, &m, &fd, 1);
     if (r == 0)

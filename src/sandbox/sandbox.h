@@ -84,7 +84,13 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
 
 /* sandbox_put_file(sb, dest, fd, mode, err) — copies the contents of fd (caller keeps it)
  * to DEST below the work directory with the given mode bits. DEST must be relative, without
- * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
+ * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno.
+ * With SANDBOX_PUT_LOCKED in mode the file is read-only in fact, not only in its mode bits
+ * (the payload owns it and could chmod it): it becomes a read-only mount of itself, so it
+ * cannot be written, truncated, chmod'ed, removed or replaced, and every directory below
+ * the work directory that holds it is a mount of itself too, so none can be renamed or
+ * removed (a mount point cannot be) — its other entries stay as writable as before. */
+#define SANDBOX_PUT_LOCKED 010000u /* mode flag, beside the permission bits (07777) */
 int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
 
 /* sandbox_put_data(sb, dest, data, len, mode, err) — sandbox_put_file from memory. */

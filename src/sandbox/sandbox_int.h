@@ -28,7 +28,8 @@ enum ctl_type {
     CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
     CTL_READY,     /* init → sup: root filesystem built, waiting for requests */
     CTL_FAILED,    /* init → sup: setup failed (err, text) */
-    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode */
+    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode (and
+                    * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
     CTL_PUT_DONE,  /* init → sup: err == 0 or the failure (text) */
     CTL_EXEC,      /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr */
     CTL_STARTED,   /* init → sup: payload running (pid inside) */

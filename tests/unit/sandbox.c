@@ -256,6 +256,43 @@ int main(void)
         result_release(&res);
     }
 
+    /* SANDBOX_PUT_LOCKED: read-only in fact, though the payload owns the file. Each attempt
+     * prints one word; only "refused" is right for the locked file and its directories. */
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    ok(sandbox_put_data(sb, "tests/sub/t.py", "orig\n", 5, 0444 | SANDBOX_PUT_LOCKED, &err) == 0 &&
+           sandbox_put_data(sb, "tests/h.py", "help\n", 5, 0444 | SANDBOX_PUT_LOCKED, &err) == 0 &&
+           sandbox_put_data(sb, "top.txt", "top\n", 4, 0444 | SANDBOX_PUT_LOCKED, &err) == 0 &&
+           sandbox_put_data(sb, "tests/mine.txt", "mine\n", 5, 0644, &err) == 0,
+       "put locked files, nested and at the top, and a plain one beside them (%s)", err.msg);
+    {
+        char *tamper[] = {
+            "/bin/sh", "-c",
+            "t() { if eval \"$1\" 2>/dev/null; then echo \"ESCAPED $1\"; else echo refused; fi; }\n"
+            "t 'chmod 644 tests/sub/t.py'\n"
+            "t 'echo x > tests/sub/t.py'\n"
+            "t 'echo x >> top.txt'\n"
+            "t 'rm -f tests/sub/t.py'\n"
+            "t 'mv top.txt top2.txt'\n"
+            "t 'echo n > n; mv -f n tests/h.py'\n"
+            "t 'mv tests tests2'\n"
+            "t 'mv tests/sub tests/sub2'\n"
+            "t 'rmdir tests/sub'\n"
+            "t 'ln top.txt hard'\n"
+            "t 'touch -m -d 2001-01-01 top.txt'\n"
+            "cat tests/sub/t.py tests/h.py top.txt\n"
+            "echo more >> tests/mine.txt && cat tests/mine.txt && echo new > tests/new && "
+            "chmod 600 tests/mine.txt && echo plain-writable\n",
+            NULL};
+        run(sb, tamper, -1, NULL, SANDBOX_EXEC_LAST, &res);
+        is_str(res.out.data,
+               "refused\nrefused\nrefused\nrefused\nrefused\nrefused\nrefused\nrefused\nrefused\n"
+               "refused\nrefused\norig\nhelp\ntop\nmine\nmore\nplain-writable\n",
+               "a locked file cannot be chmod'ed, written, removed, renamed or replaced, its "
+               "directories not renamed or removed; plain files beside it stay writable");
+        result_release(&res);
+    }
+    sandbox_destroy(sb, NULL);
+
     /* What execve takes is checked before running, to the byte (the same argv the kernel
      * then accepts or refuses), and an E2BIG at exec time is the caller's program, not a
      * sandbox_error. */
