@@ -130,6 +130,63 @@ void verify__command_judge(const struct task *t, struct verify_result *vr, struc
     }
 }
 
+/* report_before(sb, t, why) — what is at the report's path before the test command runs:
+ * 0 when nothing (or no place for it), 1 when something is there already — a build step
+ * (which may run the solution's code) left it, and only a report the test command writes is
+ * evidence — or -errno when the sandbox could not be asked. */
+static int report_before(struct sandbox *sb, const struct task *t, struct errbuf *why)
+{
+    struct errbuf e = {{0}};
+    char *data = NULL;
+    size_t len = 0;
+    int r = sandbox_get_file(sb, t->report, 0, &data, &len, &e);
+
+    free(data);
+    if (r == -ENOENT || r == -ENOTDIR)
+        return 0;
+    if (r == 0 || r == -EFBIG || r == -EINVAL) {
+        errbuf_set(why,
+                   "'%s' existed before the test command ran (left by the build step); only a "
+                   "report the test command writes is trusted",
+                   t->report);
+        return 1;
+    }
+    errbuf_set(why, "%s", e.msg);
+    return r;
+}
+
+/* report_contradicts(res, rep, why) — true when the run failed (a non-zero exit, or a signal)
+ * yet its report shows tests that passed and none that failed or errored. Test runners exit
+ * non-zero when a test fails, so such a report is not the run's account of itself: code that
+ * ran inside the test process (the solution's) wrote it, or the runner died after the
+ * report was forged. Not trusted. A report with a failure stays usable: SWE-bench style
+ * tasks expect other tests of the run to fail. */
+static bool report_contradicts(const struct result *res, const struct junit_report *rep,
+                               struct errbuf *why)
+{
+    bool passed = false, failed = false;
+
+    if (res->status == RESULT_OK)
+        return false;
+    for (size_t i = 0; i < rep->n; i++) {
+        passed |= rep->cases[i].outcome == JUNIT_PASSED;
+        failed |= rep->cases[i].outcome == JUNIT_FAILED || rep->cases[i].outcome == JUNIT_ERROR;
+    }
+    if (!passed || failed)
+        return false;
+    if (res->status == RESULT_SIGNALED)
+        errbuf_set(why,
+                   "the test command was killed by signal %d, yet its report shows no failed "
+                   "test: a report that contradicts its run is not trusted",
+                   res->signal);
+    else
+        errbuf_set(why,
+                   "the test command exited with %d, yet its report shows no failed test: a "
+                   "report that contradicts its run is not trusted",
+                   res->exit_code);
+    return true;
+}
+
 /* verify__command_repeat(…) — one run of the test command in a fresh sandbox (recreated after an
  * infra failure). Returns false on a build (compile) error. */
 bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image *img,
@@ -156,17 +213,21 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
             result_fail(&res, "%s", why);
         } else {
             bool readable;
+            int stale = t->build ? report_before(sb, t, &rerr) : 0;
             verify__exec(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
+            if (stale < 0 && res.status != RESULT_SANDBOX_ERROR)
+                result_fail(&res, "cannot look for a report before the run: %s", rerr.msg);
             /* A run a limit stopped has no complete report (and its sandbox is torn down);
              * otherwise nothing may still be writing the report while we read it. */
             readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
                        res.status == RESULT_SIGNALED;
             if (readable && sandbox_kill_others(sb, &err) < 0)
                 result_fail(&res, "%s", err.msg);
-            if (readable && res.status != RESULT_SANDBOX_ERROR)
+            if (readable && res.status != RESULT_SANDBOX_ERROR && !stale)
                 have_report =
                     sandbox_get_file(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
-                    junit_parse(xml, xml_len, &rep, &rerr) == 0;
+                    junit_parse(xml, xml_len, &rep, &rerr) == 0 &&
+                    !report_contradicts(&res, &rep, &rerr);
             if (sandbox_destroy(sb, &err) < 0 && res.status != RESULT_SANDBOX_ERROR)
                 result_fail(&res, "%s", err.msg);
         }
