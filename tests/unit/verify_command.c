@@ -229,6 +229,34 @@ int main(void)
        "a hanging solution: timeout (%s)", vr.tests[0].why);
     verify_result_release(&vr);
 
+    /* A report is evidence only when this run wrote it and agrees with it. */
+    {
+        const char *forged = "echo '<testsuite><testcase classname=\"lib\" name=\"t_add\"/>"
+                             "<testcase classname=\"lib\" name=\"t_sub\"/><testcase "
+                             "classname=\"lib\" name=\"t_neg\"/></testsuite>' > report.xml\n";
+        char sol[512];
+        snprintf(sol, sizeof(sol), "%sexit 1\n", forged);
+        run(&t, sol);
+        ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "contradicts"),
+           "a report of passes from a run that exited 1 is not trusted (%s)", vr.tests[0].why);
+        verify_result_release(&vr);
+        snprintf(sol, sizeof(sol), "%skill -9 $$\n", forged);
+        run(&t, sol);
+        ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "signal 9"),
+           "...nor one from a run that was killed (%s)", vr.tests[0].why);
+        verify_result_release(&vr);
+        /* Run as the build step, the solution leaves a report; sourced by the tests, it
+         * ends the runner with status 0 before the runner writes one. */
+        task(&built, json_pack("{s:[s,s]}", "build", "/bin/bash", "lib.sh"));
+        snprintf(sol, sizeof(sol), "if [ ! -e built ]; then touch built\n%selse exit 0; fi\n",
+                 forged);
+        run(&built, sol);
+        ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "existed before"),
+           "a report the build step left is not read (%s)", vr.tests[0].why);
+        verify_result_release(&vr);
+        task_release(&built);
+    }
+
     /* A build step runs under the compile limits; its failure is a compile error. */
     task(&built, json_pack("{s:[s,s,s]}", "build", "/bin/bash", "-n", "lib.sh"));
     run(&built, GOOD);
