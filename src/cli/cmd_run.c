@@ -320,6 +320,13 @@ int cmd_run(int argc, char **argv)
                     stdin_fd < 0 ? strerror(errno) : "is a directory");
             goto out_files;
         }
+        if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > SANDBOX_STDIN_MAX) {
+            fprintf(stderr,
+                    "crucible run: --stdin: '%s' is larger than " SANDBOX_STDIN_MAX_TEXT
+                    ", the most a process may be given\n",
+                    o->stdin_path);
+            goto out_files;
+        }
     }
     /* SIGINT, SIGTERM and SIGHUP stop the run cleanly: the sandbox is torn down first,
      * then the signal is raised again so the caller sees how we ended. */

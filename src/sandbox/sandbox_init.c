@@ -302,8 +302,9 @@ static bool mount_root(int dir, const char *name)
  *     renaming another file over it; a hard link to it crosses mounts (EXDEV).
  * The payload cannot undo any of it: it has no capabilities and seccomp refuses every mount
  * call. Everything is resolved with O_NOFOLLOW, after each new mount again, so the next
- * step works on the mount just made. Cost: one mount per file and one per directory, about
- * 20 µs each here, and the mounts go with the sandbox's mount namespace. 0 or -errno. */
+ * step works on the mount just made. Cost, measured on a 2-core VM: 14 to 27 µs per file on
+ * top of a put's ~100 µs, and about 1 µs per mount when the mount namespace goes with the
+ * sandbox. 0 or -errno. */
 static int lock_path(const char *path)
 {
     char buf[4096], *comp, *next;

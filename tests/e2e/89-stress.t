@@ -120,6 +120,14 @@ for files, needle, what in (
     ok(p.returncode == 2 and p.stdout == "" and needle in p.stderr,
        "run --file: %s is exit 2 naming it" % what, p.stderr[:400])
 
+big = os.path.join(TMP, "big-stdin")
+with open(big, "w") as f:
+    f.truncate((1 << 30) + 1)  # sparse: costs no disk
+p = cru("run", "--json", "--stdin", big, "--", "/bin/true")
+ok(p.returncode == 2 and p.stdout == "" and "larger than 1 GiB" in p.stderr,
+   "run --stdin: a file over 1 GiB is exit 2 naming it, no sandbox_error record", p.stdout[:300] + p.stderr)
+os.unlink(big)
+
 bad = write("bad.jsonl", json.dumps({
     "id": "bad/1", "language": "python", "harness": "stdio", "files": {"main.py": "print(1)"},
     "tests": [{"stdin": "", "expected": "1\n"}]}) + "\n")
