@@ -74,6 +74,23 @@ d = json.loads(p.stdout or "{}")
 ok(d.get("status") == "signaled" and d.get("signal") == 24 and d.get("limit") is None
    and p.returncode == 1, "run: a program that sends itself SIGXCPU is signaled (24), exit 1",
    p.stdout + p.stderr)
+# Unprivileged, RLIMIT_CPU is the limit itself: its own SIGXCPU must stay a timeout.
+if os.geteuid() == 0 and subprocess.run(["which", "setpriv"], capture_output=True).returncode == 0:
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CRUCIBLE, "run", "--json"]
+    p = subprocess.run(nobody + ["--", "/usr/bin/python3", "-c",
+                                 "import os, signal; os.kill(os.getpid(), signal.SIGXCPU)"],
+                       capture_output=True, text=True, timeout=60)
+    d = json.loads(p.stdout or "{}")
+    ok(d.get("status") == "signaled" and d.get("signal") == 24,
+       "run as an ordinary user (rlimit fallback): a self-sent SIGXCPU is signaled", p.stdout + p.stderr)
+    p = subprocess.run(nobody + ["--cpu-time", "1", "--", "/bin/sh", "-c", "while :; do :; done"],
+                       capture_output=True, text=True, timeout=60)
+    d = json.loads(p.stdout or "{}")
+    ok(d.get("status") == "timeout" and d.get("limit") == "cpu",
+       "...and the SIGXCPU of RLIMIT_CPU is a timeout", p.stdout + p.stderr)
+else:
+    skip("unprivileged SIGXCPU", "needs root and setpriv")
+    skip("unprivileged RLIMIT_CPU", "needs root and setpriv")
 tasks = write("xcpu.jsonl", json.dumps({
     "id": "xcpu/1", "language": "python", "harness": "stdio",
     "tests": [{"name": "t", "stdin": "", "expected": "x\n"}]}) + "\n")
