@@ -85,6 +85,7 @@ struct run_opts {
     struct sandbox_limits limits;
     const char *stdin_path;
     struct sandbox_file files[MAX_FILES];
+    size_t sizes[MAX_FILES]; /* of the files, when opened */
     size_t nfiles;
     char *env[MAX_ENV + 1];
     size_t nenv;
@@ -120,6 +121,7 @@ static int add_file(struct run_opts *o, char *spec)
         close(fd);
         return usage_error("--file: '%s' is not a regular file%s", eq + 1, "");
     }
+    o->sizes[o->nfiles] = (size_t)st.st_size;
     o->files[o->nfiles++] =
         (struct sandbox_file){.dest = spec, .fd = fd, .mode = st.st_mode & 07777};
     return 0;
@@ -135,8 +137,8 @@ static int check_fits(const struct run_opts *o, char *const *prog_argv)
     struct errbuf err = {{0}};
 
     for (size_t i = 0; i < o->nfiles; i++)
-        dests[i] = (struct sandbox_dest){.path = o->files[i].dest};
-    if (!sandbox_dests_check(dests, o->nfiles, &err))
+        dests[i] = (struct sandbox_dest){.path = o->files[i].dest, .len = o->sizes[i]};
+    if (!sandbox_dests_check(dests, o->nfiles, o->limits.disk_mb, &err))
         return usage_error("--file: %s%s", err.msg, "");
     if (!sandbox_argv_fits(prog_argv, (char *const *)o->env, &err))
         return usage_error("%s%s", err.msg, "");

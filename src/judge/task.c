@@ -332,7 +332,7 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
     {
         struct sandbox_dest pair[2] = {{.path = t->solution_file, .what = "the solution_file"},
                                        {.path = t->report, .what = "the report"}};
-        if (!sandbox_dests_check(pair, 2, &why))
+        if (!sandbox_dests_check(pair, 2, 0, &why))
             return errbuf_set(err, "solution_file and report: %s", why.msg);
     }
     return 0;
@@ -348,7 +348,7 @@ int task_files_check(const struct task *t, const struct lang *lang, struct errbu
     if (!d)
         return errbuf_set(err, "out of memory"), -ENOMEM;
     for (size_t i = 0; i < t->nfiles; i++)
-        d[n++] = (struct sandbox_dest){.path = t->files[i].path};
+        d[n++] = (struct sandbox_dest){.path = t->files[i].path, .len = t->files[i].len};
     if (t->harness == TASK_HARNESS_COMMAND) {
         d[n++] = (struct sandbox_dest){.path = t->solution_file,
                                        .what = "where the solution goes (solution_file)"};
@@ -359,7 +359,7 @@ int task_files_check(const struct task *t, const struct lang *lang, struct errbu
             .path = lang_steps(lang ? lang : t->lang, t->harness == TASK_HARNESS_ASSERT).source,
             .what = "where the solution goes"};
     }
-    fine = sandbox_dests_check(d, n, &why);
+    fine = sandbox_dests_check(d, n, t->limits.disk_mb, &why);
     free(d);
     if (fine)
         return 0;
@@ -545,7 +545,7 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
         return r;
     if ((r = parse_files(json_object_get(j, "files"), t, err)) < 0)
         return r;
-    if ((r = parse_command_harness(j, t, err)) < 0 || (r = task_files_check(t, NULL, err)) < 0)
+    if ((r = parse_command_harness(j, t, err)) < 0)
         return r;
     v = json_object_get(j, "checker");
     if (t->harness == TASK_HARNESS_STDIO && json_is_object(v) &&
@@ -561,6 +561,8 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     }
     v = json_object_get(j, "limits");
     if (v && (r = task_limits_from_json(v, &t->limits, err)) < 0)
+        return r;
+    if ((r = task_files_check(t, NULL, err)) < 0) /* with the disk size of "limits" */
         return r;
     if ((r = parse_constraints(json_object_get(j, "constraints"), t, err)) < 0)
         return r;

@@ -201,40 +201,75 @@ static int dest_cmp(const void *pa, const void *pb)
     return dest_rank(*a) - dest_rank(*b);
 }
 
-bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, struct errbuf *err)
+/* slashes(s, n) — the '/' among the first n bytes of s: the directories a path needs. */
+static size_t slashes(const char *s, size_t n)
 {
+    size_t k = 0;
+
+    for (size_t i = 0; i < n && s[i]; i++)
+        k += s[i] == '/';
+    return k;
+}
+
+bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, uint64_t disk_mb,
+                         struct errbuf *err)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 0, inodes = 0;
     struct sandbox_dest *d;
     bool fine = true;
 
     for (size_t i = 0; i < n; i++)
         if (!sandbox_dest_valid(dests[i].path, err))
             return false;
-    if (n < 2)
-        return true;
-    d = malloc(n * sizeof(*d));
+    d = malloc((n ? n : 1) * sizeof(*d));
     if (!d)
         return errbuf_set(err, "out of memory"), false;
     memcpy(d, dests, n * sizeof(*d));
     qsort(d, n, sizeof(*d), dest_cmp);
     /* In this order a path's clash, if any, is with its neighbour: the same path, or a
-     * path "X/..." right after a file X. */
-    for (size_t i = 0; i + 1 < n && fine; i++) {
-        const struct sandbox_dest *a = &d[i], *b = &d[i + 1];
-        size_t la = strlen(a->path);
-        if (strcmp(a->path, b->path) == 0) {
-            const struct sandbox_dest *role = a->what ? a : b;
-            if (role->what)
-                errbuf_set(err, "'%.200s' is %s", a->path, role->what);
-            else
-                errbuf_set(err, "'%.200s' is given twice", a->path);
-            fine = false;
-        } else if (strncmp(a->path, b->path, la) == 0 && b->path[la] == '/') {
-            errbuf_set(err, "'%.200s' is %s, so nothing can be put below it ('%.200s')", a->path,
-                       a->what ? a->what : "a file", b->path);
-            fine = false;
+     * path "X/..." right after a file X. And the paths below a directory are contiguous, so
+     * a path needs new directories only past what it shares with the previous one. */
+    for (size_t i = 0; i < n && fine; i++) {
+        const struct sandbox_dest *a = i ? &d[i - 1] : NULL, *b = &d[i];
+        size_t common = 0;
+        if (a) {
+            size_t la = strlen(a->path);
+            while (a->path[common] && a->path[common] == b->path[common])
+                common++;
+            if (strcmp(a->path, b->path) == 0) {
+                const struct sandbox_dest *role = a->what ? a : b;
+                if (role->what)
+                    errbuf_set(err, "'%.200s' is %s", a->path, role->what);
+                else
+                    errbuf_set(err, "'%.200s' is given twice", a->path);
+                fine = false;
+            } else if (common == la && b->path[la] == '/') {
+                errbuf_set(err, "'%.200s' is %s, so nothing can be put below it ('%.200s')",
+                           a->path, a->what ? a->what : "a file", b->path);
+                fine = false;
+            }
         }
+        inodes += 1 + slashes(b->path, SIZE_MAX) - slashes(b->path, common);
+        pages += (b->len + page - 1) / page;
     }
     free(d);
+    /* The scratch tmpfs (rootfs.c): disk_mb MiB of pages, disk_mb * 256 + 64 inodes, three
+     * of them its root, /work and /tmp. What does not fit would fail to be put (ENOSPC). */
+    if (fine && disk_mb && pages > (disk_mb << 20) / page) {
+        errbuf_set(err,
+                   "the files take %zu KiB in %zu-byte pages: more than the scratch disk of "
+                   "%llu MB",
+                   pages * (page >> 10), page, (unsigned long long)disk_mb);
+        fine = false;
+    }
+    if (fine && disk_mb && inodes + 3 > disk_mb * 256 + 64) {
+        errbuf_set(err,
+                   "the files and their directories are %zu entries: more than the %llu the "
+                   "scratch disk of %llu MB holds",
+                   inodes, (unsigned long long)(disk_mb * 256 + 64 - 3),
+                   (unsigned long long)disk_mb);
+        fine = false;
+    }
     return fine;
 }
 

@@ -164,14 +164,18 @@ bool sandbox_dest_valid(const char *dest, struct errbuf *err);
 struct sandbox_dest {
     const char *path;
     const char *what; /* NULL for a file; else e.g. "where the solution goes" */
+    size_t len;       /* bytes it will hold (0 when not known yet) */
 };
 
-/* sandbox_dests_check(dests, n, err) — destinations that can all be put in one work
+/* sandbox_dests_check(dests, n, disk_mb, err) — destinations that can all be put in one work
  * directory: each valid (sandbox_dest_valid), none given twice, none below another (a file
- * 'a' leaves no room for a file 'a/b'). Checked up front so that a caller's impossible set
- * of files is the caller's error, not a failed put (a sandbox_error). O(n log n) compares.
- * false with err naming the conflict (without a prefix: callers add "files: " or the like). */
-bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, struct errbuf *err);
+ * 'a' leaves no room for a file 'a/b'), and (disk_mb > 0) all of them, with the directories
+ * they need, within the pages and inodes of a scratch disk of disk_mb MB. Checked up front
+ * so that a caller's impossible set of files is the caller's error, not a failed put (a
+ * sandbox_error, retried). O(n log n) compares. false with err naming the problem (without
+ * a prefix: callers add "files: " or the like). */
+bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, uint64_t disk_mb,
+                         struct errbuf *err);
 
 /* sandbox_argv_fits(argv, env, err) — whether the kernel's execve will take argv and env
  * (plus the sandbox's fixed environment) in the payload: every string within MAX_ARG_STRLEN

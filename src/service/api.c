@@ -264,7 +264,8 @@ static int files_field(const json_t *v, struct item *it, bool b64_only, struct e
  * beside the program's source (SOURCE, NULL for a command): none twice, none below another
  * file, none where the code goes. The caller's mistake, said as a 400 before any sandbox is
  * made (a failed put would be a sandbox_error, and retried). */
-static int files_check(const struct item *it, const char *source, struct errbuf *err)
+static int files_check(const struct item *it, const char *source, size_t source_len,
+                       struct errbuf *err)
 {
     struct sandbox_dest *d = calloc(it->nfiles + 1, sizeof(*d));
     struct errbuf why = {{0}};
@@ -274,11 +275,11 @@ static int files_check(const struct item *it, const char *source, struct errbuf 
     if (!d)
         return errbuf_set(err, "out of memory"), -ENOMEM;
     for (size_t i = 0; i < it->nfiles; i++)
-        d[n++] = (struct sandbox_dest){.path = it->files[i].path};
+        d[n++] = (struct sandbox_dest){.path = it->files[i].path, .len = it->files[i].len};
     if (source)
-        d[n++] =
-            (struct sandbox_dest){.path = source, .what = "where the program's code goes ('code')"};
-    fine = sandbox_dests_check(d, n, &why);
+        d[n++] = (struct sandbox_dest){
+            .path = source, .what = "where the program's code goes ('code')", .len = source_len};
+    fine = sandbox_dests_check(d, n, it->limits.disk_mb, &why);
     free(d);
     return fine ? 0 : errbuf_set(err, "files: %s", why.msg);
 }
@@ -402,7 +403,8 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
         return -EINVAL;
     if (files_field(json_object_get(j, "files"), it, false, err) < 0)
         return -EINVAL;
-    return files_check(it, it->lang ? it->lang->source : NULL, err);
+    return files_check(it, it->lang ? it->lang->source : NULL, it->code ? strlen(it->code) : 0,
+                       err);
 }
 
 static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in_batch,
@@ -553,7 +555,7 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
             return errbuf_set(err, "out of memory"), -ENOMEM;
     }
     if (files_field(json_object_get(j, "files"), it, true, err) < 0 ||
-        files_check(it, it->lang->source, err) < 0)
+        files_check(it, it->lang->source, strlen(it->code), err) < 0)
         return -EINVAL;
     if ((v = json_object_get(j, "fetch_files")) && !json_is_null(v)) {
         if (!json_is_array(v) || json_array_size(v) > MAX_FILES)

@@ -137,6 +137,11 @@ for files, needle, what in (
     ok(p.returncode == 2 and p.stdout == "" and needle in p.stderr,
        "run --file: %s is exit 2 naming it" % what, p.stderr[:400])
 
+big = write("big-file", "x" * ((1 << 20) + 1))
+p = cru("run", "--json", "--disk", "1", "--file", "data=" + big, "--", "/bin/true")
+ok(p.returncode == 2 and p.stdout == "" and "scratch disk of 1 MB" in p.stderr,
+   "run --file: files larger than the scratch disk are exit 2 naming it", p.stdout[:300] + p.stderr)
+
 big = os.path.join(TMP, "big-stdin")
 with open(big, "w") as f:
     f.truncate((1 << 30) + 1)  # sparse: costs no disk
@@ -195,6 +200,8 @@ cases = (
      "a file name over NAME_MAX"),
     ("/v1/run", {"command": ["/bin/true"], "files": {"d/" * 2045 + "f": "1"}}, "PATH_MAX",
      "a file path over PATH_MAX"),
+    ("/v1/run", {"command": ["/bin/true"], "files": {"big": "x" * ((1 << 20) + 1)},
+                 "limits": {"disk_mb": 1}}, "scratch disk of 1 MB", "files larger than the disk"),
     ("/v1/run", {"code": "print(1)", "language": "python", "files": {"main.py": "x"}},
      "'main.py' is where the program's code goes", "code with a file named as its source"),
     ("/v1/run", {"code": "print(1)", "language": "python", "files": {"main.py/x": "x"}},
@@ -208,6 +215,9 @@ cases = (
      "'main.py' is where the solution goes", "a task whose files name its solution"),
     ("/v1/verify", {"task": dict(TASK, files={"a": "1", "a/b": "2"}), "solution": "print()"},
      "'a' is a file", "a task's files 'a' and 'a/b'"),
+    ("/v1/verify", {"task": dict(TASK, files={"f%d" % i: "" for i in range(400)},
+                                 limits={"disk_mb": 1}), "solution": "print()"},
+     "the scratch disk of 1 MB holds", "a task with more files than its disk holds"),
 )
 for path, body, needle, what in cases:
     st, j, text = post(path, body)

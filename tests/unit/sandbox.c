@@ -77,20 +77,24 @@ int main(void)
            "one byte more is refused (%.80s)", err.msg);
     }
     {
-        struct sandbox_dest ok1[] = {
-            {"a-b", NULL}, {"a/b", NULL}, {"a/c/d", NULL}, {"b", NULL}, {"ab/x", NULL}};
-        struct sandbox_dest clash[] = {{"a/b/c", NULL}, {"a-b", NULL}, {"x", NULL}, {"a/b", NULL}};
+        struct sandbox_dest ok1[] = {{"a-b", NULL, 0},
+                                     {"a/b", NULL, 0},
+                                     {"a/c/d", NULL, 0},
+                                     {"b", NULL, 0},
+                                     {"ab/x", NULL, 0}};
+        struct sandbox_dest clash[] = {
+            {"a/b/c", NULL, 0}, {"a-b", NULL, 0}, {"x", NULL, 0}, {"a/b", NULL, 0}};
         struct sandbox_dest twice[] = {
-            {"x/y", NULL}, {"main.py", "where the code goes"}, {"main.py", NULL}};
-        ok(sandbox_dests_check(ok1, 5, &err), "files in shared directories fit (%s)", err.msg);
-        ok(!sandbox_dests_check(clash, 4, &err) &&
+            {"x/y", NULL, 0}, {"main.py", "where the code goes", 0}, {"main.py", NULL, 0}};
+        ok(sandbox_dests_check(ok1, 5, 0, &err), "files in shared directories fit (%s)", err.msg);
+        ok(!sandbox_dests_check(clash, 4, 0, &err) &&
                strcmp(err.msg, "'a/b' is a file, so nothing can be put below it ('a/b/c')") == 0,
            "a file where another needs a directory is named (%s)", err.msg);
-        ok(!sandbox_dests_check(twice, 3, &err) &&
+        ok(!sandbox_dests_check(twice, 3, 0, &err) &&
                strcmp(err.msg, "'main.py' is where the code goes") == 0,
            "a file where a reserved path is says what that path is for (%s)", err.msg);
         twice[1].what = NULL;
-        ok(!sandbox_dests_check(twice, 3, &err) && strstr(err.msg, "given twice"),
+        ok(!sandbox_dests_check(twice, 3, 0, &err) && strstr(err.msg, "given twice"),
            "the same file twice (%s)", err.msg);
     }
 
@@ -292,6 +296,44 @@ int main(void)
         result_release(&res);
     }
     sandbox_destroy(sb, NULL);
+
+    /* Files that would not fit the scratch disk are refused up front, to the page and to the
+     * inode (directories included), as the kernel then agrees when they are put. */
+    {
+        struct {
+            int n, dirs;
+            size_t len;
+            bool fits;
+        } trials[] = {{256, 0, 4096, true}, {257, 0, 4096, false}, {317, 0, 0, true},
+                      {318, 0, 0, false},   {158, 1, 1, true},     {159, 1, 1, false}};
+        struct sandbox_limits dl = lim;
+        dl.disk_mb = 1;
+        for (size_t k = 0; k < sizeof(trials) / sizeof(trials[0]); k++) {
+            int n = trials[k].n, put = 0;
+            struct sandbox_dest *d = calloc((size_t)n, sizeof(*d));
+            char(*names)[32] = calloc((size_t)n, 32), *data = calloc(1, trials[k].len + 1);
+            bool fits;
+            for (int i = 0; i < n; i++) {
+                snprintf(names[i], 32, trials[k].dirs ? "d%d/f" : "f%d", i);
+                d[i] = (struct sandbox_dest){.path = names[i], .len = trials[k].len};
+            }
+            fits = sandbox_dests_check(d, (size_t)n, 1, &err);
+            sb = sandbox_create(&rt, &img, &dl, &err);
+            while (put < n &&
+                   sandbox_put_data(sb, names[put], data, trials[k].len, 0644, &err) == 0)
+                put++;
+            ok(fits == trials[k].fits && (put == n) == fits,
+               "1 MB disk, %d files of %zu bytes%s: %s, and the kernel agrees", n, trials[k].len,
+               trials[k].dirs ? " in a directory each" : "", fits ? "fits" : "refused");
+            sandbox_destroy(sb, NULL);
+            free(d);
+            free(names);
+            free(data);
+        }
+        struct sandbox_dest one = {.path = "big", .len = (1 << 20) + 1};
+        ok(!sandbox_dests_check(&one, 1, 1, &err) && strstr(err.msg, "scratch disk of 1 MB"),
+           "the message names the disk (%s)", err.msg);
+    }
 
     /* What execve takes is checked before running, to the byte (the same argv the kernel
      * then accepts or refuses), and an E2BIG at exec time is the caller's program, not a
