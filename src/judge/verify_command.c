@@ -146,7 +146,7 @@ static int report_before(struct sandbox *sb, const struct task *t, struct errbuf
         return 0;
     if (r == 0 || r == -EFBIG || r == -EINVAL) {
         errbuf_set(why,
-                   "'%s' existed before the test command ran (left by the build step); only a "
+                   "'%.200s' existed before the test command ran (left by the build step); only a "
                    "report the test command writes is trusted",
                    t->report);
         return 1;
