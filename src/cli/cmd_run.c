@@ -85,6 +85,7 @@ struct run_opts {
     struct sandbox_limits limits;
     const char *stdin_path;
     struct sandbox_file files[MAX_FILES];
+    size_t sizes[MAX_FILES]; /* of the files, when opened */
     size_t nfiles;
     char *env[MAX_ENV + 1];
     size_t nenv;
@@ -120,8 +121,27 @@ static int add_file(struct run_opts *o, char *spec)
         close(fd);
         return usage_error("--file: '%s' is not a regular file%s", eq + 1, "");
     }
+    o->sizes[o->nfiles] = (size_t)st.st_size;
     o->files[o->nfiles++] =
         (struct sandbox_file){.dest = spec, .fd = fd, .mode = st.st_mode & 07777};
+    return 0;
+}
+
+/* check_fits(o, prog_argv) — what the kernel would refuse is the command line's mistake, said
+ * before any sandbox exists: --file destinations that cannot all exist (the same twice, a
+ * file where another needs a directory), and a program line or environment execve would
+ * not take (E2BIG). 0 or 2. */
+static int check_fits(const struct run_opts *o, char *const *prog_argv)
+{
+    struct sandbox_dest dests[MAX_FILES];
+    struct errbuf err = {{0}};
+
+    for (size_t i = 0; i < o->nfiles; i++)
+        dests[i] = (struct sandbox_dest){.path = o->files[i].dest, .len = o->sizes[i]};
+    if (!sandbox_dests_check(dests, o->nfiles, o->limits.disk_mb, &err))
+        return usage_error("--file: %s%s", err.msg, "");
+    if (!sandbox_argv_fits(prog_argv, (char *const *)o->env, &err))
+        return usage_error("%s%s", err.msg, "");
     return 0;
 }
 
@@ -249,7 +269,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     if (!argv[optind][0])
         return usage_error("empty PROGRAM name%s%s", "", "");
     *prog_index = optind;
-    return 0;
+    return check_fits(o, argv + optind);
 }
 
 static void print_text(const struct result *res)
@@ -300,6 +320,13 @@ int cmd_run(int argc, char **argv)
         if (stdin_fd < 0 || fstat(stdin_fd, &st) < 0 || S_ISDIR(st.st_mode)) {
             fprintf(stderr, "crucible run: --stdin: cannot read '%s': %s\n", o->stdin_path,
                     stdin_fd < 0 ? strerror(errno) : "is a directory");
+            goto out_files;
+        }
+        if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > SANDBOX_STDIN_MAX) {
+            fprintf(stderr,
+                    "crucible run: --stdin: '%s' is larger than " SANDBOX_STDIN_MAX_TEXT
+                    ", the most a process may be given\n",
+                    o->stdin_path);
             goto out_files;
         }
     }

@@ -213,7 +213,7 @@ static int parse_files(const json_t *v, struct task *t, struct errbuf *err)
         struct task_file *f = &t->files[t->nfiles];
         struct errbuf why = {{0}};
         if (!sandbox_dest_valid(path, &why))
-            return errbuf_set(err, "files: '%s': %s", path, why.msg);
+            return errbuf_set(err, "files: %s", why.msg);
         if (!json_is_string(text))
             return errbuf_set(err, "files: '%s' must be a string (the file's text)", path);
         if (!(f->path = strdup(path)))
@@ -261,8 +261,11 @@ static int argv_field(const json_t *j, const char *key, char ***out, struct errb
     return 0;
 }
 
-/* add_named_tests(t, key, err) — fail_to_pass / pass_to_pass names become tests of t. */
-static int add_named_tests(const json_t *j, struct task *t, const char *key, struct errbuf *err)
+/* add_named_tests(t, key, names, err) — fail_to_pass / pass_to_pass names become tests of t;
+ * names holds every test name so far (a hash set: a list of 30,000 names is not compared
+ * pair by pair). */
+static int add_named_tests(const json_t *j, struct task *t, const char *key, struct strset *names,
+                           struct errbuf *err)
 {
     json_t *v = json_object_get(j, key), *e;
     struct task_test *grown;
@@ -279,11 +282,13 @@ static int add_named_tests(const json_t *j, struct task *t, const char *key, str
     json_array_foreach(v, i, e)
     {
         struct task_test *tt = &t->tests[t->ntests];
+        int r;
         if (!json_is_string(e) || !json_string_length(e))
             return errbuf_set(err, "%s[%zu] must be a non-empty string", key, i);
-        for (size_t k = 0; k < t->ntests; k++)
-            if (strcmp(t->tests[k].name, json_string_value(e)) == 0)
-                return errbuf_set(err, "test '%s' is named twice (%s)", json_string_value(e), key);
+        if ((r = strset_add(names, json_string_value(e))) < 0)
+            return r;
+        if (r == 0)
+            return errbuf_set(err, "test '%s' is named twice (%s)", json_string_value(e), key);
         memset(tt, 0, sizeof(*tt));
         if (!(tt->name = strdup(json_string_value(e))))
             return -ENOMEM;
@@ -300,6 +305,7 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
     static const char *const own[] = {"command",       "build",        "report",
                                       "solution_file", "fail_to_pass", "pass_to_pass"};
     struct errbuf why = {{0}};
+    struct strset names = STRSET_INIT;
     int r;
 
     if (t->harness != TASK_HARNESS_COMMAND) {
@@ -314,10 +320,22 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
     if ((r = argv_field(j, "command", &t->command, err)) < 0 ||
         (r = argv_field(j, "build", &t->build, err)) < 0 ||
         (r = str_field(j, "report", false, &t->report, err)) < 0 ||
-        (r = str_field(j, "solution_file", false, &t->solution_file, err)) < 0 ||
-        (r = add_named_tests(j, t, "fail_to_pass", err)) < 0 ||
-        (r = add_named_tests(j, t, "pass_to_pass", err)) < 0)
+        (r = str_field(j, "solution_file", false, &t->solution_file, err)) < 0)
         return r;
+    for (size_t i = 0; i < t->ntests && r >= 0; i++) /* the names "tests" gave */
+        if ((r = strset_add(&names, t->tests[i].name)) == 0)
+            r = errbuf_set(err, "test '%s' is named twice", t->tests[i].name);
+    if (r >= 0)
+        r = add_named_tests(j, t, "fail_to_pass", &names, err);
+    if (r >= 0)
+        r = add_named_tests(j, t, "pass_to_pass", &names, err);
+    strset_release(&names);
+    if (r < 0)
+        return r;
+    if (!sandbox_argv_fits(t->command, (char *const *)t->lang->env, &why))
+        return errbuf_set(err, "command: %s", why.msg);
+    if (t->build && !sandbox_argv_fits(t->build, (char *const *)t->lang->env, &why))
+        return errbuf_set(err, "build: %s", why.msg);
     if (!t->report && !(t->report = strdup("report.xml")))
         return -ENOMEM;
     if (!t->solution_file && !(t->solution_file = strdup(t->lang->source)))
@@ -328,20 +346,44 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
         return errbuf_set(err, "solution_file: %s", why.msg);
     if (strcmp(t->report, t->solution_file) == 0)
         return errbuf_set(err, "the report and the solution cannot be the same file");
-    for (size_t i = 0; i < t->nfiles; i++) {
-        if (strcmp(t->files[i].path, t->solution_file) == 0)
-            return errbuf_set(err, "files: '%s' is where the solution goes", t->files[i].path);
-        if (strcmp(t->files[i].path, t->report) == 0)
-            return errbuf_set(err,
-                              "files: '%s' is where the report goes: the test command "
-                              "must write it",
-                              t->files[i].path);
+    {
+        struct sandbox_dest pair[2] = {{.path = t->solution_file, .what = "the solution_file"},
+                                       {.path = t->report, .what = "the report"}};
+        if (!sandbox_dests_check(pair, 2, 0, &why))
+            return errbuf_set(err, "solution_file and report: %s", why.msg);
     }
-    for (size_t i = 0; i < t->ntests; i++)
-        for (size_t k = 0; k < i; k++)
-            if (strcmp(t->tests[i].name, t->tests[k].name) == 0)
-                return errbuf_set(err, "test '%s' is named twice", t->tests[i].name);
     return 0;
+}
+
+int task_files_check(const struct task *t, const struct lang *lang, struct errbuf *err)
+{
+    struct sandbox_dest *d = calloc(t->nfiles + 2, sizeof(*d));
+    struct errbuf why = {{0}};
+    size_t n = 0;
+    bool fine;
+
+    if (!d)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    for (size_t i = 0; i < t->nfiles; i++)
+        d[n++] = (struct sandbox_dest){.path = t->files[i].path, .len = t->files[i].len};
+    if (t->harness == TASK_HARNESS_COMMAND) {
+        d[n++] = (struct sandbox_dest){.path = t->solution_file,
+                                       .what = "where the solution goes (solution_file)"};
+        d[n++] = (struct sandbox_dest){
+            .path = t->report, .what = "where the report goes: the test command must write it"};
+    } else {
+        d[n++] = (struct sandbox_dest){
+            .path = lang_steps(lang ? lang : t->lang, t->harness == TASK_HARNESS_ASSERT).source,
+            .what = "where the solution goes"};
+    }
+    fine = sandbox_dests_check(d, n, t->limits.disk_mb, &why);
+    free(d);
+    if (fine)
+        return 0;
+    if (lang && lang != t->lang)
+        return errbuf_set(err, "task '%s': files: %s (for a solution in %s)", t->id, why.msg,
+                          lang->name);
+    return errbuf_set(err, "files: %s", why.msg);
 }
 
 static int parse_constraints(const json_t *c, struct task *t, struct errbuf *err)
@@ -755,6 +797,8 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
         return r;
     v = json_object_get(j, "limits");
     if (v && (r = task_limits_from_json(v, &t->limits, err)) < 0)
+        return r;
+    if ((r = task_files_check(t, NULL, err)) < 0) /* with the disk size of "limits" */
         return r;
     if ((r = parse_constraints(json_object_get(j, "constraints"), t, err)) < 0)
         return r;

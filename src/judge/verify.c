@@ -181,9 +181,9 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
     }
     if (verify__put_text(sb, plan->source, program, program_len, 0644, &err) < 0)
         goto out_infra;
-    for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only for the payload */
-        if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len, 0444, &err) <
-            0)
+    for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only in fact */
+        if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len,
+                             0444 | SANDBOX_PUT_LOCKED, &err) < 0)
             goto out_infra;
     if (plan->compile) {
         if (vr->has_compile)
@@ -319,9 +319,10 @@ int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
 
 int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err)
 {
-    if (!lang || lang == t->lang || t->harness == TASK_HARNESS_STDIO ||
-        t->harness == TASK_HARNESS_INTERACTIVE)
+    if (!lang || lang == t->lang)
         return 0;
+    if (t->harness == TASK_HARNESS_STDIO || t->harness == TASK_HARNESS_INTERACTIVE)
+        return task_files_check(t, lang, err); /* its files must leave room for this source */
     errbuf_set(err,
                "task '%s' is a%s %s task in %s: its tests are %s code, so the solution must be "
                "%s, not %s (only stdio and interactive tasks take a solution in any language)",

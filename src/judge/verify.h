@@ -86,8 +86,9 @@ struct verify_result {
 void verify_opts_default(struct verify_opts *o);
 
 /* verify_language_check(t, lang, err) — may a solution in lang (NULL: the task's) be judged
- * by t? stdio tasks take any language of the table; assert and command tasks only their own
- * (their test code is written in it). 0, or -EINVAL with err saying why: the caller's
+ * by t? stdio tasks take any language of the table whose source file none of their files
+ * takes (task_files_check); assert and command tasks only their own (their test code is
+ * written in it). 0, or -EINVAL with err saying why: the caller's
  * mistake, to answer before any run (HTTP 400, exit 2). */
 int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err);
 

@@ -18,19 +18,24 @@
 #define REPORT_MAX_BYTES (16u << 20)
 #define WHOLE_RUN_TEST   "(test command)" /* the one test when the report names none */
 
-/* add_test(vr, tys, name) — a test found in the first report (no names in the task). */
+/* add_test(vr, tys, name) — a test found in the first report (no names in the task). The
+ * arrays grow by doubling: their room is the smallest power of two holding vr->total (at
+ * least the one slot verify_run allocates), so n tests cost O(n) copying, not O(n²). */
 static int add_test(struct verify_result *vr, struct tally **tys, const char *name)
 {
-    struct verify_test *vt = realloc(vr->tests, (vr->total + 1) * sizeof(*vt));
+    size_t n = vr->total;
+    struct verify_test *vt;
     struct tally *ty;
 
-    if (!vt)
-        return -ENOMEM;
-    vr->tests = vt;
-    ty = realloc(*tys, (vr->total + 1) * sizeof(*ty));
-    if (!ty)
-        return -ENOMEM;
-    *tys = ty;
+    if (n && (n & (n - 1)) == 0) { /* full: n is a power of two */
+        if (!(vt = realloc(vr->tests, 2 * n * sizeof(*vt))))
+            return -ENOMEM;
+        vr->tests = vt;
+        if (!(ty = realloc(*tys, 2 * n * sizeof(*ty))))
+            return -ENOMEM;
+        *tys = ty;
+    }
+    ty = *tys;
     vt = &vr->tests[vr->total];
     memset(vt, 0, sizeof(*vt));
     memset(&ty[vr->total], 0, sizeof(*ty));
@@ -41,14 +46,6 @@ static int add_test(struct verify_result *vr, struct tally **tys, const char *na
     vt->name_owned = true;
     vr->total++;
     return 0;
-}
-
-static bool has_test(const struct verify_result *vr, const char *name)
-{
-    for (size_t i = 0; i < vr->total; i++)
-        if (strcmp(vr->tests[i].name, name) == 0)
-            return true;
-    return false;
 }
 
 /* case_verdict(c, why) — a report's outcome as a test verdict. */
@@ -72,13 +69,14 @@ static enum verdict case_verdict(const struct junit_case *c, char *why, size_t n
     }
 }
 
-/* command_judge(t, vr, tys, res, rep, report_err) — every test's verdict for one run: a run
- * stopped by a limit fails every test with that limit (its report cannot be complete); no
- * usable report fails every test as a runtime error; otherwise each test takes its case's
- * outcome, and a test missing from the report fails. */
-static void command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
-                          struct result *res, const struct junit_report *rep,
-                          const char *report_err)
+/* verify__command_judge(t, vr, tys, res, rep, report_err) — every test's verdict for one run:
+ * a run stopped by a limit fails every test with that limit (its report cannot be complete);
+ * no usable report fails every test as a runtime error; otherwise each test takes its case's
+ * outcome, and a test missing from the report fails. Linear in the report and the tests:
+ * every lookup goes through the report's index (junit_find, junit_case_counts). */
+void verify__command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
+                           struct result *res, const struct junit_report *rep,
+                           const char *report_err)
 {
     char run_why[256], why[300];
     enum verdict run_v = verify__run_verdict(t, NULL, res, run_why, sizeof(run_why));
@@ -92,8 +90,7 @@ static void command_judge(const struct task *t, struct verify_result *vr, struct
     if (t->ntests == 0 && vr->total == 0) {
         /* Discovery: the first run's cases are the tests (skipped ones are not counted). */
         for (size_t i = 0; rep && !limit && i < rep->n; i++)
-            if (rep->cases[i].outcome != JUNIT_SKIPPED && !has_test(vr, rep->cases[i].id) &&
-                add_test(vr, tys, rep->cases[i].id) < 0)
+            if (junit_case_counts(rep, i) && add_test(vr, tys, rep->cases[i].id) < 0)
                 break;
         if (vr->total == 0 && add_test(vr, tys, WHOLE_RUN_TEST) < 0)
             return;
@@ -133,6 +130,63 @@ static void command_judge(const struct task *t, struct verify_result *vr, struct
     }
 }
 
+/* report_before(sb, t, why) — what is at the report's path before the test command runs:
+ * 0 when nothing (or no place for it), 1 when something is there already — a build step
+ * (which may run the solution's code) left it, and only a report the test command writes is
+ * evidence — or -errno when the sandbox could not be asked. */
+static int report_before(struct sandbox *sb, const struct task *t, struct errbuf *why)
+{
+    struct errbuf e = {{0}};
+    char *data = NULL;
+    size_t len = 0;
+    int r = sandbox_get_file(sb, t->report, 0, &data, &len, &e);
+
+    free(data);
+    if (r == -ENOENT || r == -ENOTDIR)
+        return 0;
+    if (r == 0 || r == -EFBIG || r == -EINVAL) {
+        errbuf_set(why,
+                   "'%.200s' existed before the test command ran (left by the build step); only a "
+                   "report the test command writes is trusted",
+                   t->report);
+        return 1;
+    }
+    errbuf_set(why, "%s", e.msg);
+    return r;
+}
+
+/* report_contradicts(res, rep, why) — true when the run failed (a non-zero exit, or a signal)
+ * yet its report shows tests that passed and none that failed or errored. Test runners exit
+ * non-zero when a test fails, so such a report is not the run's account of itself: code that
+ * ran inside the test process (the solution's) wrote it, or the runner died after the
+ * report was forged. Not trusted. A report with a failure stays usable: SWE-bench style
+ * tasks expect other tests of the run to fail. */
+static bool report_contradicts(const struct result *res, const struct junit_report *rep,
+                               struct errbuf *why)
+{
+    bool passed = false, failed = false;
+
+    if (res->status == RESULT_OK)
+        return false;
+    for (size_t i = 0; i < rep->n; i++) {
+        passed |= rep->cases[i].outcome == JUNIT_PASSED;
+        failed |= rep->cases[i].outcome == JUNIT_FAILED || rep->cases[i].outcome == JUNIT_ERROR;
+    }
+    if (!passed || failed)
+        return false;
+    if (res->status == RESULT_SIGNALED)
+        errbuf_set(why,
+                   "the test command was killed by signal %d, yet its report shows no failed "
+                   "test: a report that contradicts its run is not trusted",
+                   res->signal);
+    else
+        errbuf_set(why,
+                   "the test command exited with %d, yet its report shows no failed test: a "
+                   "report that contradicts its run is not trusted",
+                   res->exit_code);
+    return true;
+}
+
 /* verify__command_repeat(…) — one run of the test command in a fresh sandbox (recreated after an
  * infra failure). Returns false on a build (compile) error. */
 bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image *img,
@@ -159,17 +213,21 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
             result_fail(&res, "%s", why);
         } else {
             bool readable;
+            int stale = t->build ? report_before(sb, t, &rerr) : 0;
             verify__exec(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
+            if (stale < 0 && res.status != RESULT_SANDBOX_ERROR)
+                result_fail(&res, "cannot look for a report before the run: %s", rerr.msg);
             /* A run a limit stopped has no complete report (and its sandbox is torn down);
              * otherwise nothing may still be writing the report while we read it. */
             readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
                        res.status == RESULT_SIGNALED;
             if (readable && sandbox_kill_others(sb, &err) < 0)
                 result_fail(&res, "%s", err.msg);
-            if (readable && res.status != RESULT_SANDBOX_ERROR)
+            if (readable && res.status != RESULT_SANDBOX_ERROR && !stale)
                 have_report =
                     sandbox_get_file(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
-                    junit_parse(xml, xml_len, &rep, &rerr) == 0;
+                    junit_parse(xml, xml_len, &rep, &rerr) == 0 &&
+                    !report_contradicts(&res, &rep, &rerr);
             if (sandbox_destroy(sb, &err) < 0 && res.status != RESULT_SANDBOX_ERROR)
                 result_fail(&res, "%s", err.msg);
         }
@@ -182,8 +240,9 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
         }
         if (!have_report && !rerr.msg[0])
             snprintf(rerr.msg, sizeof(rerr.msg), "not read");
-        command_judge(t, vr, tys, &res,
-                      res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep, rerr.msg);
+        verify__command_judge(t, vr, tys, &res,
+                              res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep,
+                              rerr.msg);
         if (vr->has_command)
             result_release(&vr->command);
         vr->command = res; /* the streams move to the record */

@@ -144,4 +144,11 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
                             const struct task *t, const char *solution, const struct verify_opts *o,
                             struct verify_result *vr, struct tally **tys);
 
+/* verify__command_judge(t, vr, tys, res, rep, report_err) — the command harness's grading of
+ * one run (rep NULL: no usable report, report_err says why); see verify_command.c. */
+struct junit_report;
+void verify__command_judge(const struct task *t, struct verify_result *vr, struct tally **tys,
+                           struct result *res, const struct junit_report *rep,
+                           const char *report_err);
+
 #endif

@@ -321,6 +321,7 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memo
     memset(cg, 0, sizeof(*cg));
     cg->env = env;
     cg->v2_fd = -1;
+    cg->peak_fd = -1;
     for (int h = 0; h < env->nhier; h++) {
         snprintf(cg->dirs[h], sizeof(cg->dirs[h]), "%s/sb-%d-%u", env->hier[h].base, (int)getpid(),
                  n);
@@ -408,24 +409,49 @@ uint64_t cgroup_memory_peak_kb(const struct cgroup *cg)
 {
     const char *d = dir_for(cg, CGROUP_RES_MEMORY);
     char buf[64];
+    ssize_t n;
 
     if (!d)
         return 0;
-    if (read_in(d,
-                cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 2
-                    ? "memory.peak"
-                    : "memory.max_usage_in_bytes",
-                buf, sizeof(buf)) < 0)
+    if (cg->peak_fd >= 0) {
+        n = pread(cg->peak_fd, buf, sizeof(buf) - 1, 0);
+        if (n <= 0)
+            return 0;
+        buf[n] = '\0';
+    } else if (read_in(d,
+                       cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 2
+                           ? "memory.peak"
+                           : "memory.max_usage_in_bytes",
+                       buf, sizeof(buf)) < 0) {
         return 0;
+    }
     return strtoull(buf, NULL, 10) / 1024;
 }
 
 void cgroup_memory_peak_reset(struct cgroup *cg)
 {
     const char *d = dir_for(cg, CGROUP_RES_MEMORY);
+    char path[4200];
 
-    if (d && cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 1)
+    if (!d)
+        return;
+    if (cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 1) {
         (void)write_in(d, "memory.max_usage_in_bytes", "0");
+        return;
+    }
+    /* v2: a write to memory.peak resets the peak seen through that one fd (6.12+). The
+     * fd stays open for the group's life; a kernel that refuses the write keeps the
+     * group-lifetime peak read by path. */
+    if (cg->peak_fd < 0) {
+        snprintf(path, sizeof(path), "%s/memory.peak", d);
+        cg->peak_fd = open(path, O_RDWR | O_CLOEXEC);
+        if (cg->peak_fd < 0)
+            return;
+    }
+    if (pwrite(cg->peak_fd, "reset\n", 6, 0) != 6) {
+        close(cg->peak_fd);
+        cg->peak_fd = -1;
+    }
 }
 
 uint64_t cgroup_oom_kills(const struct cgroup *cg)
@@ -518,6 +544,10 @@ int cgroup_destroy(struct cgroup *cg)
     if (cg->v2_fd >= 0) {
         close(cg->v2_fd);
         cg->v2_fd = -1;
+    }
+    if (cg->peak_fd >= 0) {
+        close(cg->peak_fd);
+        cg->peak_fd = -1;
     }
     for (int h = cg->ndirs - 1; h >= 0; h--) {
         struct timespec nap = {0, 100000};

@@ -47,7 +47,8 @@ struct cgroup {
     const struct cgroup_env *env;
     int ndirs;
     char dirs[CGROUP_MAX_HIER][4096]; /* parallel to env->hier[]; "" when unused */
-    int v2_fd; /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 */
+    int v2_fd;   /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 */
+    int peak_fd; /* v2 memory.peak opened for a per-fd reset (see below), or -1 */
 };
 
 /* cgroup_env_init(env) — discovers hierarchies and creates the "crucible" subtree where
@@ -92,11 +93,15 @@ double cgroup_cpu_usage(const struct cgroup *cg);
 /* cgroup_memory_peak_kb(cg) — peak memory in KiB, or 0 when unknown. */
 uint64_t cgroup_memory_peak_kb(const struct cgroup *cg);
 
-/* cgroup_memory_peak_reset(cg) — starts the peak anew (v1 only; v2's memory.peak counts
- * from the group's creation, which for a sandbox is close enough). */
+/* cgroup_memory_peak_reset(cg) — starts the peak anew: v1 resets max_usage_in_bytes; v2
+ * (Linux 6.12 and later) resets memory.peak for the fd the group keeps open, which
+ * cgroup_memory_peak_kb then reads. On an older v2 kernel the peak counts from the group's
+ * creation. */
 void cgroup_memory_peak_reset(struct cgroup *cg);
 
-/* cgroup_oom_kills(cg) — number of OOM kills inside the group (0 when unknown). */
+/* cgroup_oom_kills(cg) — number of OOM kills inside the group since it was made (0 when
+ * unknown): cumulative on v1 and v2, so a caller judging one of several runs in the group
+ * compares it with the count from before that run. */
 uint64_t cgroup_oom_kills(const struct cgroup *cg);
 
 /* cgroup_kill(cg) — SIGKILLs every process in the group (cgroup.kill on v2, else a walk

@@ -29,6 +29,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <limits.h>
 #include <stdio.h>
 
 const struct sandbox_limit_range sandbox_limit_ranges[LIM_COUNT] = {
@@ -143,29 +144,170 @@ void sandbox_runtime_describe(const struct sandbox_runtime *rt, FILE *f)
 bool sandbox_dest_valid(const char *dest, struct errbuf *err)
 {
     const char *p = dest;
+    size_t total;
 
     if (!dest || !*dest)
         return errbuf_set(err, "empty destination path"), false;
     if (dest[0] == '/')
-        return errbuf_set(err, "destination '%s' must be relative to the work directory", dest),
+        return errbuf_set(err, "destination '%.200s' must be relative to the work directory", dest),
                false;
-    if (strlen(dest) >= 4000)
-        return errbuf_set(err, "destination path is too long"), false;
+    /* "/work/DEST" with its NUL must fit PATH_MAX (the control message holds as much) */
+    total = strlen(dest);
+    if (total + sizeof("/work/") > PATH_MAX)
+        return errbuf_set(err,
+                          "destination '%.60s...' is %zu bytes long: with '/work/' it exceeds "
+                          "PATH_MAX (%d bytes)",
+                          dest, total, PATH_MAX),
+               false;
     while (*p) {
         const char *slash = strchr(p, '/');
         size_t len = slash ? (size_t)(slash - p) : strlen(p);
         if (len == 0 || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
             return errbuf_set(err,
-                              "destination '%s' must stay inside the work directory (no '..', "
-                              "'.' or empty components)",
+                              "destination '%.200s' must stay inside the work directory (no "
+                              "'..', '.' or empty components)",
                               dest),
+                   false;
+        if (len > NAME_MAX)
+            return errbuf_set(err,
+                              "destination '%.60s...' has a name of %zu bytes: more than "
+                              "NAME_MAX (%d bytes)",
+                              dest, len, NAME_MAX),
                    false;
         p += len;
         if (*p == '/')
             p++;
         if (slash && !*p)
-            return errbuf_set(err, "destination '%s' names a directory", dest), false;
+            return errbuf_set(err, "destination '%.200s' names a directory", dest), false;
     }
+    return true;
+}
+
+/* dest_rank(c) — the end of the string first, then '/', then every other byte in order. */
+static int dest_rank(unsigned char c)
+{
+    return c == '\0' ? 0 : c == '/' ? 1 : c + 1;
+}
+
+/* dest_cmp — byte order with '/' before every other byte, so that every path below a
+ * directory 'a' ("a/...") sorts right after "a" and before siblings such as "a-b". */
+static int dest_cmp(const void *pa, const void *pb)
+{
+    const unsigned char *a = (const unsigned char *)((const struct sandbox_dest *)pa)->path;
+    const unsigned char *b = (const unsigned char *)((const struct sandbox_dest *)pb)->path;
+
+    for (; *a && *a == *b; a++, b++)
+        ;
+    return dest_rank(*a) - dest_rank(*b);
+}
+
+/* slashes(s, n) — the '/' among the first n bytes of s: the directories a path needs. */
+static size_t slashes(const char *s, size_t n)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < n && s[i]; i++)
+        k += s[i] == '/';
+    return k;
+}
+
+bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, uint64_t disk_mb,
+                         struct errbuf *err)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = 0, inodes = 0;
+    struct sandbox_dest *d;
+    bool fine = true;
+
+    for (size_t i = 0; i < n; i++)
+        if (!sandbox_dest_valid(dests[i].path, err))
+            return false;
+    d = malloc((n ? n : 1) * sizeof(*d));
+    if (!d)
+        return errbuf_set(err, "out of memory"), false;
+    memcpy(d, dests, n * sizeof(*d));
+    qsort(d, n, sizeof(*d), dest_cmp);
+    /* In this order a path's clash, if any, is with its neighbour: the same path, or a
+     * path "X/..." right after a file X. And the paths below a directory are contiguous, so
+     * a path needs new directories only past what it shares with the previous one. */
+    for (size_t i = 0; i < n && fine; i++) {
+        const struct sandbox_dest *a = i ? &d[i - 1] : NULL, *b = &d[i];
+        size_t common = 0;
+        if (a) {
+            size_t la = strlen(a->path);
+            while (a->path[common] && a->path[common] == b->path[common])
+                common++;
+            if (strcmp(a->path, b->path) == 0) {
+                const struct sandbox_dest *role = a->what ? a : b;
+                if (role->what)
+                    errbuf_set(err, "'%.200s' is %s", a->path, role->what);
+                else
+                    errbuf_set(err, "'%.200s' is given twice", a->path);
+                fine = false;
+            } else if (common == la && b->path[la] == '/') {
+                errbuf_set(err, "'%.200s' is %s, so nothing can be put below it ('%.200s')",
+                           a->path, a->what ? a->what : "a file", b->path);
+                fine = false;
+            }
+        }
+        inodes += 1 + slashes(b->path, SIZE_MAX) - slashes(b->path, common);
+        pages += (b->len + page - 1) / page;
+    }
+    free(d);
+    /* The scratch tmpfs (rootfs.c): disk_mb MiB of pages, disk_mb * 256 + 64 inodes, three
+     * of them its root, /work and /tmp. What does not fit would fail to be put (ENOSPC). */
+    if (fine && disk_mb && pages > (disk_mb << 20) / page) {
+        errbuf_set(err,
+                   "the files take %zu KiB in %zu-byte pages: more than the scratch disk of "
+                   "%llu MB",
+                   pages * (page >> 10), page, (unsigned long long)disk_mb);
+        fine = false;
+    }
+    if (fine && disk_mb && inodes + 3 > disk_mb * 256 + 64) {
+        errbuf_set(err,
+                   "the files and their directories are %zu entries: more than the %llu the "
+                   "scratch disk of %llu MB holds",
+                   inodes, (unsigned long long)(disk_mb * 256 + 64 - 3),
+                   (unsigned long long)disk_mb);
+        fine = false;
+    }
+    return fine;
+}
+
+bool sandbox_argv_fits(char *const *argv, char *const *env, struct errbuf *err)
+{
+    size_t max_str = 32 * (size_t)sysconf(_SC_PAGESIZE), count, total, prog;
+
+    if (!argv || !argv[0])
+        return errbuf_set(err, "no program to run"), false;
+    /* the path execve copies too: argv[0], or the longest one the search tries */
+    prog = strlen(argv[0]) + (strchr(argv[0], '/') ? 0 : strlen(EXEC_SEARCH_LONGEST));
+    if (prog >= PATH_MAX)
+        return errbuf_set(err, "the program's path is %zu bytes: more than PATH_MAX (%d bytes)",
+                          prog, PATH_MAX),
+               false;
+    total = prog + 1 + sandbox__fixed_env(env, &count);
+    for (int pass = 0; pass < 2; pass++) {
+        char *const *v = pass ? env : argv;
+        for (size_t i = 0; v && v[i]; i++) {
+            size_t len = strlen(v[i]) + 1;
+            if (len > max_str)
+                return errbuf_set(err,
+                                  "%s %zu is %zu bytes: the kernel takes at most %zu KiB per "
+                                  "%s (MAX_ARG_STRLEN)",
+                                  pass ? "environment entry" : "argument", i, len - 1,
+                                  max_str >> 10, pass ? "entry" : "argument"),
+                       false;
+            total += len;
+            count++;
+        }
+    }
+    total += count * sizeof(char *);
+    if (total > EXEC_ARG_TOTAL)
+        return errbuf_set(err,
+                          "the arguments and environment take %zu bytes: the kernel's execve "
+                          "takes at most %zu MiB (E2BIG)",
+                          total, EXEC_ARG_TOTAL >> 20),
+               false;
     return true;
 }
 
@@ -366,7 +508,7 @@ int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, 
         return -EINVAL;
     memset(&m, 0, sizeof(m));
     m.type = CTL_PUT;
-    m.mode = mode & 07777;
+    m.mode = mode & (07777 | SANDBOX_PUT_LOCKED);
     snprintf(m.text, sizeof(m.text), "%s", dest);
     r = sandbox__ctl_send(sb->ctl, &m, &fd, 1);
     if (r == 0)
@@ -455,6 +597,15 @@ int sandbox_get_file(struct sandbox *sb, const char *path, size_t max, char **da
     return 0;
 }
 
+/* cpu_rlimit(sb) — the payload's RLIMIT_CPU soft limit, seconds: with whole-tree accounting, a
+ * per-process backstop one second past the limit; without it, the limit itself (whole
+ * seconds: the kernel's granularity). */
+static rlim_t cpu_rlimit(const struct sandbox *sb)
+{
+    return (rlim_t)ceil(sb->limits.cpu_time) +
+           (cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU) ? 1 : 0);
+}
+
 /* make_spec(sb, proc) — the exec request as a memfd (see struct exec_spec). */
 static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
 {
@@ -474,14 +625,12 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
     spec.argc = argc;
     spec.envc = envc;
     spec.strings_len = (uint32_t)strings;
-    /* RLIMIT_CPU: with whole-tree accounting, a per-process backstop one second past the
-     * limit; without it, the limit itself (whole seconds: the kernel's granularity). */
-    spec.cpu.rlim_cur = (rlim_t)ceil(l->cpu_time) + (cgroup_env_has(cg, CGROUP_RES_CPU) ? 1 : 0);
+    spec.cpu.rlim_cur = cpu_rlimit(sb);
     spec.cpu.rlim_max = spec.cpu.rlim_cur + 1;
     /* Twice the scratch size: a full disk is ENOSPC, as on a real machine, not SIGXFSZ. */
     spec.fsize.rlim_cur = spec.fsize.rlim_max = (rlim_t)l->disk_mb << 21;
     spec.nofile.rlim_cur = spec.nofile.rlim_max = 1024;
-    spec.stack.rlim_cur = spec.stack.rlim_max = (rlim_t)256 << 20;
+    spec.stack.rlim_cur = spec.stack.rlim_max = PAYLOAD_STACK;
     spec.core.rlim_cur = spec.core.rlim_max = 0;
     spec.memlock.rlim_cur = spec.memlock.rlim_max = 64 << 10;
     spec.as.rlim_cur = spec.as.rlim_max = RLIM_INFINITY;
@@ -649,6 +798,7 @@ struct exec_run {
     int out_w, err_w;      /* write ends, handed to init */
     int stdin_fd, specfd;
     double start, cpu_base, cpu_used;
+    uint64_t oom_base; /* the group's OOM-kill count before the payload started */
     bool exited, killed, init_died, interrupted;
     bool alone;                /* init saw no other process left when the payload ended */
     enum result_status forced; /* a limit or failure seen by the supervisor, else RESULT_OK */
@@ -732,8 +882,12 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
         return -1;
     }
     if (sb->has_cg) {
+        /* The group's counters are cumulative over every exec of the sandbox (a stdio
+         * harness runs each test in the same one): this exec is judged on what changes
+         * from here, so a test OOM-killed earlier does not make later tests memory_limit. */
         cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
         x->cpu_base = cgroup_cpu_usage(&sb->cg);
+        x->oom_base = cgroup_oom_kills(&sb->cg);
     }
     return 0;
 }
@@ -764,10 +918,17 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, struct result *res
     if (m.type == CTL_EXEC_FAIL) {
         /* A program that does not exist or cannot be executed is the caller's to fix;
          * anything else that stops the start is ours. */
-        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR) {
+        if (m.err == ENOENT || m.err == EACCES || m.err == ENOEXEC || m.err == ENOTDIR ||
+            m.err == E2BIG || m.err == ENAMETOOLONG || m.err == ELOOP) {
             res->status = RESULT_RUNTIME_ERROR;
             res->exit_code = 127;
-            snprintf(res->message, sizeof(res->message), "%s", m.text);
+            if (m.err == E2BIG) /* what sandbox_argv_fits cannot see: a "#!" interpreter's */
+                snprintf(res->message, sizeof(res->message),
+                         "%.300s (the arguments and environment exceed what the kernel's "
+                         "execve takes)",
+                         m.text);
+            else
+                snprintf(res->message, sizeof(res->message), "%s", m.text);
         } else {
             result_fail(res, "%s", m.text);
         }
@@ -877,6 +1038,12 @@ static void exec_drain(struct exec_run *x, bool torn_down)
     }
 }
 
+/* The kernel checks RLIMIT_CPU against CPU time counted in scheduler ticks; rusage reports
+ * the precise time, which on a busy VM falls short of it (by 3% seen idle, 11% at a load of
+ * 10 on 2 cores). A process the rlimit ended shows at least this share of it; a program that
+ * sends itself SIGXCPU early does not. */
+#define CPU_RLIMIT_SHARE 0.5
+
 /* exec_verdict — usage counters and the status, by precedence: our own failure, then the
  * limits, then how the program ended. */
 static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *res)
@@ -896,12 +1063,16 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
         result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
     } else if (x->forced == RESULT_SANDBOX_ERROR) {
         result_fail(res, "processes survived the sandbox teardown");
-    } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > 0) {
+    } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > x->oom_base) {
         res->status = RESULT_MEMORY_LIMIT;
         snprintf(res->message, sizeof(res->message), "memory limit of %llu MB exceeded",
                  (unsigned long long)l->memory_mb);
     } else if (x->forced == RESULT_TIMEOUT || res->cpu_time >= l->cpu_time ||
-               (res->status == RESULT_SIGNALED && res->signal == SIGXCPU)) {
+               (res->status == RESULT_SIGNALED && res->signal == SIGXCPU &&
+                res->cpu_time >= CPU_RLIMIT_SHARE * (double)cpu_rlimit(sb))) {
+        /* Only a limit that was reached is a timeout. SIGXCPU alone proves nothing (a
+         * program may send it to itself): it counts only from a run that used a good part
+         * of the RLIMIT_CPU that sends it (whole seconds, at least the limit). */
         res->status = RESULT_TIMEOUT;
         if (res->limit == RESULT_LIMIT_NONE)
             res->limit = RESULT_LIMIT_CPU;

@@ -84,7 +84,13 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
 
 /* sandbox_put_file(sb, dest, fd, mode, err) — copies the contents of fd (caller keeps it)
  * to DEST below the work directory with the given mode bits. DEST must be relative, without
- * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno. */
+ * ".." or empty components; no symlink is followed inside the sandbox. 0 or -errno.
+ * With SANDBOX_PUT_LOCKED in mode the file is read-only in fact, not only in its mode bits
+ * (the payload owns it and could chmod it): it becomes a read-only mount of itself, so it
+ * cannot be written, truncated, chmod'ed, removed or replaced, and every directory below
+ * the work directory that holds it is a mount of itself too, so none can be renamed or
+ * removed (a mount point cannot be) — its other entries stay as writable as before. */
+#define SANDBOX_PUT_LOCKED 010000u /* mode flag, beside the permission bits (07777) */
 int sandbox_put_file(struct sandbox *sb, const char *dest, int fd, mode_t mode, struct errbuf *err);
 
 /* sandbox_put_data(sb, dest, data, len, mode, err) — sandbox_put_file from memory. */
@@ -164,7 +170,33 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
                 const struct sandbox_limits *limits, const struct sandbox_file *files,
                 size_t nfiles, const struct sandbox_proc *proc, struct result *res);
 
-/* sandbox_dest_valid(dest, err) — the DEST rule of sandbox_put_file, for early checks. */
+/* sandbox_dest_valid(dest, err) — the DEST rule of sandbox_put_file, for early checks: also
+ * no component longer than NAME_MAX and the whole "/work/DEST" within PATH_MAX. */
 bool sandbox_dest_valid(const char *dest, struct errbuf *err);
+
+/* A destination and what it is for, for sandbox_dests_check's messages. */
+struct sandbox_dest {
+    const char *path;
+    const char *what; /* NULL for a file; else e.g. "where the solution goes" */
+    size_t len;       /* bytes it will hold (0 when not known yet) */
+};
+
+/* sandbox_dests_check(dests, n, disk_mb, err) — destinations that can all be put in one work
+ * directory: each valid (sandbox_dest_valid), none given twice, none below another (a file
+ * 'a' leaves no room for a file 'a/b'), and (disk_mb > 0) all of them, with the directories
+ * they need, within the pages and inodes of a scratch disk of disk_mb MB. Checked up front
+ * so that a caller's impossible set of files is the caller's error, not a failed put (a
+ * sandbox_error, retried). O(n log n) compares. false with err naming the problem (without
+ * a prefix: callers add "files: " or the like). */
+bool sandbox_dests_check(const struct sandbox_dest *dests, size_t n, uint64_t disk_mb,
+                         struct errbuf *err);
+
+/* sandbox_argv_fits(argv, env, err) — whether the kernel's execve will take argv and env
+ * (plus the sandbox's fixed environment) in the payload: every string within MAX_ARG_STRLEN
+ * (32 pages), the program's path within PATH_MAX, and all of them with their pointers
+ * within the 6 MiB the kernel allows the payload's stack. A command beyond that is the
+ * caller's error (execve would fail with E2BIG); check it before running. An interpreter a
+ * script's "#!" line adds is not counted: exec reports that case as the program's. */
+bool sandbox_argv_fits(char *const *argv, char *const *env, struct errbuf *err);
 
 #endif

@@ -22,6 +22,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
+#include <linux/mount.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -61,6 +62,24 @@ static const char *const userns_limits[][2] = {
     {"/proc/sys/user/max_inotify_watches", "8192"},
 };
 static const char *const search_path[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+
+size_t sandbox__fixed_env(char *const *env, size_t *count)
+{
+    size_t bytes = 0;
+
+    *count = 0;
+    for (size_t i = 0; i < sizeof(fixed_env) / sizeof(fixed_env[0]); i++) {
+        size_t klen = (size_t)(strchr(fixed_env[i], '=') - fixed_env[i]) + 1;
+        bool overridden = false;
+        for (char *const *e = env; e && *e && !overridden; e++)
+            overridden = strncmp(*e, fixed_env[i], klen) == 0;
+        if (!overridden) {
+            bytes += strlen(fixed_env[i]) + 1;
+            (*count)++;
+        }
+    }
+    return bytes;
+}
 
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds)
 {
@@ -239,6 +258,84 @@ static int open_beneath(const char *path, bool create, mode_t mode)
     return fd;
 }
 
+/* self_mount(dir, name, attrs, recursive) — mounts the entry NAME of DIR onto itself: a
+ * clone of the mount tree there (with the mounts below it when recursive), given attrs,
+ * moved onto the same place. 0 or -errno. */
+static int self_mount(int dir, const char *name, unsigned attrs, bool recursive)
+{
+    struct mount_attr attr = {.attr_set = attrs};
+    int t, r = 0;
+
+    t = (int)syscall(SYS_open_tree, dir, name,
+                     OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW |
+                         (recursive ? AT_RECURSIVE : 0));
+    if (t < 0)
+        return -errno;
+    if (attrs && syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+        r = -errno;
+    if (r == 0 && syscall(SYS_move_mount, t, "", dir, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(t);
+    return r;
+}
+
+/* mount_root(dir, name) — whether NAME in DIR is the root of a mount (locked already). */
+static bool mount_root(int dir, const char *name)
+{
+    struct statx sx;
+
+    return statx(dir, name, AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 &&
+           (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+           (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
+/* lock_path(path) — makes the regular file PATH (below /work, put just now) read-only in
+ * fact. Mode bits cannot do it: the payload runs as the uid that owns the file (the only
+ * uid mapped), so it could chmod the file back, rewrite it, or unlink and recreate it, and
+ * rename the directory that holds it. So:
+ *   - every directory on the way below /work is bound onto itself (with the mounts already
+ *     in it) unless it is a mount already: a mount point cannot be renamed or removed, so
+ *     the path to the file stays what it is; the directory stays writable (a solution or a
+ *     build may add files beside the tests, as before);
+ *   - the file is bound onto itself read-only (nosuid, nodev): writes, truncation, chmod,
+ *     chown, utimes and xattrs fail with EROFS; unlink and rename fail with EBUSY, and so does
+ *     renaming another file over it; a hard link to it crosses mounts (EXDEV).
+ * The payload cannot undo any of it: it has no capabilities and seccomp refuses every mount
+ * call. Everything is resolved with O_NOFOLLOW, after each new mount again, so the next
+ * step works on the mount just made. Cost, measured on a 2-core VM: 14 to 27 µs per file on
+ * top of a put's ~100 µs, and about 1 µs per mount when the mount namespace goes with the
+ * sandbox. 0 or -errno. */
+static int lock_path(const char *path)
+{
+    char buf[4096], *comp, *next;
+    struct stat st;
+    int dir, r = 0;
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    dir = open("/work", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+        return -errno;
+    for (comp = buf; (next = strchr(comp, '/')); comp = next + 1) {
+        int sub;
+        *next = '\0';
+        if (!mount_root(dir, comp) && (r = self_mount(dir, comp, 0, true)) < 0)
+            break;
+        sub = openat(dir, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        close(dir);
+        if (sub < 0)
+            return -errno;
+        dir = sub;
+    }
+    if (r == 0 && fstatat(dir, comp, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        r = -errno;
+    else if (r == 0 && !S_ISREG(st.st_mode))
+        r = -EINVAL;
+    if (r == 0 && !mount_root(dir, comp))
+        r = self_mount(dir, comp, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false);
+    close(dir);
+    return r;
+}
+
 static void handle_put(int ctl, const struct ctl_msg *req, int src)
 {
     char buf[65536];
@@ -269,6 +366,11 @@ static void handle_put(int ctl, const struct ctl_msg *req, int src)
     if (r < 0) {
         errbuf_set(&err, "cannot write '%s' in the work directory: %s", req->text,
                    r == -ENOSPC ? "scratch disk full" : strerror(-r));
+        reply(ctl, CTL_PUT_DONE, -r, err.msg);
+        return;
+    }
+    if ((req->mode & SANDBOX_PUT_LOCKED) && (r = lock_path(req->text)) < 0) {
+        errbuf_set(&err, "cannot make '%s' read-only: %s", req->text, strerror(-r));
         reply(ctl, CTL_PUT_DONE, -r, err.msg);
         return;
     }

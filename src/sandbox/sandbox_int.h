@@ -15,15 +15,21 @@
 
 #include "sandbox/sandbox.h"
 
-#define SANDBOX_UID      1000 /* uid and gid of the payload inside */
-#define SANDBOX_HOSTNAME "crucible"
-#define CTL_MAX_FDS      4
+#define SANDBOX_UID   1000                /* uid and gid of the payload inside */
+#define PAYLOAD_STACK ((rlim_t)256 << 20) /* the payload's RLIMIT_STACK */
+#define EXEC_ARG_TOTAL                                                                             \
+    ((size_t)6 << 20)                         /* execve's room for strings + pointers: 3/4 of      \
+                                               * _STK_LIM, below PAYLOAD_STACK / 4 */
+#define EXEC_SEARCH_LONGEST "/usr/local/bin/" /* longest search-path prefix init tries */
+#define SANDBOX_HOSTNAME    "crucible"
+#define CTL_MAX_FDS         4
 
 enum ctl_type {
     CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
     CTL_READY,     /* init → sup: root filesystem built, waiting for requests */
     CTL_FAILED,    /* init → sup: setup failed (err, text) */
-    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode */
+    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode (and
+                    * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
     CTL_PUT_DONE,  /* init → sup: err == 0 or the failure (text) */
     CTL_EXEC,      /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr */
     CTL_STARTED,   /* init → sup: payload running (pid inside) */
@@ -67,6 +73,11 @@ struct init_params {
     int attach_fds[CGROUP_MAX_HIER]; /* v1 "tasks" files to write "0" to (see cgroup.h) */
     int nattach;
 };
+
+/* sandbox__fixed_env(env, &count) — bytes (with NULs) of the fixed environment entries init
+ * adds to a payload whose extra entries are env (those env overrides are left out); their
+ * number in *count. */
+size_t sandbox__fixed_env(char *const *env, size_t *count);
 
 /* sandbox__init_main(p) — init's whole life; never returns. */
 __attribute__((noreturn)) void sandbox__init_main(const struct init_params *p);

@@ -292,7 +292,7 @@ static int files_field(const json_t *v, struct item *it, bool b64_only, struct e
         struct errbuf why = {{0}};
         char what[300];
         if (!sandbox_dest_valid(path, &why))
-            return errbuf_set(err, "files: '%s': %s", path, why.msg);
+            return errbuf_set(err, "files: %s", why.msg);
         snprintf(what, sizeof(what), "files['%s']", path);
         if (!(f->path = strdup(path)))
             return errbuf_set(err, "out of memory"), -ENOMEM;
@@ -312,6 +312,30 @@ static int files_field(const json_t *v, struct item *it, bool b64_only, struct e
         }
     }
     return 0;
+}
+
+/* files_check(it, source, err) — the request's files can all be put in one work directory,
+ * beside the program's source (SOURCE, NULL for a command): none twice, none below another
+ * file, none where the code goes. The caller's mistake, said as a 400 before any sandbox is
+ * made (a failed put would be a sandbox_error, and retried). */
+static int files_check(const struct item *it, const char *source, size_t source_len,
+                       struct errbuf *err)
+{
+    struct sandbox_dest *d = calloc(it->nfiles + 1, sizeof(*d));
+    struct errbuf why = {{0}};
+    size_t n = 0;
+    bool fine;
+
+    if (!d)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    for (size_t i = 0; i < it->nfiles; i++)
+        d[n++] = (struct sandbox_dest){.path = it->files[i].path, .len = it->files[i].len};
+    if (source)
+        d[n++] = (struct sandbox_dest){
+            .path = source, .what = "where the program's code goes ('code')", .len = source_len};
+    fine = sandbox_dests_check(d, n, it->limits.disk_mb, &why);
+    free(d);
+    return fine ? 0 : errbuf_set(err, "files: %s", why.msg);
 }
 
 /* only_keys(j, allowed, err) — unknown top-level fields are errors (typos must not pass). */
@@ -405,6 +429,11 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
             if (!(it->argv[i] = strdup(json_string_value(e))))
                 return errbuf_set(err, "out of memory"), -ENOMEM;
         }
+        if (!sandbox_argv_fits(it->argv, NULL, err)) {
+            char msg[sizeof(err->msg)];
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            return errbuf_set(err, "command: %s", msg);
+        }
     } else {
         v = json_object_get(j, "language");
         if (!json_is_string(code))
@@ -422,7 +451,10 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
     if ((v = json_object_get(j, "stdin")) && !json_is_null(v) &&
         bytes_field(v, "'stdin'", &it->stdin_data, &it->stdin_len, err) < 0)
         return -EINVAL;
-    return files_field(json_object_get(j, "files"), it, false, err);
+    if (files_field(json_object_get(j, "files"), it, false, err) < 0)
+        return -EINVAL;
+    return files_check(it, it->lang ? it->lang->source : NULL, it->code ? strlen(it->code) : 0,
+                       err);
 }
 
 /* reserve_compile(it, l) — the job reserves at least l's compile memory (compiled l). */
@@ -583,7 +615,8 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         if (!(it->stdin_data = strndup(json_string_value(v), it->stdin_len)))
             return errbuf_set(err, "out of memory"), -ENOMEM;
     }
-    if (files_field(json_object_get(j, "files"), it, true, err) < 0)
+    if (files_field(json_object_get(j, "files"), it, true, err) < 0 ||
+        files_check(it, it->lang->source, strlen(it->code), err) < 0)
         return -EINVAL;
     if ((v = json_object_get(j, "fetch_files")) && !json_is_null(v)) {
         if (!json_is_array(v) || json_array_size(v) > MAX_FILES)

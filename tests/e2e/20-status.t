@@ -107,14 +107,15 @@ is "$(wc -c <"$OUT")" 1024 "output_limit without --json: exactly the cap is pass
 verdict_is output_limit "output_limit without --json: verdict line"
 
 # --- sandbox_error: crucible itself cannot set the run up ---------------------------
-head -c 3000000 /dev/zero >"$T/3m.dat"
-cru run --json --disk 1 --file big.dat="$T/3m.dat" -- /bin/true
+# (a source that fails to read while init copies it: /proc/self/mem has no page at 0; files
+# larger than --disk are the command line's mistake, found before any sandbox exists)
+cru run --json --file big.dat=/proc/self/mem -- /bin/true
 is "$RC" 2 "sandbox_error: exit 2"
 jcheck 'd["status"] == "sandbox_error" and "big.dat" in d["message"] and "\n" not in d["message"]' \
     "sandbox_error: status sandbox_error, a one-line message naming the file"
 one_line "$ERR"
 ok $? "sandbox_error with --json: one line on stderr too"
-cru run --disk 1 --file big.dat="$T/3m.dat" -- /bin/true
+cru run --file big.dat=/proc/self/mem -- /bin/true
 is "$RC$(wc -c <"$OUT")" "20" "sandbox_error without --json: exit 2, nothing on stdout"
 like "$(cat "$ERR")" '^crucible[^'$'\n'']*big\.dat[^'$'\n'']*$' "sandbox_error without --json: one line naming the file"
 

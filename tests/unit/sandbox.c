@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -210,6 +211,46 @@ int main(void)
     ok(!sandbox_dest_valid("a//b", &err), "empty component refused");
     ok(!sandbox_dest_valid("a/", &err), "directory-looking destination refused");
     ok(!sandbox_dest_valid("", &err), "empty destination refused");
+    {
+        char longname[300], longpath[4200];
+        memset(longname, 'n', 256);
+        longname[256] = '\0';
+        ok(!sandbox_dest_valid(longname, &err) && strstr(err.msg, "NAME_MAX"),
+           "a name over NAME_MAX refused (%.80s)", err.msg);
+        longname[255] = '\0';
+        ok(sandbox_dest_valid(longname, &err), "a name of NAME_MAX bytes is fine");
+        for (size_t i = 0; i < sizeof(longpath) - 1; i += 2)
+            longpath[i] = 'd', longpath[i + 1] = '/';
+        longpath[4089] = '\0'; /* "/work/" + 4089 + NUL = PATH_MAX */
+        longpath[4088] = 'f';
+        ok(sandbox_dest_valid(longpath, &err), "'/work/' + path within PATH_MAX is fine (%s)",
+           err.msg);
+        longpath[4089] = 'f';
+        longpath[4090] = '\0';
+        ok(!sandbox_dest_valid(longpath, &err) && strstr(err.msg, "PATH_MAX"),
+           "one byte more is refused (%.80s)", err.msg);
+    }
+    {
+        struct sandbox_dest ok1[] = {{"a-b", NULL, 0},
+                                     {"a/b", NULL, 0},
+                                     {"a/c/d", NULL, 0},
+                                     {"b", NULL, 0},
+                                     {"ab/x", NULL, 0}};
+        struct sandbox_dest clash[] = {
+            {"a/b/c", NULL, 0}, {"a-b", NULL, 0}, {"x", NULL, 0}, {"a/b", NULL, 0}};
+        struct sandbox_dest twice[] = {
+            {"x/y", NULL, 0}, {"main.py", "where the code goes", 0}, {"main.py", NULL, 0}};
+        ok(sandbox_dests_check(ok1, 5, 0, &err), "files in shared directories fit (%s)", err.msg);
+        ok(!sandbox_dests_check(clash, 4, 0, &err) &&
+               strcmp(err.msg, "'a/b' is a file, so nothing can be put below it ('a/b/c')") == 0,
+           "a file where another needs a directory is named (%s)", err.msg);
+        ok(!sandbox_dests_check(twice, 3, 0, &err) &&
+               strcmp(err.msg, "'main.py' is where the code goes") == 0,
+           "a file where a reserved path is says what that path is for (%s)", err.msg);
+        twice[1].what = NULL;
+        ok(!sandbox_dests_check(twice, 3, 0, &err) && strstr(err.msg, "given twice"),
+           "the same file twice (%s)", err.msg);
+    }
 
     sb = sandbox_create(&rt, &img, &lim, &err);
     ok(sb != NULL, "create a sandbox (%s)", err.msg);
@@ -318,6 +359,195 @@ int main(void)
     ok(res.status == RESULT_OK && strcmp(res.out.data, "one-shot\n") == 0, "sandbox_run one-shot");
     ok(res.wall_time > 0 && res.wall_time < 5, "wall time measured (%.4f s)", res.wall_time);
     result_release(&res);
+
+    /* One sandbox, several processes: a process the memory limit killed does not make the
+     * next ones memory_limit (the group's OOM counter is cumulative), and a memory_kb
+     * reported afterwards is the new process's own peak. */
+    if (cgroup_env_has(&rt.cg, CGROUP_RES_MEMORY)) {
+        struct sandbox_limits ml = lim;
+        ml.memory_mb = 64;
+        sb = sandbox_create(&rt, &img, &ml, &err);
+        ok(sb != NULL, "create a 64 MB sandbox (%s)", err.msg);
+        char *hog[] = {"/usr/bin/python3", "-c", "b = bytearray(512 << 20)", NULL};
+        char *small[] = {"/bin/sh", "-c", "echo fine", NULL};
+        run(sb, hog, -1, NULL, 0, &res);
+        ok(res.status == RESULT_MEMORY_LIMIT, "a 512 MB allocation: memory_limit (%s, %s)",
+           result_status_name(res.status), res.message);
+        result_release(&res);
+        for (int k = 0; k < 2; k++) {
+            run(sb, small, -1, NULL, 0, &res);
+            ok(res.status == RESULT_OK && strcmp(res.out.data, "fine\n") == 0,
+               "a later small process in the same sandbox is ok (%s: %s)",
+               result_status_name(res.status), res.message);
+            ok(res.memory_kb < 32 * 1024, "...with its own peak, not the hog's (%llu KB)",
+               (unsigned long long)res.memory_kb);
+            result_release(&res);
+        }
+        run(sb, hog, -1, NULL, SANDBOX_EXEC_LAST, &res);
+        ok(res.status == RESULT_MEMORY_LIMIT, "a second hog is memory_limit again (%s)",
+           result_status_name(res.status));
+        result_release(&res);
+        sandbox_destroy(sb, NULL);
+    } else {
+        skip("no memory cgroup: OOM counters not used");
+    }
+
+    /* SIGXCPU is a timeout only when the CPU limit was reached: a program may raise it. */
+    char *xcpu[] = {"/bin/sh", "-c", "kill -XCPU $$", NULL};
+    p.argv = xcpu;
+    result_init(&res);
+    sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
+    ok(res.status == RESULT_SIGNALED && res.signal == SIGXCPU && res.limit == RESULT_LIMIT_NONE,
+       "a self-sent SIGXCPU is signaled, not a timeout (%s, signal %d: %s)",
+       result_status_name(res.status), res.signal, res.message);
+    result_release(&res);
+    {
+        struct sandbox_limits cl = lim;
+        cl.cpu_time = 0.5;
+        char *spin[] = {"/bin/sh", "-c", "while :; do :; done", NULL};
+        p.argv = spin;
+        result_init(&res);
+        sandbox_run(&rt, &img, &cl, NULL, 0, &p, &res);
+        ok(res.status == RESULT_TIMEOUT && res.limit == RESULT_LIMIT_CPU,
+           "a real CPU limit is still a timeout (%s, %.2f s)", result_status_name(res.status),
+           res.cpu_time);
+        result_release(&res);
+    }
+
+    /* SANDBOX_PUT_LOCKED: read-only in fact, though the payload owns the file. Each attempt
+     * prints one word; only "refused" is right for the locked file and its directories. */
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    ok(sandbox_put_data(sb, "tests/sub/t.py", "orig\n", 5, 0444 | SANDBOX_PUT_LOCKED, &err) == 0 &&
+           sandbox_put_data(sb, "tests/h.py", "help\n", 5, 0444 | SANDBOX_PUT_LOCKED, &err) == 0 &&
+           sandbox_put_data(sb, "top.txt", "top\n", 4, 0444 | SANDBOX_PUT_LOCKED, &err) == 0 &&
+           sandbox_put_data(sb, "tests/mine.txt", "mine\n", 5, 0644, &err) == 0,
+       "put locked files, nested and at the top, and a plain one beside them (%s)", err.msg);
+    {
+        char *tamper[] = {
+            "/bin/sh", "-c",
+            "t() { if eval \"$1\" 2>/dev/null; then echo \"ESCAPED $1\"; else echo refused; fi; }\n"
+            "t 'chmod 644 tests/sub/t.py'\n"
+            "t 'echo x > tests/sub/t.py'\n"
+            "t 'echo x >> top.txt'\n"
+            "t 'rm -f tests/sub/t.py'\n"
+            "t 'mv top.txt top2.txt'\n"
+            "t 'echo n > n; mv -f n tests/h.py'\n"
+            "t 'mv tests tests2'\n"
+            "t 'mv tests/sub tests/sub2'\n"
+            "t 'rmdir tests/sub'\n"
+            "t 'ln top.txt hard'\n"
+            "t 'touch -m -d 2001-01-01 top.txt'\n"
+            "cat tests/sub/t.py tests/h.py top.txt\n"
+            "echo more >> tests/mine.txt && cat tests/mine.txt && echo new > tests/new && "
+            "chmod 600 tests/mine.txt && echo plain-writable\n",
+            NULL};
+        run(sb, tamper, -1, NULL, SANDBOX_EXEC_LAST, &res);
+        is_str(res.out.data,
+               "refused\nrefused\nrefused\nrefused\nrefused\nrefused\nrefused\nrefused\nrefused\n"
+               "refused\nrefused\norig\nhelp\ntop\nmine\nmore\nplain-writable\n",
+               "a locked file cannot be chmod'ed, written, removed, renamed or replaced, its "
+               "directories not renamed or removed; plain files beside it stay writable");
+        result_release(&res);
+    }
+    sandbox_destroy(sb, NULL);
+
+    /* Files that would not fit the scratch disk are refused up front, to the page and to the
+     * inode (directories included), as the kernel then agrees when they are put. */
+    {
+        struct {
+            int n, dirs;
+            size_t len;
+            bool fits;
+        } trials[] = {{256, 0, 4096, true}, {257, 0, 4096, false}, {317, 0, 0, true},
+                      {318, 0, 0, false},   {158, 1, 1, true},     {159, 1, 1, false}};
+        struct sandbox_limits dl = lim;
+        dl.disk_mb = 1;
+        for (size_t k = 0; k < sizeof(trials) / sizeof(trials[0]); k++) {
+            int n = trials[k].n, put = 0;
+            struct sandbox_dest *d = calloc((size_t)n, sizeof(*d));
+            char(*names)[32] = calloc((size_t)n, 32), *data = calloc(1, trials[k].len + 1);
+            bool fits;
+            for (int i = 0; i < n; i++) {
+                snprintf(names[i], 32, trials[k].dirs ? "d%d/f" : "f%d", i);
+                d[i] = (struct sandbox_dest){.path = names[i], .len = trials[k].len};
+            }
+            fits = sandbox_dests_check(d, (size_t)n, 1, &err);
+            sb = sandbox_create(&rt, &img, &dl, &err);
+            while (put < n &&
+                   sandbox_put_data(sb, names[put], data, trials[k].len, 0644, &err) == 0)
+                put++;
+            ok(fits == trials[k].fits && (put == n) == fits,
+               "1 MB disk, %d files of %zu bytes%s: %s, and the kernel agrees", n, trials[k].len,
+               trials[k].dirs ? " in a directory each" : "", fits ? "fits" : "refused");
+            sandbox_destroy(sb, NULL);
+            free(d);
+            free(names);
+            free(data);
+        }
+        struct sandbox_dest one = {.path = "big", .len = (1 << 20) + 1};
+        ok(!sandbox_dests_check(&one, 1, 1, &err) && strstr(err.msg, "scratch disk of 1 MB"),
+           "the message names the disk (%s)", err.msg);
+    }
+
+    /* What execve takes is checked before running, to the byte (the same argv the kernel
+     * then accepts or refuses), and an E2BIG at exec time is the caller's program, not a
+     * sandbox_error. */
+    {
+        size_t nargs = 63, chunk = 100000, lo = 0, hi = chunk;
+        char **big = calloc(nargs + 2, sizeof(char *));
+        big[0] = "/bin/true";
+        for (size_t i = 1; i <= nargs; i++) {
+            big[i] = malloc(chunk + 1);
+            memset(big[i], 'a', chunk);
+            big[i][chunk] = '\0';
+        }
+        while (lo < hi) { /* the longest last argument that fits */
+            size_t mid = (lo + hi + 1) / 2;
+            big[nargs][mid] = '\0';
+            bool fits = sandbox_argv_fits(big, NULL, &err);
+            big[nargs][mid] = 'a';
+            if (fits)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        ok(lo > 0 && lo < chunk, "63 arguments of 100 kB reach the 6 MiB limit (last fits at %zu)",
+           lo);
+        sb = sandbox_create(&rt, &img, &lim, &err);
+        big[nargs][lo] = '\0';
+        run(sb, big, -1, NULL, 0, &res);
+        ok(res.status == RESULT_OK, "the longest argv sandbox_argv_fits accepts runs (%s: %s)",
+           result_status_name(res.status), res.message);
+        result_release(&res);
+        big[nargs][lo] = 'a';
+        big[nargs][lo + 1] = '\0';
+        ok(!sandbox_argv_fits(big, NULL, &err) && strstr(err.msg, "E2BIG"),
+           "one byte more does not fit (%s)", err.msg);
+        run(sb, big, -1, NULL, 0, &res);
+        ok(res.status == RESULT_RUNTIME_ERROR && res.exit_code == 127 &&
+               strstr(res.message, "Argument list too long"),
+           "...and the kernel agrees; run anyway, it is the program's runtime_error, exit 127, "
+           "not a sandbox_error (%s: %s)",
+           result_status_name(res.status), res.message);
+        result_release(&res);
+        char *huge = malloc(128 * 1024 + 1);
+        memset(huge, 'h', 128 * 1024);
+        huge[128 * 1024] = '\0';
+        char *one[] = {"/bin/echo", huge, NULL};
+        ok(!sandbox_argv_fits(one, NULL, &err) && strstr(err.msg, "MAX_ARG_STRLEN"),
+           "one argument of 128 KiB (with its NUL, over MAX_ARG_STRLEN) does not fit (%.90s)",
+           err.msg);
+        huge[128 * 1024 - 1] = '\0';
+        ok(sandbox_argv_fits(one, NULL, &err), "one byte less fits (%.90s)", err.msg);
+        free(huge);
+        char *path_env[] = {"PATH=/bin", NULL};
+        char *rel[] = {"true", NULL};
+        ok(sandbox_argv_fits(rel, path_env, &err), "a small command fits");
+        sandbox_destroy(sb, NULL);
+        for (size_t i = 1; i <= nargs; i++)
+            free(big[i]);
+        free(big);
+    }
 
     lim.disk_mb = 1;
     char *a10[] = {"/bin/sh", "-c", "for i in 1 2 3; do head -c 600000 /dev/zero > f$i; done",

@@ -277,7 +277,7 @@ int main(void)
     BAD(CMD "\"command\":\"x\",\"report\":\"../r.xml\"}", "report", "a report outside /work");
     BAD(CMD "\"command\":\"x\",\"solution_file\":\"/etc/passwd\"}", "solution_file",
         "an absolute solution file");
-    BAD(CMD "\"command\":\"x\",\"files\":{\"a/../../b\":\"\"}}", "files: 'a/../../b'",
+    BAD(CMD "\"command\":\"x\",\"files\":{\"a/../../b\":\"\"}}", "files: destination 'a/../../b'",
         "a file escaping the work directory");
     BAD(CMD "\"command\":\"x\",\"files\":{\"a\":1}}", "must be a string",
         "a file that is not text");
@@ -297,6 +297,50 @@ int main(void)
     BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
         "\"fail_to_pass\":[\"a\"]}",
         "command harness only", "fail_to_pass on an assert task");
+
+    /* Files that cannot all be put are the task's mistake, said when it is read (before,
+     * every verification of it was an infra_error). */
+    BAD(CMD "\"command\":\"x\",\"files\":{\"tests\":\"\",\"tests/test_a.py\":\"\"}}",
+        "'tests' is a file, so nothing can be put below it ('tests/test_a.py')",
+        "a file where another file needs a directory");
+    BAD(CMD "\"command\":\"x\",\"files\":{\"main.py/x\":\"\"}}",
+        "'main.py' is where the solution goes (solution_file), so nothing can be put below it",
+        "a file below the solution");
+    BAD(CMD "\"command\":\"x\",\"solution_file\":\"out\",\"report\":\"out/r.xml\"}",
+        "solution_file and report: 'out' is the solution_file", "a report below the solution");
+    BAD("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"stdio\",\"tests\":[{\"expected\":\"\"}],"
+        "\"files\":{\"main.py\":\"print(1)\"}}",
+        "files: 'main.py' is where the solution goes", "a stdio task's file named as its solution");
+    BAD("{\"id\":\"x\",\"language\":\"go\",\"harness\":\"assert\",\"tests\":[{\"code\":\"\"}],"
+        "\"files\":{\"main_test.go\":\"\"}}",
+        "files: 'main_test.go' is where the solution goes",
+        "an assert task's file named as its test program (Go: main_test.go)");
+    {
+        char name[300], json[512];
+        memset(name, 'n', 256);
+        name[256] = '\0';
+        snprintf(json, sizeof(json), CMD "\"command\":\"x\",\"files\":{\"d/%s\":\"\"}}", name);
+        BAD(json, "more than NAME_MAX (255 bytes)", "a file name over NAME_MAX");
+    }
+    {
+        size_t big = 200 * 1024;
+        char *json = malloc(big + 256), *p = json;
+        p += sprintf(p, CMD "\"command\":[\"python3\",\"");
+        memset(p, 'a', big);
+        p += big;
+        sprintf(p, "\"]}");
+        BAD(json, "command: argument 1 is 204800 bytes", "a command argument execve would refuse");
+        free(json);
+    }
+    ok(parse("{\"id\":\"x\",\"language\":\"py\",\"harness\":\"stdio\",\"tests\":"
+             "[{\"expected\":\"\"}],\"files\":{\"main.c\":\"data\"}}",
+             &t, &err) == 0,
+       "a stdio task may ship a file another language would use (%s)", err.msg);
+    ok(task_files_check(&t, t.lang, &err) == 0, "...fine for a Python solution");
+    ok(task_files_check(&t, lang_find("c"), &err) < 0 &&
+           strstr(err.msg, "'main.c' is where the solution goes") && strstr(err.msg, "in c"),
+       "...but not for a C one, said before running (%s)", err.msg);
+    task_release(&t);
 #undef CMD
 
     fd = mkstemp(path);

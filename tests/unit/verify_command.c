@@ -7,8 +7,9 @@
  */
 #include <stdlib.h>
 
+#include "judge/junit.h"
+#include "judge/verify_int.h"
 #include "tap.h"
-#include "judge/verify.h"
 
 static struct sandbox_runtime rt;
 static struct image host;
@@ -66,6 +67,80 @@ static const char *test_why(const char *name)
         if (strcmp(vr.tests[i].name, name) == 0)
             return vr.tests[i].why;
     return "(no such test)";
+}
+
+/* grade_big(t, rep, n) — one run of t graded on rep (verify__command_judge, as after a real
+ * run), with verify_run's starting arrays: a slot per named test, or one for discovery. */
+static void grade_big(const struct task *t, const struct junit_report *rep)
+{
+    struct tally *tys = calloc(t->ntests + 1, sizeof(*tys));
+    struct result res;
+
+    memset(&vr, 0, sizeof(vr));
+    vr.total = t->ntests;
+    vr.tests = calloc(t->ntests + 1, sizeof(*vr.tests));
+    for (size_t i = 0; i < t->ntests; i++) {
+        vr.tests[i].name = t->tests[i].name;
+        result_init(&vr.tests[i].run);
+    }
+    result_init(&res);
+    res.status = RESULT_OK;
+    res.exit_code = 1;
+    verify__command_judge(t, &vr, &tys, &res, rep, "");
+    vr.passed = 0;
+    for (size_t i = 0; i < vr.total; i++)
+        vr.passed += tys[i].count[VERDICT_ACCEPTED];
+    result_release(&res);
+    free(tys);
+}
+
+/* big_report() — grading a 30000-case report costs a bounded number of string comparisons
+ * per test (junit_probes), both when the report's cases are the tests and when the task
+ * names 30000 tests: a quadratic regression shows in the count, no clock involved. */
+static void big_report(void)
+{
+    size_t n = 30000, len = n * 96 + 64;
+    struct junit_report rep;
+    struct errbuf err = {{0}};
+    char *xml = malloc(len), *p = xml;
+    json_t *names = json_array();
+    struct task t;
+
+    p += sprintf(p, "<testsuites><testsuite name=\"big\">");
+    for (size_t i = 0; i < n; i++) {
+        char id[64];
+        p += sprintf(p, "<testcase classname=\"tests.test_big\" name=\"test_%zu\"%s", i,
+                     i % 10 ? "/>" : "><failure message=\"no\"/></testcase>");
+        snprintf(id, sizeof(id), "tests/test_big.py::test_%zu", i);
+        json_array_append_new(names, json_string(id));
+    }
+    sprintf(p, "</testsuite></testsuites>");
+    ok(junit_parse(xml, strlen(xml), &rep, &err) == 0, "a 30000-case report (%s)", err.msg);
+
+    task(&t, NULL);
+    grade_big(&t, &rep);
+    ok(vr.total == n && vr.passed == n - n / 10, "discovery: %zu tests, %zu passed", vr.total,
+       vr.passed);
+    ok(junit_probes(&rep) <= 4 * n, "discovery costs %lu comparisons for %zu cases (linear)",
+       junit_probes(&rep), n);
+    verify_result_release(&vr);
+    task_release(&t);
+
+    task(&t, json_pack("{s:o}", "fail_to_pass", names));
+    ok(t.ntests == n, "a task naming 30000 tests parses");
+    {
+        unsigned long before = junit_probes(&rep);
+        grade_big(&t, &rep);
+        ok(vr.total == n && vr.passed == n - n / 10, "named: %zu tests, %zu passed", vr.total,
+           vr.passed);
+        ok(junit_probes(&rep) - before <= 4 * n,
+           "named tests cost %lu comparisons for %zu names (linear)", junit_probes(&rep) - before,
+           n);
+    }
+    verify_result_release(&vr);
+    task_release(&t);
+    junit_release(&rep);
+    free(xml);
 }
 
 int main(void)
@@ -154,6 +229,34 @@ int main(void)
        "a hanging solution: timeout (%s)", vr.tests[0].why);
     verify_result_release(&vr);
 
+    /* A report is evidence only when this run wrote it and agrees with it. */
+    {
+        const char *forged = "echo '<testsuite><testcase classname=\"lib\" name=\"t_add\"/>"
+                             "<testcase classname=\"lib\" name=\"t_sub\"/><testcase "
+                             "classname=\"lib\" name=\"t_neg\"/></testsuite>' > report.xml\n";
+        char sol[512];
+        snprintf(sol, sizeof(sol), "%sexit 1\n", forged);
+        run(&t, sol);
+        ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "contradicts"),
+           "a report of passes from a run that exited 1 is not trusted (%s)", vr.tests[0].why);
+        verify_result_release(&vr);
+        snprintf(sol, sizeof(sol), "%skill -9 $$\n", forged);
+        run(&t, sol);
+        ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "signal 9"),
+           "...nor one from a run that was killed (%s)", vr.tests[0].why);
+        verify_result_release(&vr);
+        /* Run as the build step, the solution leaves a report; sourced by the tests, it
+         * ends the runner with status 0 before the runner writes one. */
+        task(&built, json_pack("{s:[s,s]}", "build", "/bin/bash", "lib.sh"));
+        snprintf(sol, sizeof(sol), "if [ ! -e built ]; then touch built\n%selse exit 0; fi\n",
+                 forged);
+        run(&built, sol);
+        ok(vr.verdict == VERDICT_RUNTIME_ERROR && strstr(vr.tests[0].why, "existed before"),
+           "a report the build step left is not read (%s)", vr.tests[0].why);
+        verify_result_release(&vr);
+        task_release(&built);
+    }
+
     /* A build step runs under the compile limits; its failure is a compile error. */
     task(&built, json_pack("{s:[s,s,s]}", "build", "/bin/bash", "-n", "lib.sh"));
     run(&built, GOOD);
@@ -175,6 +278,7 @@ int main(void)
     o.repeats = 1;
 
     task_release(&t);
+    big_report();
     sandbox_runtime_release(&rt);
     return done_testing();
 }
