@@ -43,7 +43,16 @@ $(BUILD)/crucible: $(BUILD)/obj/cli/main.o $(LIB_OBJ)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) -Isrc -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+
+# The assert harness's own code (src/judge/harness/) is embedded in the binary as C string
+# literals: build/gen/judge/harness/NAME.inc holds NAME's text, one literal per line.
+HARNESS_SRC := $(wildcard src/judge/harness/*)
+HARNESS_INC := $(HARNESS_SRC:src/%=$(BUILD)/gen/%.inc)
+$(BUILD)/gen/judge/harness/%.inc: src/judge/harness/%
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+$(BUILD)/obj/judge/lang.o: $(HARNESS_INC)
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)

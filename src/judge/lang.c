@@ -14,17 +14,24 @@
 
 #define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* The assert harness's own code, one file per language (src/judge/harness/, embedded by the
+ * Makefile). Each is written beside the program of every assert run; the comment at the top
+ * of each says what it guarantees. */
+static const char harness_python[] =
+#include "judge/harness/python.py.inc"
+    ;
+
 static const struct lang langs[] = {
     {
         .name = "python",
         .aliases = ARGV("py", "python3", "pytest"),
         .source = "main.py",
         .run = ARGV("/usr/bin/python3", "main.py"),
-        .test_epilogue =
-            "\nimport os as _crucible_os, sys as _crucible_sys\n"
-            "_crucible_sys.stdout.flush()\n"
-            "_crucible_os.write(1, ('\\n' + _crucible_os.environ['CRUCIBLE_TEST_TOKEN'] "
-            "+ '\\n').encode())\n",
+        .test_run = ARGV("/usr/bin/python3", "_crucible_harness.py", "main.py", "@TESTS_OFFSET@",
+                         "@ENTRY_POINT@"),
+        .test_harness = harness_python,
+        .test_harness_file = "_crucible_harness.py",
+        .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/python3",
         .package = "python3",

@@ -51,6 +51,15 @@ void verify__test_record(struct verify_test *vt, struct tally *ty, enum verdict 
 /* verify__cancelled(rt) — the caller asked running work to stop: no retry then. */
 bool verify__cancelled(const struct sandbox_runtime *rt);
 
+/* verify__take_token(out, token) — true when the last line of the output made of 32
+ * lowercase hex digits is the token (the assert harness's proof that the test code ran to its
+ * end); that line is removed from the captured output. */
+bool verify__take_token(struct result_stream *out, const char *token);
+
+/* verify__macro_undefs(code) — "#undef NAME\n" for every macro the C or C++ code #defines
+ * (malloc'd; NULL on ENOMEM): put between a solution and its test code. */
+char *verify__macro_undefs(const char *code);
+
 /* One repeat of each harness over every test of t. false when the solution did not
  * compile (vr->compile says how); every other outcome is in the tallies. */
 bool verify__assert_repeat(const struct sandbox_runtime *rt, const struct image *img,
