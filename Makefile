@@ -52,7 +52,19 @@ HARNESS_INC := $(HARNESS_SRC:src/%=$(BUILD)/gen/%.inc)
 $(BUILD)/gen/judge/harness/%.inc: src/judge/harness/%
 	@mkdir -p $(dir $@)
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
-$(BUILD)/obj/judge/lang.o: $(HARNESS_INC)
+# The Python harness is also embedded compiled (a hash-based .pyc under the build interpreter's
+# cache tag), so that runs in an image with that Python skip compiling it.
+PYTHON ?= /usr/bin/python3
+$(BUILD)/gen/judge/harness/python.pyc.inc: src/judge/harness/python.py
+	@mkdir -p $(dir $@)
+	if $(PYTHON) -c 'import sys' 2>/dev/null; then \
+	  $(PYTHON) -c 'import marshal, sys, importlib.util as u; \
+	    c = compile(open(sys.argv[1], "rb").read(), "_crucible_harness.py", "exec", dont_inherit=True); \
+	    d = u.MAGIC_NUMBER + (1).to_bytes(4, "little") + bytes(8) + marshal.dumps(c); \
+	    print("#define HARNESS_PYC_PATH \"__pycache__/_crucible_harness.%s.pyc\"" % sys.implementation.cache_tag); \
+	    print("#define HARNESS_PYC_DATA \"" + "".join("\\x%02x" % b for b in d) + "\"")' $< >$@; \
+	else printf '#define HARNESS_PYC_PATH NULL\n#define HARNESS_PYC_DATA ""\n' >$@; fi
+$(BUILD)/obj/judge/lang.o: $(HARNESS_INC) $(BUILD)/gen/judge/harness/python.pyc.inc
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)

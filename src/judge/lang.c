@@ -21,16 +21,28 @@ static const char harness_python[] =
 #include "judge/harness/python.py.inc"
     ;
 
+/* The Python harness compiled by the build's interpreter (hash-based, unchecked): an image whose
+ * Python has the same cache tag imports it instead of compiling the source on every run (the
+ * compile cost more than the harness's own work). HARNESS_PYC_PATH is NULL when the build had
+ * no python3. */
+#include "judge/harness/python.pyc.inc"
+
+static const struct lang_file files_python[] = {
+    {"_crucible_harness.py", harness_python, 0},
+    {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
+    {NULL, NULL, 0},
+};
+
 static const struct lang langs[] = {
     {
         .name = "python",
         .aliases = ARGV("py", "python3", "pytest"),
         .source = "main.py",
         .run = ARGV("/usr/bin/python3", "main.py"),
-        .test_run = ARGV("/usr/bin/python3", "_crucible_harness.py", "main.py", "@TESTS_OFFSET@",
-                         "@ENTRY_POINT@"),
-        .test_harness = harness_python,
-        .test_harness_file = "_crucible_harness.py",
+        .test_run =
+            ARGV("/usr/bin/python3", "-c", "import _crucible_harness as h; h._crucible_main()",
+                 "main.py", "@TESTS_OFFSET@", "@ENTRY_POINT@"),
+        .test_files = files_python,
         .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/python3",

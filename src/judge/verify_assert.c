@@ -272,19 +272,19 @@ static char *substitute(const char *text, const char *key, const char *value)
     return out;
 }
 
-/* An assert run's program and what goes with it: the harness file, the argv, the token. */
+/* An assert run's program and what goes with it: the harness's files, the argv, the token. */
 struct assert_run {
     char *program;
     size_t tests_offset;     /* where the test code's part (prologue on) starts */
-    char *harness;           /* the harness file's text, or NULL */
-    struct task_file *files; /* the task's files plus the harness file */
+    char *texts[4];          /* the harness's text files, @PACKAGE@ replaced */
+    struct task_file *files; /* the task's files, then the harness's */
     struct task task;        /* the task, with those files */
     const char *argv[32];
     char offset_arg[32];
     char token[TOKEN_HEX + 2]; /* the token and its newline, as given on stdin */
 };
 
-/* run_prepare(r, t, solution, test_code) — 0, or -ENOMEM. */
+/* run_prepare(r, t, solution, test_code) — 0, or -ENOMEM (release r either way). */
 static int run_prepare(struct assert_run *r, const struct task *t, const char *solution,
                        const char *test_code)
 {
@@ -294,7 +294,7 @@ static int run_prepare(struct assert_run *r, const struct task *t, const char *s
     const char *setup = t->test_setup ? t->test_setup : "";
     const char *const *run = lang_steps(l, true).run;
     char *undefs = l->test_undef_macros ? verify__macro_undefs(solution) : strdup("");
-    size_t len, n = 0;
+    size_t len, n = 0, nf = 0;
 
     memset(r, 0, sizeof(*r));
     r->task = *t;
@@ -312,19 +312,31 @@ static int run_prepare(struct assert_run *r, const struct task *t, const char *s
     snprintf(r->program + r->tests_offset, len - r->tests_offset, "%s%s%s\n%s", undefs, pro,
              test_code, epi);
     free(undefs);
-    if (l->test_harness) {
+    for (const struct lang_file *f = l->test_files; f && f->path; f++)
+        nf++;
+    if (nf) {
         char pkg[128];
         go_package(r->program, pkg, sizeof(pkg));
-        r->harness = substitute(l->test_harness, "@PACKAGE@", pkg);
-        r->files = malloc((t->nfiles + 1) * sizeof(*r->files));
-        if (!r->harness || !r->files)
+        r->files = malloc((t->nfiles + nf) * sizeof(*r->files));
+        if (!r->files)
             return -ENOMEM;
         if (t->nfiles)
             memcpy(r->files, t->files, t->nfiles * sizeof(*r->files));
-        r->files[t->nfiles] = (struct task_file){
-            .path = (char *)l->test_harness_file, .data = r->harness, .len = strlen(r->harness)};
+        for (size_t i = 0; i < nf; i++) {
+            const struct lang_file *f = &l->test_files[i];
+            struct task_file *tf = &r->files[t->nfiles + i];
+            tf->path = (char *)f->path;
+            tf->data = (char *)f->data;
+            tf->len = f->len;
+            if (!f->len && i < sizeof(r->texts) / sizeof(r->texts[0])) {
+                if (!(r->texts[i] = substitute(f->data, "@PACKAGE@", pkg)))
+                    return -ENOMEM;
+                tf->data = r->texts[i];
+                tf->len = strlen(r->texts[i]);
+            }
+        }
         r->task.files = r->files;
-        r->task.nfiles = t->nfiles + 1;
+        r->task.nfiles = t->nfiles + nf;
     }
     snprintf(r->offset_arg, sizeof(r->offset_arg), "%zu", r->tests_offset);
     for (; run[n] && n + 1 < sizeof(r->argv) / sizeof(r->argv[0]); n++)
@@ -338,7 +350,8 @@ static int run_prepare(struct assert_run *r, const struct task *t, const char *s
 static void run_release(struct assert_run *r)
 {
     free(r->program);
-    free(r->harness);
+    for (size_t i = 0; i < sizeof(r->texts) / sizeof(r->texts[0]); i++)
+        free(r->texts[i]);
     free(r->files);
 }
 

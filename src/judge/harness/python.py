@@ -1,7 +1,8 @@
 # crucible's assert harness for Python (see docs/TASKS.md, "What the assert and command
-# harnesses can and cannot prove"). crucible writes this file beside the program and runs
+# harnesses can and cannot prove"). crucible writes this file beside the program (with its
+# compiled form in __pycache__, used when the image's Python matches the build's) and runs
 #
-#     python3 _crucible_harness.py main.py OFFSET ENTRY_POINT
+#     python3 -c "import _crucible_harness as h; h._crucible_main()" main.py OFFSET ENTRY_POINT
 #
 # main.py holds the solution, then, from byte OFFSET on, the test code. Before a line of the
 # solution runs, this harness
@@ -137,7 +138,7 @@ def _crucible_setup(main_frame):
     if shares is None:
         fail("no test token on stdin", 125)
     if len(sys.argv) < 3:
-        fail("usage: python3 _crucible_harness.py PROGRAM OFFSET [ENTRY_POINT]", 125)
+        fail("usage: _crucible_main() with argv PROGRAM OFFSET [ENTRY_POINT]", 125)
     path = os.path.abspath(sys.argv[1])
     offset = int(sys.argv[2])
     entry = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -817,6 +818,7 @@ def _crucible_setup(main_frame):
     g["__builtins__"] = builtins
     g["__cached__"] = None
     sys.modules["__main__"] = mod
+    sys.modules.pop("_crucible_harness", None)
     sys.argv = [sys.argv[1]]
     sys.addaudithook(hook)
     return g, sol_code, report
