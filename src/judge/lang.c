@@ -27,6 +27,15 @@ static const char harness_python[] =
  * no python3. */
 #include "judge/harness/python.pyc.inc"
 
+static const char harness_javascript[] =
+#include "judge/harness/javascript.js.inc"
+    ;
+
+static const struct lang_file files_javascript[] = {
+    {"_crucible_harness.js", harness_javascript, 0},
+    {NULL, NULL, 0},
+};
+
 static const struct lang_file files_python[] = {
     {"_crucible_harness.py", harness_python, 0},
     {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
@@ -94,11 +103,10 @@ static const struct lang langs[] = {
         .aliases = ARGV("js", "node", "nodejs"),
         .source = "main.js",
         .run = ARGV("/usr/bin/node", "main.js"),
-        /* console.assert only prints: make a failed assertion fail the program. */
-        .test_prologue = "console.assert = (ok, ...msg) => { if (!ok) { "
-                         "console.error('AssertionError:', ...msg); process.exit(1); } };\n",
-        .test_epilogue = "\n;process.stdout.write('\\n' + process.env.CRUCIBLE_TEST_TOKEN + "
-                         "'\\n');\n",
+        /* The harness also makes a failed console.assert (which only prints in Node) fail. */
+        .test_run = ARGV("/usr/bin/node", "_crucible_harness.js", "main.js", "@TESTS_OFFSET@"),
+        .test_files = files_javascript,
+        .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/node",
         .package = "nodejs",
