@@ -36,6 +36,50 @@ static const struct lang_file files_javascript[] = {
     {NULL, NULL, 0},
 };
 
+static const char harness_c[] =
+#include "judge/harness/c.c.inc"
+    ;
+
+static const struct lang_file files_c[] = {
+    {"_crucible_harness.c", harness_c, 0},
+    {NULL, NULL, 0},
+};
+
+/* C and C++: between the solution (whose own macros crucible #undefs first: test_undef_macros)
+ * and the test code. The test code's main and assert are its own again, and a failed assert
+ * goes to the harness (judge/harness/c.c), not to an __assert_fail the solution may define. */
+#define C_PROLOGUE                                                                                 \
+    "#undef main\n#undef assert\n#undef NDEBUG\n#undef __assert_fail\n"                            \
+    "#undef __crucible_assert_fail\n"                                                              \
+    "#ifdef __cplusplus\n"                                                                         \
+    "extern \"C\" void __crucible_assert_fail(const char *, const char *, unsigned int, "          \
+    "const char *) noexcept __attribute__((__noreturn__));\n"                                      \
+    "#else\n"                                                                                      \
+    "extern void __crucible_assert_fail(const char *, const char *, unsigned int, const char *) "  \
+    "__attribute__((__nothrow__, __noreturn__));\n"                                                \
+    "#endif\n"                                                                                     \
+    "#define __assert_fail __crucible_assert_fail\n"                                               \
+    "#include <assert.h>\n"
+
+/* Java: appended to Main.java after the test code (a class of its own). */
+static const char harness_java[] =
+#include "judge/harness/java.java.inc"
+    ;
+
+static const char harness_go[] =
+#include "judge/harness/go.go.inc"
+    ;
+
+static const struct lang_file files_go[] = {
+    {"crucible_main_test.go", harness_go, 0},
+    {NULL, NULL, 0},
+};
+
+/* Rust: appended to main.rs after the test code (two tests of its own, first and last). */
+static const char harness_rust[] =
+#include "judge/harness/rust.rs.inc"
+    ;
+
 static const struct lang_file files_python[] = {
     {"_crucible_harness.py", harness_python, 0},
     {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
@@ -64,6 +108,13 @@ static const struct lang langs[] = {
         .compile =
             ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c", "-lm"),
         .run = ARGV("./main"),
+        /* --wrap=main: the C library starts the harness's __wrap_main, which runs main. */
+        .test_compile = ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c",
+                             "_crucible_harness.c", "-lm", "-Wl,--wrap=main"),
+        .test_prologue = C_PROLOGUE,
+        .test_files = files_c,
+        .test_token = true,
+        .test_undef_macros = true,
         .assert_marker = "Assertion",
         .toolchain = "/usr/bin/gcc",
         .package = "gcc",
@@ -78,6 +129,13 @@ static const struct lang langs[] = {
         .compile =
             ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp", "-lm"),
         .run = ARGV("./main"),
+        /* g++ compiles the harness's .c as C++ */
+        .test_compile = ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main",
+                             "main.cpp", "_crucible_harness.c", "-lm", "-Wl,--wrap=main"),
+        .test_prologue = C_PROLOGUE,
+        .test_files = files_c,
+        .test_token = true,
+        .test_undef_macros = true,
         .assert_marker = "Assertion",
         .toolchain = "/usr/bin/g++",
         .package = "g++",
@@ -91,6 +149,11 @@ static const struct lang langs[] = {
         .compile = ARGV("/usr/bin/javac", "-encoding", "UTF-8", "-J-XX:-UsePerfData",
                         "-J-XX:+UseSerialGC", "Main.java"),
         .run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "Main"),
+        /* The harness's class runs the test code's Main (-ea: `assert` statements count). */
+        .test_run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
+                         "CrucibleAssertMain"),
+        .test_epilogue = harness_java,
+        .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/javac",
         .package = "openjdk-17-jdk-headless",
@@ -130,6 +193,8 @@ static const struct lang langs[] = {
          * the standard library included, which took most of the time (it only lints). */
         .test_compile = ARGV("/usr/bin/go", "test", "-c", "-vet=off", "-o", "main.test"),
         .test_run = ARGV("./main.test", "-test.v"),
+        .test_files = files_go,
+        .test_token = true,
         /* GOPATH mode: Debian's Go libraries (testify for HumanEval-X) from /usr/share/gocode.
          * Every sandbox starts with an empty GOCACHE, so what is not prebuilt is compiled anew:
          * cgo stays on (Go's default) because the standard library archives that golang-go
@@ -153,6 +218,9 @@ static const struct lang langs[] = {
         .test_compile =
             ARGV("/usr/bin/rustc", "--test", "--edition", "2021", "-o", "main", "main.rs"),
         .run = ARGV("./main"),
+        .test_run = ARGV("./main", "--test-threads=1"),
+        .test_epilogue = harness_rust,
+        .test_token = true,
         .assert_marker = "panicked",
         .toolchain = "/usr/bin/rustc",
         .package = "rustc",
