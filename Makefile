@@ -1,6 +1,7 @@
 # crucible — GNU Make build.
 #   make                          build build/crucible
-#   make check                    unit tests, end-to-end tests, security suite (TAP, via prove)
+#   make check                    unit tests, end-to-end tests, security and reward-hacking suites
+#   make check-hacks              the reward-hacking suite only (tests/hacks/)
 #   make check SANITIZE=address,undefined   the same suite under sanitizers (objects in build-san/)
 #   make format / format-check    clang-format over src/ and tests/
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
@@ -83,7 +84,10 @@ export CRUCIBLE := $(abspath $(BUILD)/crucible)
 export CRUCIBLE_BUILD := $(abspath $(BUILD))
 
 check: all $(UNIT_BIN) $(SEC_BIN)
-	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t
+	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/hacks/run.t
+
+check-hacks: all
+	prove -v tests/hacks/run.t
 
 check-unit: $(UNIT_BIN)
 	prove -v $(UNIT_BIN)
@@ -105,5 +109,5 @@ format-check:
 clean:
 	rm -rf build build-san
 
-.PHONY: all check check-unit check-security bench format format-check clean
+.PHONY: all check check-unit check-security check-hacks bench format format-check clean
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d)

@@ -738,6 +738,7 @@ def _crucible_setup(main_frame):
     for k in ("_op", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__"):
         code_ids(dict_of(Foreign)[k].__code__)
     harness_codes = frozenset(trusted_codes)
+    vetted_functions = frozenset(id(f) for f in vetted.values())
     protected = set(trusted_codes)  # the hook's own copy; grows with the test code's
     busy = set()  # threads inside the hook (its own attribute reads raise events too)
     CODE_ATTRS = {"f_code": "f_code", "__code__": "__code__", "gi_code": "gi_code", "gi_frame": "gi_code",
@@ -797,11 +798,10 @@ def _crucible_setup(main_frame):
                     if id(code) in protected and id(getframe(1).f_code) not in harness_codes:
                         raise RuntimeError("crucible: the code of the tests and of the harness is not readable")
             elif event == "object.__setattr__":
-                if args[1] == "__code__" or (
-                    args[1] in ("__defaults__", "__kwdefaults__")
-                    and id(getattr(args[0], "__code__", None)) in protected
+                if args[1] in ("__code__", "__defaults__", "__kwdefaults__") and (
+                    id(args[0]) in vetted_functions or id(getattr(args[0], "__code__", None)) in protected
                 ):
-                    raise RuntimeError("crucible: %s of a function cannot be replaced" % args[1])
+                    raise RuntimeError("crucible: %s of this function cannot be replaced" % args[1])
             elif event == "function.__new__":
                 if id(args[0]) in protected:
                     raise RuntimeError("crucible: the code of the tests is not reusable")
