@@ -692,8 +692,11 @@ def _crucible_setup(main_frame):
     state = {"ended": False, "tests": False, "printing": False}
 
     def end():
-        """Called by the test code's last statement (appended by the rewrite)."""
-        state["ended"] = True
+        """Called by the test code's last statement (appended by the rewrite): only from the
+        test code's own module frame, run by the harness's main."""
+        caller = sys._getframe(1)
+        if caller.f_back is main_frame and caller.f_code is state.get("code"):
+            state["ended"] = True
 
     helpers = {"cmp": compare, "chain": chain, "bin": binop, "un": unop, "imp": imp, "from": imp_from,
                "end": end}
@@ -777,6 +780,7 @@ def _crucible_setup(main_frame):
                     fresh = ModuleType("builtins")
                     fresh.__dict__.update(pristine_builtins)
                     g["__builtins__"] = fresh
+                    state["code"] = code
                     args[0].append(code)
                     return
                 if event == "crucible.done" and state["ended"]:
