@@ -460,6 +460,19 @@ def _crucible_setup(main_frame):
     real_import = builtins.__import__
     pristine_builtins = dict(builtins.__dict__)
     pristine = {}  # module name -> a copy of the module as it was at start
+    real_of = {}  # id of a copy -> the module
+
+    class TestModule(ModuleType):
+        """The test code's copy of a module: read as it was at start; what the test code assigns
+        (sys.stdout = ..., a mock) goes to the module too, where the solution sees it."""
+
+        def __setattr__(self, name, value):
+            ModuleType.__setattr__(self, name, value)
+            setattr(real_of[id(self)], name, value)
+
+        def __delattr__(self, name):
+            ModuleType.__delattr__(self, name)
+            delattr(real_of[id(self)], name)
 
     def preimport(name):
         """Imports a module the test code uses (MODULES only) and keeps a copy of it, and of
@@ -472,9 +485,10 @@ def _crucible_setup(main_frame):
         for n in list(sys.modules):
             if (n == name or name.startswith(n + ".")) and n not in pristine:
                 m = sys.modules[n]
-                copy = ModuleType(n)
+                copy = TestModule(n)
                 copy.__dict__.update(m.__dict__)
                 pristine[n] = copy
+                real_of[id(copy)] = m
         m = sys.modules.get(name)
         for cname in VETTED_CLASSES.get(name, ()):
             c = getattr(m, cname, None)
@@ -740,6 +754,8 @@ def _crucible_setup(main_frame):
         code_ids(f.__code__)
     for k in ("_op", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__repr__"):
         code_ids(dict_of(Foreign)[k].__code__)
+    for k in ("__setattr__", "__delattr__"):
+        code_ids(dict_of(TestModule)[k].__code__)
     harness_codes = frozenset(trusted_codes)
     vetted_functions = frozenset(id(f) for f in vetted.values())
     protected = set(trusted_codes)  # the hook's own copy; grows with the test code's
