@@ -1,6 +1,7 @@
 # crucible — GNU Make build.
 #   make                          build build/crucible
-#   make check                    unit tests, end-to-end tests, security suite (TAP, via prove)
+#   make check                    unit tests, end-to-end tests, security and reward-hacking suites
+#   make check-hacks              the reward-hacking suite only (tests/hacks/)
 #   make check SANITIZE=address,undefined   the same suite under sanitizers (objects in build-san/)
 #   make format / format-check    clang-format over src/ and tests/
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
@@ -43,7 +44,28 @@ $(BUILD)/crucible: $(BUILD)/obj/cli/main.o $(LIB_OBJ)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Isrc -MMD -MP -c -o $@ $<
+	$(CC) $(CFLAGS) -Isrc -I$(BUILD)/gen -MMD -MP -c -o $@ $<
+
+# The assert harness's own code (src/judge/harness/) is embedded in the binary as C string
+# literals: build/gen/judge/harness/NAME.inc holds NAME's text, one literal per line.
+HARNESS_SRC := $(wildcard src/judge/harness/*)
+HARNESS_INC := $(HARNESS_SRC:src/%=$(BUILD)/gen/%.inc)
+$(BUILD)/gen/judge/harness/%.inc: src/judge/harness/%
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+# The Python harness is also embedded compiled (a hash-based .pyc under the build interpreter's
+# cache tag), so that runs in an image with that Python skip compiling it.
+PYTHON ?= /usr/bin/python3
+$(BUILD)/gen/judge/harness/python.pyc.inc: src/judge/harness/python.py
+	@mkdir -p $(dir $@)
+	if $(PYTHON) -c 'import sys' 2>/dev/null; then \
+	  $(PYTHON) -c 'import marshal, sys, importlib.util as u; \
+	    c = compile(open(sys.argv[1], "rb").read(), "_crucible_harness.py", "exec", dont_inherit=True); \
+	    d = u.MAGIC_NUMBER + (1).to_bytes(4, "little") + bytes(8) + marshal.dumps(c); \
+	    print("#define HARNESS_PYC_PATH \"__pycache__/_crucible_harness.%s.pyc\"" % sys.implementation.cache_tag); \
+	    print("#define HARNESS_PYC_DATA \"" + "".join("\\x%02x" % b for b in d) + "\"")' $< >$@; \
+	else printf '#define HARNESS_PYC_PATH NULL\n#define HARNESS_PYC_DATA ""\n' >$@; fi
+$(BUILD)/obj/judge/lang.o: $(HARNESS_INC) $(BUILD)/gen/judge/harness/python.pyc.inc
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
@@ -62,7 +84,10 @@ export CRUCIBLE := $(abspath $(BUILD)/crucible)
 export CRUCIBLE_BUILD := $(abspath $(BUILD))
 
 check: all $(UNIT_BIN) $(SEC_BIN)
-	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t
+	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/hacks/run.t
+
+check-hacks: all
+	prove -v tests/hacks/run.t
 
 check-unit: $(UNIT_BIN)
 	prove -v $(UNIT_BIN)
@@ -84,5 +109,5 @@ format-check:
 clean:
 	rm -rf build build-san
 
-.PHONY: all check check-unit check-security bench format format-check clean
+.PHONY: all check check-unit check-security check-hacks bench format format-check clean
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d)

@@ -20,6 +20,78 @@
 
 #define ARGV(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* The assert harness's own code, one file per language (src/judge/harness/, embedded by the
+ * Makefile). Each is written beside the program of every assert run; the comment at the top
+ * of each says what it guarantees. */
+static const char harness_python[] =
+#include "judge/harness/python.py.inc"
+    ;
+
+/* The Python harness compiled by the build's interpreter (hash-based, unchecked): an image whose
+ * Python has the same cache tag imports it instead of compiling the source on every run (the
+ * compile cost more than the harness's own work). HARNESS_PYC_PATH is NULL when the build had
+ * no python3. */
+#include "judge/harness/python.pyc.inc"
+
+static const char harness_javascript[] =
+#include "judge/harness/javascript.js.inc"
+    ;
+
+static const struct lang_file files_javascript[] = {
+    {"_crucible_harness.js", harness_javascript, 0},
+    {NULL, NULL, 0},
+};
+
+static const char harness_c[] =
+#include "judge/harness/c.c.inc"
+    ;
+
+static const struct lang_file files_c[] = {
+    {"_crucible_harness.c", harness_c, 0},
+    {NULL, NULL, 0},
+};
+
+/* C and C++: between the solution (whose own macros crucible #undefs first: test_undef_macros)
+ * and the test code. The test code's main and assert are its own again, and a failed assert
+ * goes to the harness (judge/harness/c.c), not to an __assert_fail the solution may define. */
+#define C_PROLOGUE                                                                                 \
+    "#undef main\n#undef assert\n#undef NDEBUG\n#undef __assert_fail\n"                            \
+    "#undef __crucible_assert_fail\n"                                                              \
+    "#ifdef __cplusplus\n"                                                                         \
+    "extern \"C\" void __crucible_assert_fail(const char *, const char *, unsigned int, "          \
+    "const char *) noexcept __attribute__((__noreturn__));\n"                                      \
+    "#else\n"                                                                                      \
+    "extern void __crucible_assert_fail(const char *, const char *, unsigned int, const char *) "  \
+    "__attribute__((__nothrow__, __noreturn__));\n"                                                \
+    "#endif\n"                                                                                     \
+    "#define __assert_fail __crucible_assert_fail\n"                                               \
+    "#include <assert.h>\n"
+
+/* Java: appended to Main.java after the test code (a class of its own). */
+static const char harness_java[] =
+#include "judge/harness/java.java.inc"
+    ;
+
+static const char harness_go[] =
+#include "judge/harness/go.go.inc"
+    ;
+
+static const struct lang_file files_go[] = {
+    {"crucible_main_test.go", harness_go, 0},
+    {NULL, NULL, 0},
+};
+
+/* Rust: appended to main.rs after the test code (two tests of its own, first and last). */
+static const char harness_rust[] =
+#include "judge/harness/rust.rs.inc"
+    ;
+
+static const struct lang_file files_python[] = {
+    {"_crucible_harness.py", harness_python, 0},
+    {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
+    {NULL, NULL, 0},
+};
+
 /* java_entry(code, len, e) — the java row's hook: Different.java and Different for
  * `public class Different`, Main.java (the row's) when no top-level class is public. */
 static void java_entry(const char *code, size_t len, struct lang_entry *e)
@@ -39,11 +111,11 @@ static const struct lang langs[] = {
         .aliases = ARGV("py", "python3"),
         .source = "main.py",
         .run = ARGV("/usr/bin/python3", "main.py"),
-        .test_epilogue =
-            "\nimport os as _crucible_os, sys as _crucible_sys\n"
-            "_crucible_sys.stdout.flush()\n"
-            "_crucible_os.write(1, ('\\n' + _crucible_os.environ['CRUCIBLE_TEST_TOKEN'] "
-            "+ '\\n').encode())\n",
+        .test_run =
+            ARGV("/usr/bin/python3", "-c", "import _crucible_harness as h; h._crucible_main()",
+                 "main.py", "@TESTS_OFFSET@", "@ENTRY_POINT@"),
+        .test_files = files_python,
+        .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/python3",
         .package = "python3",
@@ -56,6 +128,13 @@ static const struct lang langs[] = {
         .compile =
             ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c", "-lm"),
         .run = ARGV("./main"),
+        /* --wrap=main: the C library starts the harness's __wrap_main, which runs main. */
+        .test_compile = ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c",
+                             "_crucible_harness.c", "-lm", "-Wl,--wrap=main"),
+        .test_prologue = C_PROLOGUE,
+        .test_files = files_c,
+        .test_token = true,
+        .test_undef_macros = true,
         .assert_marker = "Assertion",
         .toolchain = "/usr/bin/gcc",
         .package = "gcc",
@@ -72,6 +151,13 @@ static const struct lang langs[] = {
         .compile =
             ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp", "-lm"),
         .run = ARGV("./main"),
+        /* g++ compiles the harness's .c as C++ */
+        .test_compile = ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main",
+                             "main.cpp", "_crucible_harness.c", "-lm", "-Wl,--wrap=main"),
+        .test_prologue = C_PROLOGUE,
+        .test_files = files_c,
+        .test_token = true,
+        .test_undef_macros = true,
         .assert_marker = "Assertion",
         .toolchain = "/usr/bin/g++",
         .package = "g++",
@@ -88,6 +174,11 @@ static const struct lang langs[] = {
                         "-J-XX:+UseSerialGC", "Main.java"),
         .run =
             ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea", "Main"),
+        /* The harness's class runs the test code's Main (-ea: `assert` statements count). */
+        .test_run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
+                         "CrucibleAssertMain"),
+        .test_epilogue = harness_java,
+        .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/javac",
         .package = "openjdk-17-jdk-headless",
@@ -104,11 +195,10 @@ static const struct lang langs[] = {
         .aliases = ARGV("js", "node", "nodejs"),
         .source = "main.js",
         .run = ARGV("/usr/bin/node", "main.js"),
-        /* console.assert only prints: make a failed assertion fail the program. */
-        .test_prologue = "console.assert = (ok, ...msg) => { if (!ok) { "
-                         "console.error('AssertionError:', ...msg); process.exit(1); } };\n",
-        .test_epilogue = "\n;process.stdout.write('\\n' + process.env.CRUCIBLE_TEST_TOKEN + "
-                         "'\\n');\n",
+        /* The harness also makes a failed console.assert (which only prints in Node) fail. */
+        .test_run = ARGV("/usr/bin/node", "_crucible_harness.js", "main.js", "@TESTS_OFFSET@"),
+        .test_files = files_javascript,
+        .test_token = true,
         .assert_marker = "AssertionError",
         .toolchain = "/usr/bin/node",
         .package = "nodejs",
@@ -134,6 +224,8 @@ static const struct lang langs[] = {
          * the standard library included, which took most of the time (it only lints). */
         .test_compile = ARGV("/usr/bin/go", "test", "-c", "-vet=off", "-o", "main.test"),
         .test_run = ARGV("./main.test", "-test.v"),
+        .test_files = files_go,
+        .test_token = true,
         /* GOPATH mode: Debian's Go libraries (testify for HumanEval-X) from /usr/share/gocode.
          * Every sandbox starts with an empty GOCACHE, so what is not prebuilt is compiled anew:
          * cgo stays on (Go's default) because the standard library archives that golang-go
@@ -159,6 +251,9 @@ static const struct lang langs[] = {
         .test_compile =
             ARGV("/usr/bin/rustc", "--test", "--edition", "2021", "-o", "main", "main.rs"),
         .run = ARGV("./main"),
+        .test_run = ARGV("./main", "--test-threads=1"),
+        .test_epilogue = harness_rust,
+        .test_token = true,
         .assert_marker = "panicked",
         .toolchain = "/usr/bin/rustc",
         .package = "rustc",
@@ -315,8 +410,8 @@ int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t 
     if (!srcs)
         goto nomem;
     for (size_t i = 0; i < n; i++)
-        if (is_source(l, files[i].name))
-            srcs[ns++] = files[i].name;
+        if (is_source(l, files[i].path))
+            srcs[ns++] = files[i].path;
     if (ns == 0) {
         char exts[128] = "";
         for (const char *const *x = l->extensions; x && *x; x++)
@@ -350,7 +445,7 @@ int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t 
         struct lang_entry e = {{0}, {0}};
         for (size_t pass = 0; pass < 2 && !e.entry[0]; pass++)
             for (size_t i = 0; i < n && !e.entry[0]; i++)
-                if (is_source(l, files[i].name) && (files[i].name == mainfile) == (pass == 0))
+                if (is_source(l, files[i].path) && (files[i].path == mainfile) == (pass == 0))
                     l->entry(files[i].data, files[i].len, &e);
         if (!e.entry[0]) {
             if (p->compile && !(p->compile = no_main(p, p->compile)))

@@ -23,22 +23,41 @@ struct lang_entry {
     char entry[LANG_NAME_MAX];  /* "" when the text declares no entry point */
 };
 
+/* A file of a program or a harness: crucible's own harness files (text, len 0, whose
+ * "@PACKAGE@" becomes the program's Go package; or bytes, len > 0), or one file of a
+ * multi-file program such as a Kattis output validator (validate.cc + validate.h; len its
+ * size). */
+struct lang_file {
+    const char *path;
+    const char *data;
+    size_t len;
+};
+
 struct lang {
-    const char *name;                 /* canonical name, as in result records */
-    const char *const *aliases;       /* other accepted names (SandboxFusion's among them) */
-    const char *source;               /* file name of the program in the work directory */
-    const char *const *compile;       /* argv of the compile step, or NULL when interpreted */
-    const char *const *run;           /* argv that runs the program */
-    const char *const *env;           /* extra "K=V" for both steps, or NULL */
-    const char *test_source;          /* assert harness: file name, when it differs from source */
-    const char *const *test_compile;  /* assert harness: unit-test build step, or NULL */
-    const char *const *test_run;      /* assert harness: what runs the tests, or NULL for run */
-    const char *test_prologue;        /* assert harness: text between solution and test code */
-    const char *test_epilogue;        /* assert harness: after the test code, prints
-                                       * $CRUCIBLE_TEST_TOKEN alone on a line: proof that the
-                                       * test code ran to its end */
-    const char *assert_marker;        /* stderr text of a failed assertion (wrong_answer) */
-    const char *toolchain;            /* a path in the image the toolchain needs */
+    const char *name;                   /* canonical name, as in result records */
+    const char *const *aliases;         /* other accepted names (SandboxFusion's among them) */
+    const char *source;                 /* file name of the program in the work directory */
+    const char *const *compile;         /* argv of the compile step, or NULL when interpreted */
+    const char *const *run;             /* argv that runs the program */
+    const char *const *env;             /* extra "K=V" for both steps, or NULL */
+    const char *test_source;            /* assert harness: file name, when it differs from source */
+    const char *const *test_compile;    /* assert harness: unit-test build step, or NULL */
+    const char *const *test_run;        /* assert harness: what runs the tests, or NULL for run;
+                                         * "@TESTS_OFFSET@" becomes the byte offset of the test code
+                                         * in the program, "@ENTRY_POINT@" the task's entry point */
+    const char *test_prologue;          /* assert harness: text between solution and test code */
+    const char *test_epilogue;          /* assert harness: text after the test code */
+    const struct lang_file *test_files; /* assert harness: crucible's own files (judge/harness/),
+                                         * written read-only beside the program; ends with a
+                                         * NULL path */
+    bool test_token;                    /* assert harness: the run gets a fresh token on stdin; the
+                                         * harness reads it before the solution's code runs and
+                                         * prints it, on a line of its own, only when the test code
+                                         * has run to its end: the test passes only with it */
+    bool test_undef_macros;             /* assert harness (C, C++): the prologue starts with an
+                                         * #undef of every macro the solution #defines */
+    const char *assert_marker;          /* stderr text of a failed assertion (wrong_answer) */
+    const char *toolchain;              /* a path in the image the toolchain needs */
     const char *package;              /* Debian package that provides it (for the error message) */
     double compile_cpu, compile_wall; /* seconds */
     uint64_t compile_memory_mb;
@@ -68,13 +87,6 @@ struct lang_plan {
     const char *const *run;
     char **owned; /* what lang_plan_release frees */
     size_t nowned;
-};
-
-/* A file of a multi-file program (a Kattis output validator: validate.cc + validate.h). */
-struct lang_file {
-    const char *name; /* relative path in the work directory */
-    const char *data;
-    size_t len;
 };
 
 /* lang_plan_program(l, for_tests, code, len, p) — the steps for one program text: lang_steps

@@ -61,6 +61,15 @@ void verify__test_record(struct verify_test *vt, struct tally *ty, enum verdict 
 /* verify__cancelled(rt) — the caller asked running work to stop: no retry then. */
 bool verify__cancelled(const struct sandbox_runtime *rt);
 
+/* verify__take_token(out, token) — true when the last line of the output made of 32
+ * lowercase hex digits is the token (the assert harness's proof that the test code ran to its
+ * end); that line is removed from the captured output. */
+bool verify__take_token(struct result_stream *out, const char *token);
+
+/* verify__macro_undefs(code) — "#undef NAME\n" for every macro the C or C++ code #defines
+ * (malloc'd; NULL on ENOMEM): put between a solution and its test code. */
+char *verify__macro_undefs(const char *code);
+
 /* ---- Kattis output validators and interactors (verify_validator.c) ---- */
 
 /* The validator's sandbox: made and compiled once per verification, serving every test. */

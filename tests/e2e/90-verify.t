@@ -358,10 +358,11 @@ jcheck 'd["reward"] == 0.0' "os._exit(0) before the tests: reward 0 under --rewa
 cru verify --task "$TASKS" --task-id demo/py-add --solution "$F/hook.py"
 jcheck 'd["verdict"] != "accepted" and d["passed"] == 0' \
     "an excepthook that prints PASSED and exits 0 when an assertion fails: not accepted"
-# Known residual (docs/TASKS.md): solution and tests share one process in the assert
-# harness, so code written against crucible itself can print the token it finds there.
-skip "a solution forging the end-of-test token is not accepted" \
-    "known residual of the in-process assert harness; stdio tasks are immune (docs/TASKS.md)"
+# The token that proves the test code ran to its end is no longer in the environment (it comes
+# on stdin, read by the harness before the solution runs): printing the variable forges nothing.
+cru verify --task "$TASKS" --task-id demo/py-add --solution "$F/forge.py"
+jcheck 'd["verdict"] != "accepted" and d["passed"] == 0' \
+    "a solution printing the environment's end-of-test token and exiting 0: not accepted"
 cru verify --task "$TASKS" --task-id demo/py-add --solution "$F/fake_passed_wrong.py"
 jcheck 'd["verdict"] == "wrong_answer" and "PASSED" in d["tests"][0]["stdout"]' \
     "a wrong solution printing PASSED / 'ok 1 - all tests passed' is still wrong_answer"
