@@ -84,10 +84,10 @@ export CRUCIBLE := $(abspath $(BUILD)/crucible)
 export CRUCIBLE_BUILD := $(abspath $(BUILD))
 
 check: all $(UNIT_BIN) $(SEC_BIN)
-	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/hacks/run.t
+	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/hacks/*.t
 
 check-hacks: all
-	prove -v tests/hacks/run.t
+	prove -v tests/hacks/*.t
 
 check-unit: $(UNIT_BIN)
 	prove -v $(UNIT_BIN)

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e"))
 from taplib import CRUCIBLE  # noqa: E402
 
 TMP = tempfile.mkdtemp(prefix="crucible-hacks-")
