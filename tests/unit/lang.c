@@ -60,8 +60,10 @@ int main(void)
         const char *prog = "class Solution { int f() { return 1; } }\npublic class Main {\n"
                            "  public static void main(String[] a) { assert true; } }\n";
         ok(lang_plan_program(java, true, prog, strlen(prog), &p) == 0 &&
-               strcmp(p.source, "Main.java") == 0 && strcmp(p.run[5], "Main") == 0,
-           "java, assert harness: the test code's public Main");
+               strcmp(p.source, "Main.java") == 0 && strcmp(p.run[4], "-ea") == 0 &&
+               strcmp(p.run[5], "CrucibleAssertMain") == 0 && !p.run[6],
+           "java, assert harness: Main.java, run by the harness's class (which runs the test "
+           "code's Main.main) with -ea");
         lang_plan_release(&p);
     }
 
