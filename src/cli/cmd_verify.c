@@ -58,14 +58,15 @@ static void verify_usage(FILE *f)
         "  --solution FILE    a full program (in the task's language unless said otherwise)\n"
         "  --completion FILE  code appended to the task's prompt (HumanEval samples)\n"
         "  --response FILE    a raw model response; its last fenced block is the code\n"
-        "  --language L       the solution's language (python, c, cpp, java, ...): a stdio\n"
-        "                     task takes a solution in any language; assert and command\n"
-        "                     tasks only their own\n"
+        "  --language L       the solution's language (python, c, cpp, java, ...): stdio and\n"
+        "                     interactive tasks take a solution in any language; assert\n"
+        "                     and command tasks only their own\n"
         "  --repeats N        run every test N times (1..100, default 1); flaky when they "
         "disagree\n"
         "  --reward POLICY    binary (default: 1 only if every test passes) or fraction\n"
         "  --pretty           indent the JSON\n\n"
-        "The solution's language: --language when given; else, for a stdio task and\n"
+        "The solution's language: --language when given; else, for a stdio or interactive\n"
+        "task and "
         "--solution FILE, the language FILE's extension names (.py, .c, .cpp, .cc, .cxx,\n"
         ".java, .js, .sh, .go, .rs); else the task's. The record's \"language\" says which.\n\n"
         "exit status: 0 accepted; 1 not accepted; 2 crucible failed (infra_error) or bad "
@@ -231,16 +232,16 @@ out_release:
     return 2;
 }
 
-/* solution_language(a, t, out) — the solution's language: --language, else (a stdio task,
- * --solution FILE) the one FILE's extension names, else NULL (the task's). 0, or 2 after
- * saying why t cannot take it. */
+/* solution_language(a, t, out) — the solution's language: --language, else (a stdio or
+ * interactive task, --solution FILE) the one FILE's extension names, else NULL (the task's). 0, or
+ * 2 after saying why t cannot take it. */
 static int solution_language(const struct verify_args *a, const struct task *t,
                              const struct lang **out)
 {
     struct errbuf err = {{0}};
 
     *out = a->lang;
-    if (!*out && a->kind == SOLUTION_PROGRAM && t->harness == TASK_HARNESS_STDIO)
+    if (!*out && a->kind == SOLUTION_PROGRAM && verify_any_language(t))
         *out = solution_lang_of_file(a->sol_path);
     if (verify_language_check(t, *out, &err) < 0)
         return usage_error("%s", err.msg);

@@ -317,11 +317,41 @@ int verify_calibrate(const struct sandbox_runtime *rt, const struct task *t,
     return r;
 }
 
+/* at_least(mb, l) — mb raised to l's compile memory when l compiles. */
+static uint64_t at_least(uint64_t mb, const struct lang *l)
+{
+    return l && l->compile && l->compile_memory_mb > mb ? l->compile_memory_mb : mb;
+}
+
+uint64_t verify_memory_mb(const struct task *t, const struct lang *lang)
+{
+    uint64_t mb = t->limits.memory_mb;
+
+    mb = at_least(mb, lang ? lang : t->lang);
+    if (t->time_factor > 0 && t->reference_time < 0)
+        mb = at_least(mb, t->lang); /* the reference, compiled and run first */
+    if (t->validator) {
+        mb = at_least(mb, t->validator->lang);
+        /* an interactor runs beside the solution; an output validator after it */
+        uint64_t run = t->harness == TASK_HARNESS_INTERACTIVE
+                           ? t->limits.memory_mb + VERIFY_VALIDATION_MEMORY_MB
+                           : VERIFY_VALIDATION_MEMORY_MB;
+        if (mb < run)
+            mb = run;
+    }
+    return mb;
+}
+
+bool verify_any_language(const struct task *t)
+{
+    return t->harness == TASK_HARNESS_STDIO || t->harness == TASK_HARNESS_INTERACTIVE;
+}
+
 int verify_language_check(const struct task *t, const struct lang *lang, struct errbuf *err)
 {
     if (!lang || lang == t->lang)
         return 0;
-    if (t->harness == TASK_HARNESS_STDIO || t->harness == TASK_HARNESS_INTERACTIVE)
+    if (verify_any_language(t))
         return task_files_check(t, lang, err); /* its files must leave room for this source */
     errbuf_set(err,
                "task '%s' is a%s %s task in %s: its tests are %s code, so the solution must be "

@@ -85,6 +85,17 @@ struct verify_result {
 /* verify_opts_default(o) — 1 repeat, binary reward, 2 infra retries. */
 void verify_opts_default(struct verify_opts *o);
 
+/* verify_any_language(t) — does t take a solution in any language of the table? stdio and
+ * interactive tasks do (the solution is a program talking through its stdin and stdout);
+ * assert and command tasks take only their own (their tests are code in it). */
+bool verify_any_language(const struct task *t);
+
+/* verify_memory_mb(t, lang) — the most memory a verification of t with a solution in lang
+ * (NULL: the task's) holds at once, for a scheduler's reservation: a test run or a compile
+ * step (the solution's, the reference's when a relative time limit is calibrated first, a
+ * validator's or interactor's), plus an interactor running beside the solution. */
+uint64_t verify_memory_mb(const struct task *t, const struct lang *lang);
+
 /* verify_language_check(t, lang, err) — may a solution in lang (NULL: the task's) be judged
  * by t? stdio tasks take any language of the table whose source file none of their files
  * takes (task_files_check); assert and command tasks only their own (their test code is

@@ -92,6 +92,9 @@ enum validator_exit {
     VALIDATOR_OURS,     /* sandbox_error: crucible's failure, retried */
 };
 
+/* Kattis' validation memory: an output validator's or interactor's run (problemtools). */
+#define VERIFY_VALIDATION_MEMORY_MB 1024
+
 /* verify__validator_limits(t, l) — problemtools' validation limits: 60 s of CPU (120 s wall),
  * 1024 MiB, 8 MiB of output; scratch room for the largest test's files. */
 void verify__validator_limits(const struct task *t, struct sandbox_limits *l);

@@ -20,7 +20,6 @@
 #include <string.h>
 
 #define VALIDATION_CPU       60.0        /* s: problemtools' validation_time */
-#define VALIDATION_MEMORY_MB 1024        /* validation_memory */
 #define VALIDATION_OUTPUT_KB (8 * 1024)  /* validation_output: 8 MiB */
 #define FEEDBACK_MAX         (8u << 20)  /* bytes of judgemessage.txt read */
 #define STAGED_MAX           (32u << 20) /* test files kept before .judge/ is emptied */
@@ -35,7 +34,7 @@ void verify__validator_limits(const struct task *t, struct sandbox_limits *l)
             largest = t->tests[i].stdin_len + t->tests[i].expected_len;
     l->cpu_time = VALIDATION_CPU;
     l->wall_time = 2 * VALIDATION_CPU;
-    l->memory_mb = VALIDATION_MEMORY_MB;
+    l->memory_mb = VERIFY_VALIDATION_MEMORY_MB;
     l->output_kb = VALIDATION_OUTPUT_KB;
     l->pids = 256;
     l->disk_mb = 128 + (STAGED_MAX >> 20) + 2 * (uint64_t)(largest >> 20);

@@ -457,13 +457,6 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
                        err);
 }
 
-/* reserve_compile(it, l) — the job reserves at least l's compile memory (compiled l). */
-static void reserve_compile(struct item *it, const struct lang *l)
-{
-    if (l->compile && l->compile_memory_mb > it->job.memory_mb)
-        it->job.memory_mb = l->compile_memory_mb;
-}
-
 static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in_batch,
                         struct errbuf *err)
 {
@@ -551,12 +544,8 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     }
     it->kind = K_VERIFY;
     it->limits = it->task.limits;
-    /* The job reserves its largest step: a test, the solution's compile step, and the
-     * reference's (in the task's language) when a relative time limit is calibrated first. */
-    it->job.memory_mb = it->task.limits.memory_mb;
-    reserve_compile(it, lang ? lang : it->task.lang);
-    if (it->task.time_factor > 0 && it->task.reference_time < 0)
-        reserve_compile(it, it->task.lang);
+    /* The job reserves the most its verification holds at once (verify_memory_mb). */
+    it->job.memory_mb = verify_memory_mb(&it->task, lang);
     return 0;
 }
 

@@ -461,6 +461,24 @@ ok(st == 400 and "needs 2048 MB" in j["error"]["message"],
    "first reserves C++'s compile memory", text)
 s.stop()
 
+# An interactor runs beside the solution (Kattis validation memory, 1024 MB): an interactive
+# task with a 256 MB solution needs 1280 MB at once; an output validator runs after the
+# solution, so 1024 MB is enough for it.
+s = Server("--slots", "1", "--memory", "1200", "--warm", "0", "--quiet")
+PY_PROG = {"language": "python", "code": "import sys\nsys.exit(42)\n"}
+inter = {"id": "s/inter", "language": "python", "harness": "interactive", "interactor": PY_PROG,
+         "tests": [{"name": "t", "stdin": "", "expected": ""}], "limits": {"memory_mb": 256}}
+st, j, text, _ = s.post("/v1/verify", {"task": inter, "solution": "print(1)\n"})
+ok(st == 400 and "needs 1280 MB" in j["error"]["message"],
+   "memory: an interactive task reserves the solution's memory plus the interactor's", text)
+valid = {"id": "s/valid", "language": "python", "harness": "stdio",
+         "checker": dict(PY_PROG, type="validator"),
+         "tests": [{"name": "t", "stdin": "", "expected": ""}], "limits": {"memory_mb": 256}}
+st, j, text, _ = s.post("/v1/verify", {"task": valid, "solution": "print(1)\n"})
+ok(st == 200 and j["verdict"] == "accepted",
+   "memory: an output validator runs after the solution: 1024 MB fit under --memory 1200", text)
+s.stop()
+
 # --- bearer token ---------------------------------------------------------------------------
 tok = os.path.join(TMP, "token")
 with open(tok, "w") as f:
