@@ -12,25 +12,6 @@
 
 #define FETCH_MAX_BYTES (8u << 20)
 
-static void exec_step(struct sandbox *sb, const char *const *argv, const char *const *env,
-                      const char *in, size_t in_len, unsigned flags, struct result *res)
-{
-    struct sandbox_proc p = {
-        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
-
-    result_init(res);
-    if (in && in_len) {
-        p.stdin_fd = sandbox_memfd(in, in_len);
-        if (p.stdin_fd < 0) {
-            result_fail(res, "cannot stage stdin: %s", strerror(-p.stdin_fd));
-            return;
-        }
-    }
-    sandbox_exec(sb, &p, flags, res);
-    if (p.stdin_fd >= 0)
-        close(p.stdin_fd);
-}
-
 /* attempt_steps(…, steps, out) — one try in a fresh sandbox with the program's steps; false
  * when crucible failed (retry). */
 static bool attempt_steps(const struct sandbox_runtime *rt, const struct image *img,
@@ -68,7 +49,7 @@ static bool attempt_steps(const struct sandbox_runtime *rt, const struct image *
             goto infra;
         if (out->has_compile)
             result_release(&out->compile);
-        exec_step(sb, steps.compile, s->lang->env, NULL, 0, 0, &out->compile);
+        sandbox_exec_input(sb, steps.compile, s->lang->env, NULL, 0, 0, &out->compile);
         out->has_compile = true;
         if (out->compile.status == RESULT_SANDBOX_ERROR) {
             result_fail(&out->run, "compile step: %s", out->compile.message);
@@ -83,8 +64,8 @@ static bool attempt_steps(const struct sandbox_runtime *rt, const struct image *
         if (sandbox_set_limits(sb, &s->limits, &err) < 0 || sandbox_kill_others(sb, &err) < 0)
             goto infra;
     }
-    exec_step(sb, steps.run, s->lang->env, s->stdin_data, s->stdin_len,
-              s->nfetch ? 0 : SANDBOX_EXEC_LAST, &out->run);
+    sandbox_exec_input(sb, steps.run, s->lang->env, s->stdin_data, s->stdin_len,
+                       s->nfetch ? 0 : SANDBOX_EXEC_LAST, &out->run);
     out->ran = out->run.status != RESULT_SANDBOX_ERROR;
     if (out->ran && s->nfetch) {
         bool alive = out->run.status == RESULT_OK || out->run.status == RESULT_RUNTIME_ERROR ||

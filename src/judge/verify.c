@@ -65,26 +65,6 @@ int verify__put_text(struct sandbox *sb, const char *dest, const char *text, siz
     return sandbox_put_data(sb, dest, text, len, mode, err);
 }
 
-/* verify__exec(sb, argv, env, stdin text, flags, res) — one process; res is result_init'ed. */
-void verify__exec(struct sandbox *sb, const char *const *argv, const char *const *env,
-                  const char *in, size_t in_len, unsigned flags, struct result *res)
-{
-    struct sandbox_proc p = {
-        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
-
-    result_init(res);
-    if (in && in_len) {
-        p.stdin_fd = sandbox_memfd(in, in_len);
-        if (p.stdin_fd < 0) {
-            result_fail(res, "cannot stage stdin: %s", strerror(-p.stdin_fd));
-            return;
-        }
-    }
-    sandbox_exec(sb, &p, flags, res);
-    if (p.stdin_fd >= 0)
-        close(p.stdin_fd);
-}
-
 /* verify__compile_limits(t, l) — the language's compile limits; a build step of an interpreted
  * language's command task (a syntax check, an install) gets the defaults for builds. */
 void verify__compile_limits(const struct task *t, struct sandbox_limits *l)
@@ -191,7 +171,7 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
         verify__compile_limits(t, &cl);
         if (sandbox_set_limits(sb, &cl, &err) < 0)
             goto out_infra;
-        verify__exec(sb, plan->compile, t->lang->env, NULL, 0, 0, &vr->compile);
+        sandbox_exec_input(sb, plan->compile, t->lang->env, NULL, 0, 0, &vr->compile);
         vr->has_compile = true;
         if (vr->compile.status == RESULT_SANDBOX_ERROR) {
             snprintf(why, why_size, "compile step: %s", vr->compile.message);
@@ -213,6 +193,38 @@ out_infra:
     snprintf(why, why_size, "%s", err.msg);
     pool_release(o->pool, sb);
     return BOX_INFRA;
+}
+
+enum box_next verify__box_next(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                               const struct image *img, const struct task *t, const char *solution,
+                               struct sandbox **sb, struct lang_plan *plan,
+                               struct verify_result *vr, struct tally *tys, size_t *i,
+                               unsigned *failures)
+{
+    struct result res;
+    enum box_state st;
+    char why[256];
+
+    if (*sb)
+        return BOX_NEXT_READY;
+    lang_plan_release(plan);
+    st = verify__box_open_plan(rt, o, img, t, solution, strlen(solution), sb, plan, vr, why,
+                               sizeof(why));
+    if (st == BOX_COMPILE_ERROR) {
+        lang_plan_release(plan);
+        return BOX_NEXT_COMPILE_ERROR;
+    }
+    if (st == BOX_READY)
+        return BOX_NEXT_READY;
+    if (++*failures <= o->infra_retries && !verify__cancelled(rt))
+        return BOX_NEXT_AGAIN;
+    result_init(&res);
+    result_fail(&res, "%s", why);
+    verify__test_record(&vr->tests[*i], &tys[*i], VERDICT_INFRA_ERROR, &res, why);
+    result_release(&res);
+    *failures = 0;
+    ++*i;
+    return BOX_NEXT_AGAIN;
 }
 
 void verify__test_record(struct verify_test *vt, struct tally *ty, enum verdict v,

@@ -395,8 +395,8 @@ static bool assert_program(const struct sandbox_runtime *rt, const struct image 
             r.token[TOKEN_HEX] = '\n';
             r.token[TOKEN_HEX + 1] = '\0';
         }
-        verify__exec(sb, r.argv, t->lang->env, token ? r.token : NULL, token ? TOKEN_HEX + 1 : 0,
-                     SANDBOX_EXEC_LAST, res);
+        sandbox_exec_input(sb, r.argv, t->lang->env, token ? r.token : NULL,
+                           token ? TOKEN_HEX + 1 : 0, SANDBOX_EXEC_LAST, res);
         pool_release(o->pool, sb);
         if (token && res->status == RESULT_OK && !verify__take_token(&res->out, r.token)) {
             res->status = RESULT_RUNTIME_ERROR;

@@ -214,7 +214,7 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
         } else {
             bool readable;
             int stale = t->build ? report_before(sb, t, &rerr) : 0;
-            verify__exec(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
+            sandbox_exec_input(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
             if (stale < 0 && res.status != RESULT_SANDBOX_ERROR)
                 result_fail(&res, "cannot look for a report before the run: %s", rerr.msg);
             /* A run a limit stopped has no complete report (and its sandbox is torn down);

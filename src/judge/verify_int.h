@@ -20,11 +20,6 @@ struct tally {
 int verify__put_text(struct sandbox *sb, const char *dest, const char *text, size_t len,
                      mode_t mode, struct errbuf *err);
 
-/* verify__exec(sb, argv, env, in, in_len, flags, res) — one process with IN on stdin; res is
- * result_init'ed here. */
-void verify__exec(struct sandbox *sb, const char *const *argv, const char *const *env,
-                  const char *in, size_t in_len, unsigned flags, struct result *res);
-
 /* verify__compile_limits(t, l) — the limits of t's compile (or build) step. */
 void verify__compile_limits(const struct task *t, struct sandbox_limits *l);
 
@@ -52,6 +47,24 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
                                      const char *program, size_t program_len, struct sandbox **out,
                                      struct lang_plan *plan, struct verify_result *vr, char *why,
                                      size_t why_size);
+
+/* What verify__box_next left the caller of a per-test loop to do. */
+enum box_next {
+    BOX_NEXT_READY,         /* *sb is ready for test *i */
+    BOX_NEXT_COMPILE_ERROR, /* the solution does not compile (plan released) */
+    BOX_NEXT_AGAIN,         /* loop again: after a retry, or test *i recorded as infra_error
+                             * and *i advanced */
+};
+
+/* verify__box_next(rt, o, img, t, solution, &sb, plan, vr, tys, &i, &failures) — for loops
+ * that run test after test in one sandbox of the solution (stdio, interactive): when *sb is
+ * NULL, opens one (plan gets its steps), retrying crucible's failures up to o->infra_retries
+ * before test *i is recorded as infra_error. */
+enum box_next verify__box_next(const struct sandbox_runtime *rt, const struct verify_opts *o,
+                               const struct image *img, const struct task *t, const char *solution,
+                               struct sandbox **sb, struct lang_plan *plan,
+                               struct verify_result *vr, struct tally *tys, size_t *i,
+                               unsigned *failures);
 
 /* verify__test_record(vt, ty, v, res, why) — counts v for the test and keeps res as its
  * last run (res's streams move to vt; res is left empty). */

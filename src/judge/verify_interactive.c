@@ -310,26 +310,14 @@ bool verify__interactive_repeat(const struct sandbox_runtime *rt, const struct i
         struct result res;
         enum verdict v;
 
-        if (!sb) {
-            enum box_state st;
-            lang_plan_release(&plan);
-            st = verify__box_open_plan(rt, o, img, t, solution, strlen(solution), &sb, &plan, vr,
-                                       why, sizeof(why));
-            if (st == BOX_COMPILE_ERROR) {
-                lang_plan_release(&plan);
-                return false;
-            }
-            if (st == BOX_INFRA) {
-                if (++failures <= o->infra_retries && !verify__cancelled(rt))
-                    continue;
-                result_init(&res);
-                result_fail(&res, "%s", why);
-                verify__test_record(&vr->tests[i], &tys[i], VERDICT_INFRA_ERROR, &res, why);
-                result_release(&res);
-                failures = 0;
-                i++;
-                continue;
-            }
+        switch (verify__box_next(rt, o, img, t, solution, &sb, &plan, vr, tys, &i, &failures)) {
+        case BOX_NEXT_COMPILE_ERROR:
+            return false;
+        case BOX_NEXT_AGAIN:
+            continue;
+        case BOX_NEXT_READY:
+        default:
+            break;
         }
         if (verify__validator_ready(rt, o, img, t, vb) < 0) {
             /* the interactor cannot run: the task's fault (or crucible's, retried inside) */

@@ -48,7 +48,7 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
         return v;
     }
     if (steps.compile) {
-        verify__exec(sb, steps.compile, t->judge_lang->env, NULL, 0, 0, &res);
+        sandbox_exec_input(sb, steps.compile, t->judge_lang->env, NULL, 0, 0, &res);
         if (res.status != RESULT_OK) {
             snprintf(why, why_size, "checker program does not compile: %.200s",
                      res.err.data ? res.err.data : "");
@@ -59,7 +59,7 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
         }
         result_release(&res);
     }
-    verify__exec(sb, steps.run, t->judge_lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
+    sandbox_exec_input(sb, steps.run, t->judge_lang->env, NULL, 0, SANDBOX_EXEC_LAST, &res);
     pool_release(o->pool, sb);
     lang_plan_release(&steps);
     if (res.status == RESULT_OK) {
@@ -92,29 +92,17 @@ bool verify__stdio_repeat(const struct sandbox_runtime *rt, const struct image *
         struct result res;
         enum verdict v;
 
-        if (!sb) {
-            enum box_state st;
-            lang_plan_release(&plan);
-            st = verify__box_open_plan(rt, o, img, t, solution, strlen(solution), &sb, &plan, vr,
-                                       why, sizeof(why));
-            if (st == BOX_COMPILE_ERROR) {
-                lang_plan_release(&plan);
-                return false;
-            }
-            if (st == BOX_INFRA) {
-                if (++failures <= o->infra_retries && !verify__cancelled(rt))
-                    continue;
-                result_init(&res);
-                result_fail(&res, "%s", why);
-                verify__test_record(&vr->tests[i], &tys[i], VERDICT_INFRA_ERROR, &res, why);
-                result_release(&res);
-                failures = 0;
-                i++;
-                continue;
-            }
+        switch (verify__box_next(rt, o, img, t, solution, &sb, &plan, vr, tys, &i, &failures)) {
+        case BOX_NEXT_COMPILE_ERROR:
+            return false;
+        case BOX_NEXT_AGAIN:
+            continue;
+        case BOX_NEXT_READY:
+        default:
+            break;
         }
-        verify__exec(sb, plan.run, t->lang->env, tt->stdin_data, tt->stdin_len,
-                     i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
+        sandbox_exec_input(sb, plan.run, t->lang->env, tt->stdin_data, tt->stdin_len,
+                           i + 1 == t->ntests ? SANDBOX_EXEC_LAST : 0, &res);
         v = verify__run_verdict(t, tt, &res, why, sizeof(why));
         if (v == VERDICT_ACCEPTED && (t->judge_code || t->validator)) {
             if (t->validator)

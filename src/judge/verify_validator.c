@@ -100,7 +100,7 @@ static int box_open(const struct sandbox_runtime *rt, const struct verify_opts *
         compile_limits(p, &cl);
         if (sandbox_set_limits(vb->sb, &cl, &err) < 0)
             goto out_infra;
-        verify__exec(vb->sb, vb->plan.compile, p->lang->env, NULL, 0, 0, &res);
+        sandbox_exec_input(vb->sb, vb->plan.compile, p->lang->env, NULL, 0, 0, &res);
         if (res.status != RESULT_OK) {
             const char *msg = res.err.len ? res.err.data : res.out.len ? res.out.data : "";
             vb->broken = res.status != RESULT_SANDBOX_ERROR;
@@ -159,7 +159,7 @@ int verify__validator_stage(const struct task_test *tt, struct validator_box *vb
         /* earlier tests' files go: the scratch disk holds a few tests at a time */
         static const char *const rm[] = {"/bin/rm", "-rf", "/work/.judge", NULL};
         struct result res;
-        verify__exec(vb->sb, rm, NULL, NULL, 0, 0, &res);
+        sandbox_exec_input(vb->sb, rm, NULL, NULL, 0, 0, &res);
         r = res.status == RESULT_OK ? 0 : -EIO;
         if (r < 0)
             errbuf_set(err, "cannot remove earlier tests' files: %s",
@@ -345,8 +345,8 @@ enum verdict verify__validator_judge(const struct sandbox_runtime *rt, const str
             snprintf(why, why_size, "out of memory");
             return VERDICT_INFRA_ERROR;
         }
-        verify__exec(vb->sb, (const char *const *)argv, t->validator->lang->env,
-                     run->out.data ? run->out.data : "", run->out.len, 0, &res);
+        sandbox_exec_input(vb->sb, (const char *const *)argv, t->validator->lang->env,
+                           run->out.data ? run->out.data : "", run->out.len, 0, &res);
         verify__validator_argv_free(vb, argv);
         verify__validator_message(vb, n, msg, sizeof(msg));
         switch (verify__validator_exit(&res)) {

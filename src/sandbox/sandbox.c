@@ -1144,6 +1144,25 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     return prep == -EINVAL ? -EINVAL : 0;
 }
 
+void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char *const *env,
+                        const char *in, size_t in_len, unsigned flags, struct result *res)
+{
+    struct sandbox_proc p = {
+        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
+
+    result_init(res);
+    if (in && in_len) {
+        p.stdin_fd = sandbox_memfd(in, in_len);
+        if (p.stdin_fd < 0) {
+            result_fail(res, "cannot stage stdin: %s", strerror(-p.stdin_fd));
+            return;
+        }
+    }
+    sandbox_exec(sb, &p, flags, res);
+    if (p.stdin_fd >= 0)
+        close(p.stdin_fd);
+}
+
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd)
 {
     sb->cancel_fd = fd;

@@ -143,6 +143,12 @@ struct sandbox_proc {
 int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
                  struct result *res);
 
+/* sandbox_exec_input(sb, argv, env, in, in_len, flags, res) — sandbox_exec of argv (extra
+ * environment env, may be NULL) with IN (in_len bytes; none: /dev/null) on its stdin, staged in
+ * a memfd. res is result_init'ed here; a failure to stage stdin is res's sandbox_error. */
+void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char *const *env,
+                        const char *in, size_t in_len, unsigned flags, struct result *res);
+
 /* sandbox_set_cancel_fd(sb, fd) — the fd whose readability stops this sandbox's work (see
  * sandbox_runtime.cancel_fd); for a sandbox made ahead of time for a job not known yet. */
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd);
