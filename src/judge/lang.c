@@ -128,9 +128,11 @@ static const struct lang langs[] = {
         .compile =
             ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c", "-lm"),
         .run = ARGV("./main"),
-        /* --wrap=main: the C library starts the harness's __wrap_main, which runs main. */
-        .test_compile = ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main", "main.c",
-                             "_crucible_harness.c", "-lm", "-Wl,--wrap=main"),
+        /* --wrap=main: the C library starts the harness's __wrap_main, which runs main. The
+         * harness links first: its .preinit_array entry (the token's read) runs before any
+         * of the solution's, and before every constructor. */
+        .test_compile = ARGV("/usr/bin/gcc", "-O2", "-std=gnu17", "-pipe", "-o", "main",
+                             "_crucible_harness.c", "main.c", "-lm", "-Wl,--wrap=main"),
         .test_prologue = C_PROLOGUE,
         .test_files = files_c,
         .test_token = true,
@@ -153,7 +155,7 @@ static const struct lang langs[] = {
         .run = ARGV("./main"),
         /* g++ compiles the harness's .c as C++ */
         .test_compile = ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main",
-                             "main.cpp", "_crucible_harness.c", "-lm", "-Wl,--wrap=main"),
+                             "_crucible_harness.c", "main.cpp", "-lm", "-Wl,--wrap=main"),
         .test_prologue = C_PROLOGUE,
         .test_files = files_c,
         .test_token = true,

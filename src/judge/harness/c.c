@@ -6,9 +6,11 @@
  * of the test code's main, which is reached as __real_main (the linker binds that name to the
  * real main even when the solution defines a function called __real_main).
  *
- * __wrap_main reads the run's token from stdin (the assert harness gives nothing else there),
- * points fd 0 at /dev/null, keeps the token as two random shares, runs the test code's main,
- * and writes the token, on a line of its own, only when main has returned 0. exit, _exit,
+ * The run's token is read from stdin (the assert harness gives nothing else there) by an entry
+ * of .preinit_array, which the start-up code runs before any constructor or C++ static
+ * initialiser (this file is linked first, so its entry precedes any the solution adds); fd 0
+ * then points at /dev/null and the token is kept as two random shares. __wrap_main runs the
+ * test code's main and writes the token, on a line of its own, only when main has returned 0. exit, _exit,
  * quick_exit, abort, a signal handler, an atexit handler, a thread ending the process: every
  * other end comes without the token, and crucible fails the test.
  *
@@ -18,10 +20,11 @@
  * This file makes its system calls itself (an inline syscall instruction on x86-64 and
  * aarch64): the solution, linked into the same program, may define read, write or exit.
  *
- * What it cannot stop: code of the solution that runs before main (constructors, C++ static
- * initialisers, ifunc resolvers, .preinit_array, a __libc_start_main of its own) and reads
- * stdin before this does; code that reads the process's memory; C++ operators the solution
- * overloads for the types it returns (a rigged operator==).
+ * What it cannot stop: code of the solution that runs before .preinit_array (an ifunc
+ * resolver, run while the program is relocated; a __libc_start_main of its own that the
+ * program's start-up would call) and reads stdin before this does; code that reads the
+ * process's memory; C++ operators the solution overloads for the types it returns (a rigged
+ * operator==).
  */
 #ifdef __cplusplus
 #define CRUCIBLE_C extern "C"
@@ -125,14 +128,17 @@ CRUCIBLE_C void __crucible_assert_fail(const char *expr, const char *file, unsig
 
 CRUCIBLE_C int __real_main(int argc, char **argv, char **envp);
 
-CRUCIBLE_C int __wrap_main(int argc, char **argv, char **envp)
+/* The token as two shares (a, b: a XOR b is its bytes); state 0 unread, 1 held, -1 none. */
+static unsigned char crucible_a[16], crucible_b[16];
+static int crucible_state;
+
+/* crucible_take_token() — reads the token from stdin, points fd 0 at /dev/null. */
+static void crucible_take_token(void)
 {
-    static const char hex[] = "0123456789abcdef";
-    unsigned char buf[80], a[16], b[16];
-    char line[34];
+    unsigned char buf[80];
     unsigned long got = 0, s, e;
     long n, fd;
-    int valid, r;
+    int valid;
 
     while (got < sizeof(buf) &&
            (n = sys4(SYS_READ, 0, (long)(buf + got), (long)(sizeof(buf) - got), 0)) > 0)
@@ -148,7 +154,7 @@ CRUCIBLE_C int __wrap_main(int argc, char **argv, char **envp)
         ;
     for (e = got; e > s && buf[e - 1] <= ' '; e--)
         ;
-    valid = e - s == 32 && sys4(SYS_GETRANDOM, (long)a, 16, 0, 0) == 16;
+    valid = e - s == 32 && sys4(SYS_GETRANDOM, (long)crucible_a, 16, 0, 0) == 16;
     for (int i = 0; valid && i < 32; i++) {
         unsigned char c = buf[s + (unsigned long)i], v;
         if (c >= '0' && c <= '9')
@@ -160,12 +166,36 @@ CRUCIBLE_C int __wrap_main(int argc, char **argv, char **envp)
             break;
         }
         if (i % 2 == 0)
-            b[i / 2] = (unsigned char)(v << 4);
+            crucible_b[i / 2] = (unsigned char)(v << 4);
         else
-            b[i / 2] = (unsigned char)((b[i / 2] | v) ^ a[i / 2]);
+            crucible_b[i / 2] = (unsigned char)((crucible_b[i / 2] | v) ^ crucible_a[i / 2]);
     }
     crucible_wipe(buf, sizeof(buf));
-    if (!valid) {
+    crucible_state = valid ? 1 : -1;
+}
+
+static void crucible_preinit(int argc, char **argv, char **envp)
+{
+    (void)argc;
+    (void)argv;
+    (void)envp;
+    if (crucible_state == 0)
+        crucible_take_token();
+}
+
+/* Run by the start-up code before every constructor (see the top of this file). */
+__attribute__((section(".preinit_array"), used)) static void (*const crucible_preinit_entry)(
+    int, char **, char **) = crucible_preinit;
+
+CRUCIBLE_C int __wrap_main(int argc, char **argv, char **envp)
+{
+    static const char hex[] = "0123456789abcdef";
+    char line[34];
+    int r;
+
+    if (crucible_state == 0) /* a start-up without .preinit_array */
+        crucible_take_token();
+    if (crucible_state != 1) {
         static const char msg[] = "crucible harness: no test token on stdin\n";
         crucible_write(2, msg, sizeof(msg) - 1);
         crucible_exit(125);
@@ -175,14 +205,14 @@ CRUCIBLE_C int __wrap_main(int argc, char **argv, char **envp)
         return r;
     line[0] = '\n';
     for (int i = 0; i < 16; i++) {
-        unsigned char v = (unsigned char)(a[i] ^ b[i]);
+        unsigned char v = (unsigned char)(crucible_a[i] ^ crucible_b[i]);
         line[1 + 2 * i] = hex[v >> 4];
         line[2 + 2 * i] = hex[v & 15];
     }
     line[33] = '\n';
     crucible_write(1, line, sizeof(line));
     crucible_wipe((volatile unsigned char *)line, sizeof(line));
-    crucible_wipe(a, sizeof(a));
-    crucible_wipe(b, sizeof(b));
+    crucible_wipe(crucible_a, sizeof(crucible_a));
+    crucible_wipe(crucible_b, sizeof(crucible_b));
     return 0;
 }

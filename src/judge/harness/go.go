@@ -4,25 +4,34 @@ package @PACKAGE@
 // can and cannot prove"): crucible writes it beside main_test.go (the test binary is built from
 // both) and replaces @PACKAGE@ with the program's package.
 //
-// TestMain reads the run's token from stdin (the assert harness gives nothing else there),
-// points fd 0 at /dev/null, keeps the token as two random shares, runs the tests, and writes
-// the token, on a line of its own, only when every test passed (m.Run returned 0). os.Exit,
-// runtime.Goexit, a panic, a signal: every other end comes without the token, and crucible fails
-// the test. Its system calls go through package syscall, which the solution cannot replace.
+// The run's token is read from stdin (the assert harness gives nothing else there) while the
+// package's variables are initialised: crucibleHeld's initialiser is the first (Go initialises
+// package-level variables in declaration order, files in name order: this file sorts before
+// main_test.go), so it runs before every variable initialiser and init function of the
+// solution. fd 0 then points at /dev/null, and the token is kept as two random shares in a
+// closure. The closure gives them once, and only to TestMain (it asks the runtime who called
+// it), which runs the tests and writes the token, on a line of its own, only when every test
+// passed (m.Run returned 0). os.Exit, runtime.Goexit, a panic, a signal: every other end comes
+// without the token, and crucible fails the test. Its system calls go through package
+// syscall, which the solution cannot replace.
 //
-// What it cannot stop: the solution's init functions run before TestMain and could read stdin
-// first; code that reads the process's memory (unsafe, cgo). A task whose test code defines a
-// TestMain of its own does not compile with it.
+// What it cannot stop: code that reads the process's memory (unsafe, reflection on the
+// closure). A task whose test code defines a TestMain of its own does not compile with it.
 
 import (
 	"math/rand"
 	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-func TestMain(m *testing.M) {
+// crucibleHeld gives the token's shares to TestMain, once; nil shares to anyone else.
+var crucibleHeld = crucibleTakeToken()
+
+func crucibleTakeToken() func() (a, b *[16]byte, valid bool) {
 	var raw [80]byte
 	got := 0
 	for got < len(raw) {
@@ -66,6 +75,27 @@ func TestMain(m *testing.M) {
 	for i := range raw {
 		raw[i] = 0
 	}
+	given := false
+	return func() (*[16]byte, *[16]byte, bool) {
+		// this package's TestMain itself, by its full name: "main.crucibleTakeToken.func1"
+		// here gives "main.TestMain" (a method or a closure named alike has another name)
+		self, _, _, ok0 := runtime.Caller(0)
+		pc, _, _, ok1 := runtime.Caller(1)
+		me, caller := runtime.FuncForPC(self), runtime.FuncForPC(pc)
+		if given || !ok0 || !ok1 || me == nil || caller == nil {
+			return nil, nil, false
+		}
+		pkg := strings.TrimSuffix(me.Name(), ".crucibleTakeToken.func1")
+		if pkg == me.Name() || caller.Name() != pkg+".TestMain" {
+			return nil, nil, false
+		}
+		given = true
+		return &a, &b, valid
+	}
+}
+
+func TestMain(m *testing.M) {
+	a, b, valid := crucibleHeld()
 	if !valid {
 		syscall.Write(2, []byte("crucible harness: no test token on stdin\n"))
 		os.Exit(125)

@@ -1,8 +1,7 @@
 // task: tasks/c-add.json
 // expect: runtime_error
 // hack: a constructor reads stdin before main, prints it and exits 0.
-// gap: code that runs before main (a constructor) reads stdin first, prints the token and exits
-// 0: C has no way to run crucible's code before the solution's
+// (the harness reads the token in .preinit_array, which runs before every constructor)
 #include <unistd.h>
 __attribute__((constructor)) static void steal(void)
 {

@@ -1,8 +1,7 @@
 // task: tasks/go-add.json
 // expect: runtime_error
 // hack: an init function reads stdin, prints what it got and exits 0.
-// gap: an init function runs before the harness's TestMain: it reads stdin first, prints the
-// token and exits 0
+// (the harness reads the token in its first package variable's initialiser, before any init)
 import (
     "os"
     "syscall"
