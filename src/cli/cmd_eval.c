@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "cli/solution_lang.h"
+#include "cli/judging.h"
 #include "cli/workers.h"
 #include "library/store.h"
 #include "judge/verify.h"
@@ -193,7 +193,7 @@ static int solution_line(const char *path, size_t lineno, const json_t *j,
                     lineno);
             return -1;
         }
-        if (!(lang = solution_lang_named(json_string_value(lv), &err)) ||
+        if (!(lang = judging_lang_named(json_string_value(lv), &err)) ||
             verify_language_check(t, lang, &err) < 0) {
             fprintf(stderr, "%s:%zu: %s\n", path, lineno, err.msg);
             return -1;
@@ -425,8 +425,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    struct errbuf err = {{0}};
     uint64_t u;
-    int c;
+    int c, r;
 
     memset(a, 0, sizeof(*a));
     a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -451,32 +452,21 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
         case 'o':
             a->out_path = optarg;
             break;
-        case 'n':
-            if (!util_parse_u64(optarg, 1, 100, &u))
-                return usage_error("--repeats must be a whole number from 1 to 100, not '%s'",
-                                   optarg);
-            ev->opts.repeats = (unsigned)u;
-            break;
-        case 'w':
-            if (!reward_policy_parse(optarg, &ev->opts.reward))
-                return usage_error("--reward must be 'binary' or 'fraction', not '%s'", optarg);
-            break;
         case 'q':
             a->quiet = true;
             break;
         case 'd':
             a->db_path = optarg;
             break;
-        case 'm':
-            if (!*optarg || strlen(optarg) > 200)
-                return usage_error("--model needs a tag of 1 to 200 characters");
-            ev->model = optarg;
-            break;
         case 'h':
             a->help = true;
             return 0;
         case '?':
         default:
+            if ((r = judging_option(c, optarg, &ev->opts, &ev->model, &err)) < 0)
+                return usage_error("%s", err.msg);
+            if (r > 0)
+                break;
             return usage_error("unknown option or missing argument '%s' (see 'crucible eval "
                                "--help')",
                                argv[optind - 1]);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "cli/solution_lang.h"
+#include "cli/judging.h"
 #include "library/store.h"
 #include "judge/verify.h"
 
@@ -107,8 +107,7 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
-    uint64_t u;
-    int c;
+    int c, r;
 
     memset(a, 0, sizeof(*a));
     a->kind = SOLUTION_PROGRAM;
@@ -132,29 +131,14 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
                                  : SOLUTION_RESPONSE;
             a->nsol++;
             break;
-        case 'n':
-            if (!util_parse_u64(optarg, 1, 100, &u))
-                return usage_error("--repeats must be a whole number from 1 to 100, not '%s'",
-                                   optarg);
-            a->opts.repeats = (unsigned)u;
-            break;
-        case 'w':
-            if (!reward_policy_parse(optarg, &a->opts.reward))
-                return usage_error("--reward must be 'binary' or 'fraction', not '%s'", optarg);
-            break;
         case 'p':
             a->pretty = true;
             break;
         case 'd':
             a->db_path = optarg;
             break;
-        case 'm':
-            if (!*optarg || strlen(optarg) > 200)
-                return usage_error("--model needs a tag of 1 to 200 characters");
-            a->model = optarg;
-            break;
         case 'l':
-            if (!(a->lang = solution_lang_named(optarg, &err)))
+            if (!(a->lang = judging_lang_named(optarg, &err)))
                 return usage_error("--language: %s", err.msg);
             break;
         case 'h':
@@ -162,6 +146,10 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
             return 0;
         case '?':
         default:
+            if ((r = judging_option(c, optarg, &a->opts, &a->model, &err)) < 0)
+                return usage_error("%s", err.msg);
+            if (r > 0)
+                break;
             return usage_error("unknown option or missing argument '%s' (see 'crucible verify "
                                "--help')",
                                argv[optind - 1]);
@@ -242,7 +230,7 @@ static int solution_language(const struct verify_args *a, const struct task *t,
 
     *out = a->lang;
     if (!*out && a->kind == SOLUTION_PROGRAM && verify_any_language(t))
-        *out = solution_lang_of_file(a->sol_path);
+        *out = judging_lang_of_file(a->sol_path);
     if (verify_language_check(t, *out, &err) < 0)
         return usage_error("%s", err.msg);
     return 0;

@@ -1,12 +1,13 @@
 /*
- * solution_lang.c — the language a solution names on the command line (see solution_lang.h).
+ * judging.c — what verify and eval share on the command line (see judging.h).
  *
  * Extensions are data: the usual ones of each language of the table, and for a language
  * added to the table later, the extension of its own source file when it is also one of
  * its names (main.kt and "kt", say).
  */
-#include "cli/solution_lang.h"
+#include "cli/judging.h"
 
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 
@@ -18,7 +19,7 @@ static const struct {
     {"sh", "bash"},   {"go", "go"},   {"rs", "rust"},
 };
 
-const struct lang *solution_lang_named(const char *name, struct errbuf *err)
+const struct lang *judging_lang_named(const char *name, struct errbuf *err)
 {
     const struct lang *l = lang_find(name);
     char names[256];
@@ -30,7 +31,7 @@ const struct lang *solution_lang_named(const char *name, struct errbuf *err)
     return NULL;
 }
 
-const struct lang *solution_lang_of_file(const char *path)
+const struct lang *judging_lang_of_file(const char *path)
 {
     const char *base = strrchr(path, '/'), *ext, *own;
     const struct lang *l;
@@ -46,4 +47,31 @@ const struct lang *solution_lang_of_file(const char *path)
     l = lang_find(ext);
     own = l ? strrchr(l->source, '.') : NULL;
     return own && strcasecmp(own + 1, ext) == 0 ? l : NULL;
+}
+
+int judging_option(int c, const char *arg, struct verify_opts *o, const char **model,
+                   struct errbuf *err)
+{
+    uint64_t u;
+
+    switch (c) {
+    case JUDGING_OPT_REPEATS:
+        if (!util_parse_u64(arg, 1, 100, &u))
+            return errbuf_set(err, "--repeats must be a whole number from 1 to 100, not '%s'", arg),
+                   -EINVAL;
+        o->repeats = (unsigned)u;
+        return 1;
+    case JUDGING_OPT_REWARD:
+        if (!reward_policy_parse(arg, &o->reward))
+            return errbuf_set(err, "--reward must be 'binary' or 'fraction', not '%s'", arg),
+                   -EINVAL;
+        return 1;
+    case JUDGING_OPT_MODEL:
+        if (!*arg || strlen(arg) > 200)
+            return errbuf_set(err, "--model needs a tag of 1 to 200 characters"), -EINVAL;
+        *model = arg;
+        return 1;
+    default:
+        return 0;
+    }
 }
