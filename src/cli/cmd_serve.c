@@ -33,7 +33,8 @@
 static const char USAGE[] =
     "usage: crucible serve [--listen HOST:PORT] [--slots N] [--queue N] [--memory MB]\n"
     "                      [--warm N] [--token-file FILE] [--max-body MB] [--port-file FILE]\n"
-    "                      [--db PATH] [--quiet]\n"
+    "                      [--db PATH] [--quiet] [--image NAME=DIR]... [--images-file FILE]\n"
+    "                      [--max-pids N] [--pids N]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -50,12 +51,25 @@ static const char USAGE[] =
     "  --max-body MB       larger request bodies get 413 (default 64)\n"
     "  --port-file FILE    write the bound port there once listening (for port 0)\n"
     "  --db PATH           the task library (SQLite; created when missing)\n"
-    "  --quiet             no JSON log lines on stderr\n";
+    "  --quiet             no JSON log lines on stderr\n"
+    "\n"
+    "Trust boundaries (what a client may ask of this host):\n"
+    "  --image NAME=DIR    register a root filesystem directory as image NAME (repeatable);\n"
+    "                      requests and tasks name images ('host' or a registered NAME),\n"
+    "                      never a host path\n"
+    "  --images-file FILE  register every 'NAME=DIR' line of FILE ('#' comments)\n"
+    "  --max-pids N        a job's limits.pids at most (default 1024); more gets 400\n"
+    "  --pids N            processes running jobs may reserve in all (default: a quarter\n"
+    "                      of kernel.pid_max; at most half of it); a job waits for room\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
     char host[64];
     uint64_t port, slots, queue, memory, max_body, warm;
+    uint64_t max_pids, pids; /* per job (limits.pids) and for all running jobs; 0: default */
+    const char **images;     /* --image NAME=DIR and --images-file FILE, in order (owned array) */
+    bool *image_is_file;
+    size_t nimages;
     char *token; /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
@@ -69,6 +83,7 @@ struct serve {
     int sigfd;
     struct sandbox_runtime rt;
     struct image host_img;
+    struct image_registry *images;
     struct metrics *m;
     struct pool *pool;
     struct store *store;
@@ -152,8 +167,18 @@ static uint64_t default_memory_mb(void)
     return (uint64_t)pages / 1024 * (uint64_t)size / 1024 * 3 / 4;
 }
 
+static void serve_args_release(struct serve_args *a)
+{
+    free(a->token);
+    free(a->images);
+    free(a->image_is_file);
+    a->token = NULL;
+    a->images = NULL;
+    a->image_is_file = NULL;
+}
+
 /* parse_args(argc, argv, a) — the command line into a (the token file read); 0, or 2 after
- * saying what is wrong (a->token freed). a->help: --help was asked for. */
+ * saying what is wrong (a released). a->help: --help was asked for. */
 static int parse_args(int argc, char **argv, struct serve_args *a)
 {
     enum {
@@ -166,7 +191,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_MAXBODY,
         O_PORTFILE,
         O_QUIET,
-        O_DB
+        O_DB,
+        O_IMAGE,
+        O_IMAGES_FILE,
+        O_MAX_PIDS,
+        O_PIDS
     };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -180,6 +209,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"port-file", required_argument, NULL, O_PORTFILE},
         {"quiet", no_argument, NULL, O_QUIET},
         {"db", required_argument, NULL, O_DB},
+        {"image", required_argument, NULL, O_IMAGE},
+        {"images-file", required_argument, NULL, O_IMAGES_FILE},
+        {"max-pids", required_argument, NULL, O_MAX_PIDS},
+        {"pids", required_argument, NULL, O_PIDS},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -245,6 +278,31 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         case O_DB:
             a->db_path = optarg;
             break;
+        case O_IMAGE:
+        case O_IMAGES_FILE:
+            if (!a->images) {
+                a->images = calloc((size_t)argc, sizeof(*a->images));
+                a->image_is_file = calloc((size_t)argc, sizeof(*a->image_is_file));
+                if (!a->images || !a->image_is_file) {
+                    rc = usage_error("out of memory");
+                    break;
+                }
+            }
+            a->image_is_file[a->nimages] = c == O_IMAGES_FILE;
+            a->images[a->nimages++] = optarg;
+            break;
+        case O_MAX_PIDS:
+            if (!util_parse_u64(optarg, 1, (uint64_t)sandbox_limit_ranges[LIM_PIDS].max,
+                                &a->max_pids))
+                rc = usage_error("--max-pids wants an integer from 1 to %.0f, got '%s'",
+                                 sandbox_limit_ranges[LIM_PIDS].max, optarg);
+            break;
+        case O_PIDS:
+            if (!util_parse_u64(optarg, 64, 1u << 22, &a->pids))
+                rc = usage_error("--pids wants an integer from 64 to half of kernel.pid_max, "
+                                 "got '%s'",
+                                 optarg);
+            break;
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -252,10 +310,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     }
     if (rc == 0 && optind < argc)
         rc = usage_error("unexpected argument '%s'", argv[optind]);
-    if (rc != 0) {
-        free(a->token);
-        a->token = NULL;
-    }
+    if (rc != 0)
+        serve_args_release(a);
     return rc;
 }
 
@@ -290,6 +346,58 @@ static int write_port_file(const char *path, unsigned port)
     return 0;
 }
 
+/* host_pid_max(void) — the most pids the kernel hands out: kernel.pid_max, or threads-max
+ * when lower (every thread takes a pid); 32768 when neither can be read. */
+static uint64_t host_pid_max(void)
+{
+    static const char *const files[] = {"/proc/sys/kernel/pid_max", "/proc/sys/kernel/threads-max"};
+    uint64_t most = 0;
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char buf[32];
+        uint64_t v;
+        if (util_read_small(files[i], buf, sizeof(buf)) > 0) {
+            buf[strcspn(buf, "\n")] = '\0';
+            if (util_parse_u64(buf, 1, UINT64_MAX, &v) && (most == 0 || v < most))
+                most = v;
+        }
+    }
+    return most ? most : 32768;
+}
+
+/* trust_setup(s, a) — what clients may ask of this host, in one place: the images they may
+ * name (s->images: "host" and --image / --images-file), the pids a job may have
+ * (--max-pids) and all running jobs together (--pids, well under the kernel's pid_max).
+ * 0, or 2 after saying what is wrong. */
+static int trust_setup(struct serve *s, struct serve_args *a)
+{
+    struct errbuf err = {{0}};
+    uint64_t pid_max = host_pid_max();
+
+    if (!a->max_pids)
+        a->max_pids = 1024;
+    if (!a->pids)
+        a->pids = pid_max / 4;
+    if (a->pids > pid_max / 2)
+        return usage_error("--pids %llu is more than half of this host's pid_max (%llu)",
+                           (unsigned long long)a->pids, (unsigned long long)pid_max);
+    if (a->max_pids + 1 > a->pids)
+        return usage_error("--max-pids %llu does not fit in --pids %llu (the budget of all "
+                           "running jobs)",
+                           (unsigned long long)a->max_pids, (unsigned long long)a->pids);
+    if (!(s->images = image_registry_new(&s->host_img))) {
+        fprintf(stderr, "crucible serve: out of memory\n");
+        return 2;
+    }
+    for (size_t i = 0; i < a->nimages; i++) {
+        int r = a->image_is_file[i] ? image_registry_add_file(s->images, a->images[i], &err)
+                                    : image_registry_add(s->images, a->images[i], &err);
+        if (r < 0)
+            return usage_error("%s%s", a->image_is_file[i] ? "" : "--image: ", err.msg);
+    }
+    return 0;
+}
+
 /* serve_start(s, a) — the event loop, scheduler, warm pool, library, routes and HTTP
  * daemon, listening (s->rt initialised already). 0, or -1 after saying what failed (what
  * was started is stopped by serve_stop). */
@@ -307,12 +415,16 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         fprintf(stderr, "crucible serve: cannot set up the event loop: %s\n", strerror(errno));
         return -1;
     }
-    s->sched = sched_new(s->loop, &s->rt, (unsigned)a->slots, a->memory, a->queue, &err);
+    s->sched = sched_new(s->loop, &s->rt, (unsigned)a->slots, a->memory, a->pids, a->queue, &err);
     if (!s->sched)
         goto out_error;
     memset(&s->cfg, 0, sizeof(s->cfg));
     s->cfg.host = &s->host_img;
+    s->cfg.images = s->images;
+    s->cfg.max_pids = a->max_pids;
     sandbox_limits_default(&s->cfg.limits);
+    if (s->cfg.limits.pids > a->max_pids)
+        s->cfg.limits.pids = a->max_pids; /* what a request that omits it gets */
     if (a->warm &&
         !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
         goto out_error;
@@ -376,8 +488,14 @@ int cmd_serve(int argc, char **argv)
     s.sigfd = -1;
     if (sandbox_runtime_init(&s.rt, &err) < 0 || image_resolve("host", &s.host_img, &err) < 0) {
         fprintf(stderr, "crucible serve: %s\n", err.msg);
-        free(a.token);
+        serve_args_release(&a);
         return 2;
+    }
+    if ((rc = trust_setup(&s, &a)) != 0) {
+        image_registry_free(s.images);
+        sandbox_runtime_release(&s.rt);
+        serve_args_release(&a);
+        return rc;
     }
     s.rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
     if (!a.slots)
@@ -389,9 +507,10 @@ int cmd_serve(int argc, char **argv)
     rc = 2;
     if (serve_start(&s, &a) == 0) {
         api_log(s.api, "listening",
-                json_pack("{s:s,s:i,s:i,s:i,s:i,s:I,s:b}", "host", a.host, "port",
+                json_pack("{s:s,s:i,s:i,s:i,s:i,s:I,s:I,s:I,s:b}", "host", a.host, "port",
                           (int)http_port(s.http), "slots", (int)a.slots, "warm", (int)a.warm,
-                          "queue", (int)a.queue, "memory_mb", (json_int_t)a.memory, "auth",
+                          "queue", (int)a.queue, "memory_mb", (json_int_t)a.memory, "pids",
+                          (json_int_t)a.pids, "max_pids", (json_int_t)a.max_pids, "auth",
                           a.token != NULL));
         if (loop_run(s.loop, timeout_ms, tick, &s) < 0)
             fprintf(stderr, "crucible serve: event loop failed: %s\n", strerror(errno));
@@ -400,7 +519,8 @@ int cmd_serve(int argc, char **argv)
         api_log(s.api, "stopping", NULL);
     }
     serve_stop(&s);
+    image_registry_free(s.images); /* after the jobs: they run in its images */
     sandbox_runtime_release(&s.rt);
-    free(a.token);
+    serve_args_release(&a);
     return rc;
 }

@@ -75,8 +75,8 @@ void verify__compile_limits(const struct task *t, struct sandbox_limits *l)
     l->cpu_time = own ? t->lang->compile_cpu : 30;
     l->wall_time = own ? t->lang->compile_wall : 60;
     l->memory_mb = own ? t->lang->compile_memory_mb : 1024;
-    if (l->pids < 256)
-        l->pids = 256;
+    if (l->pids < VERIFY_BUILD_PIDS)
+        l->pids = VERIFY_BUILD_PIDS;
     if (l->output_kb < 1024)
         l->output_kb = 1024;
 }
@@ -354,6 +354,19 @@ uint64_t verify_memory_mb(const struct task *t, const struct lang *lang)
     return mb;
 }
 
+uint64_t verify_pids(const struct task *t, const struct lang *lang)
+{
+    uint64_t pids = t->limits.pids;
+
+    if ((lang ? lang : t->lang)->compile || t->lang->compile || t->time_factor > 0 ||
+        t->harness == TASK_HARNESS_COMMAND)
+        pids = pids < VERIFY_BUILD_PIDS ? VERIFY_BUILD_PIDS : pids; /* build steps */
+    pids += 1;                                                      /* its init */
+    if (t->validator || t->judge_code)
+        pids += VERIFY_BUILD_PIDS + 1; /* the judge's own sandbox, beside it */
+    return pids;
+}
+
 bool verify_any_language(const struct task *t)
 {
     return t->harness == TASK_HARNESS_STDIO || t->harness == TASK_HARNESS_INTERACTIVE;
@@ -423,7 +436,14 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
         snprintf(vr->message, sizeof(vr->message), "%s", why);
         goto out;
     }
-    if (!img || strcmp(t->image, "host") != 0) {
+    if (o->images) {
+        if (!(img = image_registry_find(o->images, t->image, &err))) {
+            vr->verdict = VERDICT_INFRA_ERROR;
+            vr->reward_null = true;
+            snprintf(vr->message, sizeof(vr->message), "%s", err.msg);
+            goto out;
+        }
+    } else if (!img || strcmp(t->image, "host") != 0) {
         own = calloc(1, sizeof(*own));
         if (!own || image_resolve(t->image, own, &err) < 0) {
             vr->verdict = VERDICT_INFRA_ERROR;

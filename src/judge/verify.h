@@ -45,13 +45,16 @@ struct verify_opts {
     enum reward_policy reward;
     unsigned infra_retries;    /* fresh-sandbox retries of a run crucible failed (default 2) */
     const struct image *image; /* resolved image for tasks whose image is "host", or NULL */
-    struct pool *pool;         /* warm sandboxes to take from (crucible serve), or NULL */
-    bool verdict_only;         /* only accepted-or-not matters (validation's stubs): an assert task
-                                * whose tests fail together is not rerun test by test; the verdict
-                                * goes to its first test and the others are not_run */
-    const struct lang *lang;   /* the solution's language, or NULL for the task's: a stdio task
-                                * takes a solution in any language of the table; assert and
-                                * command tasks only their own (verify_language_check) */
+    const struct image_registry *images; /* a server's: a task's image is looked up there
+                                          * only, never resolved as a host path; NULL for
+                                          * the CLI (the local user's directories) */
+    struct pool *pool;                   /* warm sandboxes to take from (crucible serve), or NULL */
+    bool verdict_only;       /* only accepted-or-not matters (validation's stubs): an assert task
+                              * whose tests fail together is not rerun test by test; the verdict
+                              * goes to its first test and the others are not_run */
+    const struct lang *lang; /* the solution's language, or NULL for the task's: a stdio task
+                              * takes a solution in any language of the table; assert and
+                              * command tasks only their own (verify_language_check) */
 };
 
 struct verify_test {
@@ -95,6 +98,13 @@ bool verify_any_language(const struct task *t);
  * step (the solution's, the reference's when a relative time limit is calibrated first, a
  * validator's or interactor's), plus an interactor running beside the solution. */
 uint64_t verify_memory_mb(const struct task *t, const struct lang *lang);
+
+/* verify_pids(t, lang) — the most processes a verification of t (solution in lang, NULL:
+ * the task's) may hold at once, for a scheduler's reservation, each sandbox's init counted:
+ * the solution's sandbox (its build steps get at least VERIFY_BUILD_PIDS), plus a
+ * validator's, interactor's or judge program's sandbox, which may be alive beside it. */
+#define VERIFY_BUILD_PIDS 256
+uint64_t verify_pids(const struct task *t, const struct lang *lang);
 
 /* verify_language_check(t, lang, err) — may a solution in lang (NULL: the task's) be judged
  * by t? stdio tasks take any language of the table whose source file none of their files

@@ -155,3 +155,162 @@ int image_resolve(const char *name, struct image *img, struct errbuf *err)
                       name),
            -ENOENT;
 }
+
+/* ---- the registry of a server (see image.h) ---- */
+
+struct image_registry {
+    const struct image *host; /* borrowed */
+    size_t n;
+    struct image **images; /* owned; name is the registered NAME, root the directory */
+};
+
+struct image_registry *image_registry_new(const struct image *host)
+{
+    struct image_registry *reg = calloc(1, sizeof(*reg));
+
+    if (reg)
+        reg->host = host;
+    return reg;
+}
+
+void image_registry_free(struct image_registry *reg)
+{
+    if (!reg)
+        return;
+    for (size_t i = 0; i < reg->n; i++)
+        free(reg->images[i]);
+    free(reg->images);
+    free(reg);
+}
+
+/* name_valid(name, len) — [A-Za-z0-9][A-Za-z0-9._-]*, 1 to IMAGE_NAME_MAX characters. */
+static bool name_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > IMAGE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (!alnum && (i == 0 || (c != '.' && c != '_' && c != '-')))
+            return false;
+    }
+    return true;
+}
+
+static const struct image *lookup(const struct image_registry *reg, const char *name)
+{
+    if (strcmp(name, "host") == 0)
+        return reg->host;
+    for (size_t i = 0; i < reg->n; i++)
+        if (strcmp(reg->images[i]->name, name) == 0)
+            return reg->images[i];
+    return NULL;
+}
+
+int image_registry_add(struct image_registry *reg, const char *spec, struct errbuf *err)
+{
+    const char *eq = strchr(spec, '=');
+    size_t len = eq ? (size_t)(eq - spec) : 0;
+    char name[IMAGE_NAME_MAX + 1];
+    struct image *img, **grown;
+    int r;
+
+    if (!eq || !name_valid(spec, len))
+        return errbuf_set(err,
+                          "image '%s' must be NAME=DIR, NAME of letters, digits, '.', '_', '-' "
+                          "(at most %d, starting with a letter or digit)",
+                          spec, IMAGE_NAME_MAX),
+               -EINVAL;
+    memcpy(name, spec, len);
+    name[len] = '\0';
+    if (strcmp(name, "host") == 0)
+        return errbuf_set(err, "image name 'host' is reserved for the host's own image"), -EEXIST;
+    if (lookup(reg, name))
+        return errbuf_set(err, "image '%s' is registered twice", name), -EEXIST;
+    if (eq[1] != '/')
+        return errbuf_set(err,
+                          "image '%s': '%s' must be an absolute path to a root filesystem "
+                          "directory",
+                          name, eq + 1),
+               -EINVAL;
+    img = malloc(sizeof(*img));
+    grown = realloc(reg->images, (reg->n + 1) * sizeof(*grown));
+    if (!img || !grown) {
+        free(img);
+        if (grown)
+            reg->images = grown;
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    }
+    reg->images = grown;
+    if ((r = image_resolve(eq + 1, img, err)) < 0) {
+        free(img);
+        return r;
+    }
+    /* Clients know it by its name: records report that, never the host directory. */
+    snprintf(img->name, sizeof(img->name), "%s", name);
+    snprintf(img->digest, sizeof(img->digest), "%s", name);
+    reg->images[reg->n++] = img;
+    return 0;
+}
+
+int image_registry_add_file(struct image_registry *reg, const char *path, struct errbuf *err)
+{
+    FILE *f = fopen(path, "re");
+    char line[PATH_MAX + IMAGE_NAME_MAX + 8];
+    unsigned lineno = 0;
+    int r = 0;
+
+    if (!f)
+        return errbuf_set(err, "cannot open images file '%s': %s", path, strerror(errno)), -errno;
+    while (r == 0 && fgets(line, sizeof(line), f)) {
+        size_t len = strcspn(line, "\r\n");
+        struct errbuf why = {{0}};
+        lineno++;
+        if (line[len] == '\0' && !feof(f)) {
+            r = -EINVAL;
+            errbuf_set(err, "%s:%u: line too long", path, lineno);
+            break;
+        }
+        line[len] = '\0';
+        if (line[0] == '\0' || line[0] == '#')
+            continue;
+        if ((r = image_registry_add(reg, line, &why)) < 0)
+            errbuf_set(err, "%s:%u: %s", path, lineno, why.msg);
+    }
+    if (r == 0 && ferror(f)) {
+        r = -EIO;
+        errbuf_set(err, "cannot read images file '%s'", path);
+    }
+    fclose(f);
+    return r;
+}
+
+void image_registry_names(const struct image_registry *reg, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "host");
+
+    for (size_t i = 0; i < reg->n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, ", %s", reg->images[i]->name);
+}
+
+const struct image *image_registry_find(const struct image_registry *reg, const char *name,
+                                        struct errbuf *err)
+{
+    const struct image *img = lookup(reg, name);
+    char names[512];
+
+    if (img)
+        return img;
+    image_registry_names(reg, names, sizeof(names));
+    if (name[0] == '/')
+        errbuf_set(err,
+                   "image '%s' is a host path: a request names a registered image (here: %s); "
+                   "the operator registers a directory with 'crucible serve --image NAME=DIR'",
+                   name, names);
+    else
+        errbuf_set(err,
+                   "unknown image '%s' (registered here: %s); the operator registers one with "
+                   "'crucible serve --image NAME=DIR'",
+                   name, names);
+    return NULL;
+}

@@ -12,6 +12,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "util.h"
 
@@ -40,7 +41,46 @@ struct image {
 
 /* image_resolve(name, img, err) — "host" or an absolute path to a root filesystem
  * directory. Reads the entries now, so a sandbox start does no directory scans.
- * 0 or -errno with err naming the problem. */
+ * 0 or -errno with err naming the problem. For the local user (the CLI): a name that comes
+ * over the network goes through an image_registry instead. */
 int image_resolve(const char *name, struct image *img, struct errbuf *err);
+
+/*
+ * The images a server may run: "host" and the ones its operator registered by name
+ * (`crucible serve --image NAME=DIR`). A client names an image; it never gives a host path,
+ * which would let it mount any directory of the server (its token file, say) as a sandbox's
+ * root. Every image is resolved when it is registered, so a lookup does no file system work.
+ * image_registry_find is the one lookup: a content-addressed store of images can answer
+ * behind it later (a name the allow-list does not hold), with the same rules for clients.
+ */
+struct image_registry;
+
+#define IMAGE_NAME_MAX 64 /* a registered name: [A-Za-z0-9][A-Za-z0-9._-]*, at most this long */
+
+/* image_registry_new(host) — a registry that knows only "host" (host: the resolved host
+ * image, borrowed: it must outlive the registry). NULL with errno set. */
+struct image_registry *image_registry_new(const struct image *host);
+
+/* image_registry_free(reg) — the registry and the images it resolved. */
+void image_registry_free(struct image_registry *reg);
+
+/* image_registry_add(reg, spec, err) — registers "NAME=DIR": DIR an absolute path to a root
+ * filesystem directory, resolved now; NAME not "host" and not registered already.
+ * 0 or -errno with err naming the problem. */
+int image_registry_add(struct image_registry *reg, const char *spec, struct errbuf *err);
+
+/* image_registry_add_file(reg, path, err) — image_registry_add for every line "NAME=DIR" of
+ * the file (blank lines and lines starting with '#' skipped). 0 or -errno, err naming the
+ * file and line. */
+int image_registry_add_file(struct image_registry *reg, const char *path, struct errbuf *err);
+
+/* image_registry_find(reg, name, err) — the image registered as name ("host" included), or
+ * NULL with err saying why (a host path, an unknown name) and how an operator registers one.
+ * The image lives as long as the registry. Thread-safe once the registry is built. */
+const struct image *image_registry_find(const struct image_registry *reg, const char *name,
+                                        struct errbuf *err);
+
+/* image_registry_names(reg, buf, size) — "host, NAME, ..." for messages. */
+void image_registry_names(const struct image_registry *reg, char *buf, size_t size);
 
 #endif

@@ -49,8 +49,7 @@ struct item {
     struct owner *owner;
     size_t index;
     /* inputs */
-    const struct image *img;
-    struct image own_img;
+    const struct image *img; /* the server's: registered images live as long as it */
     struct sandbox_limits limits;
     char **argv;
     struct task_file *files;
@@ -355,6 +354,29 @@ static int only_keys(const json_t *j, const char *const *allowed, struct errbuf 
     return 0;
 }
 
+/* pids_check(a, l, what, err) — limits.pids within the server's per-job cap (--max-pids). */
+static int pids_check(const struct api *a, const struct sandbox_limits *l, const char *what,
+                      struct errbuf *err)
+{
+    if (l->pids <= a->cfg.max_pids)
+        return 0;
+    return errbuf_set(err,
+                      "%slimits.pids is %llu; this server allows at most %llu per job (its "
+                      "operator sets that with 'crucible serve --max-pids N')",
+                      what, (unsigned long long)l->pids, (unsigned long long)a->cfg.max_pids);
+}
+
+/* build_pids(l, lang) — what a program's sandbox may hold: the limit, at least the build
+ * steps' when it compiles, and its init. */
+static uint64_t build_pids(const struct sandbox_limits *l, const struct lang *lang)
+{
+    uint64_t pids = l->pids;
+
+    if (lang && lang->compile && pids < VERIFY_BUILD_PIDS)
+        pids = VERIFY_BUILD_PIDS;
+    return pids + 1;
+}
+
 /* common_fields(a, j, it, err) — image, limits, priority, deadline_s. */
 static int common_fields(struct api *a, const json_t *j, struct item *it, struct errbuf *err)
 {
@@ -366,17 +388,16 @@ static int common_fields(struct api *a, const json_t *j, struct item *it, struct
     if ((v = json_object_get(j, "limits")) && !json_is_null(v)) {
         if (!json_is_object(v))
             return errbuf_set(err, "'limits' must be an object");
-        if (task_limits_from_json(v, &it->limits, err) < 0)
+        if (task_limits_from_json(v, &it->limits, err) < 0 ||
+            pids_check(a, &it->limits, "", err) < 0)
             return -EINVAL;
     }
     if ((v = json_object_get(j, "image")) && !json_is_null(v)) {
+        /* A registered name only: a host path would mount any directory of the server. */
         if (!json_is_string(v))
-            return errbuf_set(err, "'image' must be a string");
-        if (strcmp(json_string_value(v), "host") != 0) {
-            if (image_resolve(json_string_value(v), &it->own_img, err) < 0)
-                return -EINVAL;
-            it->img = &it->own_img;
-        }
+            return errbuf_set(err, "'image' must be a string naming a registered image");
+        if (!(it->img = image_registry_find(a->cfg.images, json_string_value(v), err)))
+            return -EINVAL;
     }
     if ((v = json_object_get(j, "priority")) && !json_is_null(v)) {
         if (!json_is_string(v) || !job_priority_parse(json_string_value(v), &it->job.prio))
@@ -390,6 +411,7 @@ static int common_fields(struct api *a, const json_t *j, struct item *it, struct
         it->job.deadline = util_now() + d;
     }
     it->job.memory_mb = it->limits.memory_mb;
+    it->job.pids = build_pids(&it->limits, NULL);
     return 0;
 }
 
@@ -447,6 +469,7 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
             return errbuf_set(err, "out of memory"), -ENOMEM;
         if (it->lang->compile_memory_mb > it->job.memory_mb && it->lang->compile)
             it->job.memory_mb = it->lang->compile_memory_mb;
+        it->job.pids = build_pids(&it->limits, it->lang);
     }
     if ((v = json_object_get(j, "stdin")) && !json_is_null(v) &&
         bytes_field(v, "'stdin'", &it->stdin_data, &it->stdin_len, err) < 0)
@@ -510,6 +533,14 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
         return errbuf_set(err, "task: %s", msg);
     }
     it->has_task = true;
+    if (pids_check(a, &it->task.limits, "task: ", err) < 0)
+        return -EINVAL;
+    {
+        /* The task's image, like a request's, must be one this server registered. */
+        struct errbuf why = {{0}};
+        if (!image_registry_find(a->cfg.images, it->task.image, &why))
+            return errbuf_set(err, "task: %s", why.msg);
+    }
     if (solution_language(json_object_get(j, "language"), &it->task, &lang, err) < 0)
         return -EINVAL;
     for (int k = 0; k < 3; k++) {
@@ -531,6 +562,7 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     verify_opts_default(&it->vo);
     it->vo.infra_retries = a->cfg.infra_retries;
     it->vo.image = a->cfg.host;
+    it->vo.images = a->cfg.images;
     it->vo.pool = a->cfg.pool;
     it->vo.lang = lang;
     if ((v = json_object_get(j, "repeats")) && !json_is_null(v)) {
@@ -546,6 +578,7 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     it->limits = it->task.limits;
     /* The job reserves the most its verification holds at once (verify_memory_mb). */
     it->job.memory_mb = verify_memory_mb(&it->task, lang);
+    it->job.pids = verify_pids(&it->task, lang);
     return 0;
 }
 
@@ -569,15 +602,17 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         return -EINVAL;
     if ((v = json_object_get(j, "compile_timeout")) && !json_is_null(v)) {
         ct = json_number_value(v);
-        if (!json_is_number(v) || !(ct > 0) || ct > sandbox_limit_ranges[LIM_CPU].max)
-            return errbuf_set(err, "'compile_timeout' must be a number of seconds in (0, %g]",
-                              sandbox_limit_ranges[LIM_CPU].max);
+        if (!json_is_number(v) || !(ct >= sandbox_limit_ranges[LIM_CPU].min) ||
+            ct > sandbox_limit_ranges[LIM_CPU].max)
+            return errbuf_set(err, "'compile_timeout' must be a number of seconds from %g to %g",
+                              sandbox_limit_ranges[LIM_CPU].min, sandbox_limit_ranges[LIM_CPU].max);
     }
     if ((v = json_object_get(j, "run_timeout")) && !json_is_null(v)) {
         rt = json_number_value(v);
-        if (!json_is_number(v) || !(rt > 0) || rt > sandbox_limit_ranges[LIM_CPU].max)
-            return errbuf_set(err, "'run_timeout' must be a number of seconds in (0, %g]",
-                              sandbox_limit_ranges[LIM_CPU].max);
+        if (!json_is_number(v) || !(rt >= sandbox_limit_ranges[LIM_CPU].min) ||
+            rt > sandbox_limit_ranges[LIM_CPU].max)
+            return errbuf_set(err, "'run_timeout' must be a number of seconds from %g to %g",
+                              sandbox_limit_ranges[LIM_CPU].min, sandbox_limit_ranges[LIM_CPU].max);
     }
     it->compile_time = ct;
     it->limits.cpu_time = rt;
@@ -625,6 +660,7 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         }
     }
     it->kind = K_RUNCODE;
+    it->job.pids = build_pids(&it->limits, it->lang);
     it->job.memory_mb = it->limits.memory_mb;
     if (it->lang->compile && it->lang->compile_memory_mb > it->job.memory_mb)
         it->job.memory_mb = it->lang->compile_memory_mb;
@@ -1108,12 +1144,19 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
 
     sched_stats(a->sched, &st);
     for (size_t i = 0; i < o->n; i++)
-        if (!sched_fits(a->sched, o->items[i].job.memory_mb)) {
+        if (!sched_fits(a->sched, &o->items[i].job)) {
+            const struct job *j = &o->items[i].job;
             char who[40];
             snprintf(who, sizeof(who), o->batch ? "items[%zu]" : "the request", i);
-            fail(a, r, route, 400, "bad_request",
-                 "%s needs %llu MB of memory; this server runs jobs of at most %llu MB", who,
-                 (unsigned long long)o->items[i].job.memory_mb, (unsigned long long)st.memory_mb);
+            if (j->memory_mb > st.memory_mb)
+                fail(a, r, route, 400, "bad_request",
+                     "%s needs %llu MB of memory; this server runs jobs of at most %llu MB", who,
+                     (unsigned long long)j->memory_mb, (unsigned long long)st.memory_mb);
+            else
+                fail(a, r, route, 400, "bad_request",
+                     "%s needs %llu processes; this server runs jobs of at most %llu (crucible "
+                     "serve --pids)",
+                     who, (unsigned long long)j->pids, (unsigned long long)st.pids);
             owner_discard(o);
             return;
         }
@@ -1200,7 +1243,7 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
     struct errbuf err = {{0}};
     struct item common;
     struct owner *o;
-    size_t n, i;
+    size_t n, i, *seen_by;
 
     if (!j)
         return;
@@ -1233,6 +1276,13 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
         return;
     }
     o->batch = true;
+    seen_by = calloc(n + 1, sizeof(*seen_by));
+    if (!seen_by) {
+        json_decref(j);
+        owner_discard(o);
+        fail(a, r, route, 500, "internal", "out of memory");
+        return;
+    }
     json_array_foreach(items, i, v)
     {
         struct item *it = &o->items[i];
@@ -1261,16 +1311,29 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
                 errbuf_set(&err, "'after' must be an array of earlier item indices");
                 rc = -EINVAL;
             } else if (after && json_array_size(after)) {
-                it->after = calloc(json_array_size(after), sizeof(size_t));
+                size_t most = json_array_size(after) < i ? json_array_size(after) : i;
+                it->after = calloc(most + 1, sizeof(size_t));
                 json_array_foreach(after, k, e)
                 {
                     json_int_t x = json_is_integer(e) ? json_integer_value(e) : -1;
+                    bool seen = false;
                     if (x < 0 || (size_t)x >= i) {
-                        errbuf_set(&err, "after[%zu] must be the index of an earlier item", k);
+                        errbuf_set(&err,
+                                   "after[%zu] must be the index of an earlier item (0 to %zu), "
+                                   "not %s",
+                                   k, i ? i - 1 : 0,
+                                   !json_is_integer(e) ? "a non-integer"
+                                   : (size_t)x == i    ? "the item itself"
+                                   : x < 0             ? "a negative number"
+                                                       : "a later item");
                         rc = -EINVAL;
                         break;
                     }
-                    if (it->after)
+                    /* a repeated index is one dependency: the item waits for one completion
+                     * (seen[x] holds the last item that named x, plus one) */
+                    seen = seen_by[x] == i + 1;
+                    seen_by[x] = i + 1;
+                    if (it->after && !seen)
                         it->after[it->nafter++] = (size_t)x;
                 }
                 it->waiting = it->nafter;
@@ -1279,11 +1342,13 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
         if (rc < 0) {
             fail(a, r, route, 400, "bad_request", "items[%zu]: %s", i, err.msg);
             json_decref(j);
+            free(seen_by);
             owner_discard(o);
             return;
         }
     }
     json_decref(j);
+    free(seen_by);
     admit(a, r, route, o);
 }
 
@@ -1320,6 +1385,10 @@ static void route_metrics(struct api *a, struct http_request *r)
     metrics_set(a->m, "slots", "CPU slots (concurrent jobs)", "", st.slots);
     metrics_set(a->m, "memory_reserved_bytes", "memory reserved by running jobs", "",
                 (double)st.memory_used_mb * 1048576.0);
+    metrics_set(a->m, "pids_reserved", "processes reserved by running jobs", "",
+                (double)st.pids_used);
+    metrics_set(a->m, "pids_budget", "processes running jobs may reserve in all (--pids)", "",
+                (double)st.pids);
     if (a->cfg.pool) {
         struct pool_stats ps;
         pool_stats(a->cfg.pool, &ps);

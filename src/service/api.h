@@ -17,9 +17,11 @@
 struct pool;
 
 struct api_config {
-    const struct image *host;     /* the resolved "host" image */
-    struct sandbox_limits limits; /* defaults for omitted request limits */
-    const char *token;            /* bearer token, or NULL: no authentication */
+    const struct image *host;            /* the resolved "host" image */
+    const struct image_registry *images; /* what requests and tasks may name ("host" too) */
+    struct sandbox_limits limits;        /* defaults for omitted request limits */
+    const char *token;                   /* bearer token, or NULL: no authentication */
+    uint64_t max_pids;                   /* a job's limits.pids at most (--max-pids) */
     unsigned infra_retries;
     size_t max_batch;    /* items per batch */
     struct pool *pool;   /* warm sandboxes, or NULL */

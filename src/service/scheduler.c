@@ -2,7 +2,7 @@
  * scheduler.c — priority queues, capacity and worker threads (see scheduler.h).
  *
  * One mutex guards everything; workers sleep on a condition variable and take the head of
- * the highest non-empty class when a slot is free and its memory fits. The head of a class
+ * the highest non-empty class when a slot is free and its memory and pids fit. The head of a class
  * is never overtaken by a later job of the same or a lower class (no starvation of big
  * jobs). Finished jobs go to a done list; an eventfd wakes the loop, which calls done().
  */
@@ -42,6 +42,7 @@ struct sched {
     struct worker *workers;
     unsigned slots, running, started;
     uint64_t memory_mb, memory_used;
+    uint64_t pids, pids_used;
     bool stop;
 };
 
@@ -108,8 +109,8 @@ static struct job *pick(struct sched *s)
         struct job *j = s->head[p];
         if (!j)
             continue;
-        if (s->memory_used + j->memory_mb > s->memory_mb)
-            return NULL; /* wait for memory; nothing overtakes this head */
+        if (s->memory_used + j->memory_mb > s->memory_mb || s->pids_used + j->pids > s->pids)
+            return NULL; /* wait for memory or pids; nothing overtakes this head */
         s->head[p] = j->next;
         if (!s->head[p])
             s->tail[p] = NULL;
@@ -141,6 +142,7 @@ static void *worker_main(void *arg)
         w->job = j;
         s->running++;
         s->memory_used += j->memory_mb;
+        s->pids_used += j->pids;
         {
             uint64_t junk;
             while (read(w->rt.cancel_fd, &junk, sizeof(junk)) > 0) /* stale cancel */
@@ -154,6 +156,7 @@ static void *worker_main(void *arg)
         w->job = NULL;
         s->running--;
         s->memory_used -= j->memory_mb;
+        s->pids_used -= j->pids;
         to_done(s, j, j->cancel ? JOB_CANCELLED : JOB_RAN);
         pthread_cond_broadcast(&s->cv); /* capacity freed: another worker may fit its head */
     }
@@ -186,7 +189,7 @@ static void on_done(void *arg, uint32_t events)
 }
 
 struct sched *sched_new(struct loop *loop, const struct sandbox_runtime *rt, unsigned slots,
-                        uint64_t memory_mb, size_t queue_max, struct errbuf *err)
+                        uint64_t memory_mb, uint64_t pids, size_t queue_max, struct errbuf *err)
 {
     struct sched *s = calloc(1, sizeof(*s));
 
@@ -197,6 +200,7 @@ struct sched *sched_new(struct loop *loop, const struct sandbox_runtime *rt, uns
     s->loop = loop;
     s->slots = slots;
     s->memory_mb = memory_mb;
+    s->pids = pids;
     s->queue_max = queue_max;
     s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     s->workers = calloc(slots, sizeof(*s->workers));
@@ -282,9 +286,9 @@ void sched_unreserve(struct sched *s, size_t n)
     pthread_mutex_unlock(&s->mu);
 }
 
-bool sched_fits(const struct sched *s, uint64_t memory_mb)
+bool sched_fits(const struct sched *s, const struct job *j)
 {
-    return memory_mb <= s->memory_mb;
+    return j->memory_mb <= s->memory_mb && j->pids <= s->pids;
 }
 
 void sched_submit(struct sched *s, struct job *j)
@@ -371,5 +375,7 @@ void sched_stats(struct sched *s, struct sched_stats *st)
     st->slots = s->slots;
     st->memory_used_mb = s->memory_used;
     st->memory_mb = s->memory_mb;
+    st->pids_used = s->pids_used;
+    st->pids = s->pids;
     pthread_mutex_unlock(&s->mu);
 }

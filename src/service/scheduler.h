@@ -3,8 +3,8 @@
  * and the worker threads that run jobs.
  *
  * A job is owned by whoever submits it. The scheduler only links it into its queue, runs
- * job->run on a worker thread when a CPU slot is free and its memory fits next to the jobs
- * running, and then hands it back through job->done on the loop thread — exactly once per
+ * job->run on a worker thread when a CPU slot is free and its memory and pids fit next to
+ * the jobs running, and then hands it back through job->done on the loop thread — exactly once per
  * submitted job, whether it ran, expired before starting, or was cancelled. Admission is
  * separate from submission: a request first reserves room for all of its jobs (or gets
  * -EAGAIN: answer 429), so a batch whose items wait on each other is never half-admitted.
@@ -32,6 +32,7 @@ struct job {
     enum job_priority prio;
     double deadline;    /* util_now() time by which it must have started; 0: none */
     uint64_t memory_mb; /* reserved while it runs */
+    uint64_t pids;      /* reserved while it runs: every process its sandboxes may hold at once */
     /* run(job, rt) — on a worker thread; rt's cancel_fd turns readable on cancellation. */
     void (*run)(struct job *j, const struct sandbox_runtime *rt);
     /* done(job) — on the loop thread; the scheduler is finished with the job. */
@@ -52,14 +53,16 @@ struct sched_stats {
     size_t reserved; /* admitted, not yet submitted (batch items waiting on others) */
     unsigned running, slots;
     uint64_t memory_used_mb, memory_mb;
+    uint64_t pids_used, pids;
 };
 
 struct sched;
 
-/* sched_new(loop, rt, slots, memory_mb, queue_max, err) — starts `slots` workers, each with
- * its own copy of rt (own cancel fd). memory_mb: the node's budget for running jobs. */
+/* sched_new(loop, rt, slots, memory_mb, pids, queue_max, err) — starts `slots` workers, each
+ * with its own copy of rt (own cancel fd). memory_mb and pids: the node's budgets for
+ * running jobs (a job starts only when both fit). */
 struct sched *sched_new(struct loop *loop, const struct sandbox_runtime *rt, unsigned slots,
-                        uint64_t memory_mb, size_t queue_max, struct errbuf *err);
+                        uint64_t memory_mb, uint64_t pids, size_t queue_max, struct errbuf *err);
 
 /* sched_free(s) — cancels what runs, waits for the workers; queued jobs get done()
  * with JOB_CANCELLED first. */
@@ -70,8 +73,8 @@ int sched_reserve(struct sched *s, size_t n);
 /* sched_unreserve(s, n) — gives back reservations that will not be submitted. */
 void sched_unreserve(struct sched *s, size_t n);
 
-/* sched_fits(s, memory_mb) — whether a job of that size can ever run here. */
-bool sched_fits(const struct sched *s, uint64_t memory_mb);
+/* sched_fits(s, j) — whether j (its memory_mb and pids) can ever run here. */
+bool sched_fits(const struct sched *s, const struct job *j);
 
 /* sched_submit(s, j) — queues j on one reservation (loop thread). */
 void sched_submit(struct sched *s, struct job *j);
