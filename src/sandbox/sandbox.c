@@ -72,6 +72,27 @@ void sandbox_limits_default(struct sandbox_limits *l)
     l->loopback = false;
 }
 
+/* own_args(rt) — where this process's argv and environment strings are (fields 48 to 51
+ * of /proc/self/stat, after the command name in parentheses, which may hold anything). */
+static void own_args(struct sandbox_runtime *rt)
+{
+    char buf[2048], *p;
+    unsigned long long v[4];
+
+    if (util_read_small("/proc/self/stat", buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')))
+        return;
+    p++;
+    for (int field = 3; field < 48 && p; field++) /* p points before field `field` */
+        p = strchr(p + 1, ' ');
+    if (!p || sscanf(p, " %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) != 4 || v[1] < v[0] ||
+        v[3] < v[2])
+        return;
+    rt->arg_start = (uintptr_t)v[0];
+    rt->arg_end = (uintptr_t)v[1];
+    rt->env_start = (uintptr_t)v[2];
+    rt->env_end = (uintptr_t)v[3];
+}
+
 int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
 {
     int r;
@@ -84,6 +105,7 @@ int sandbox_runtime_init(struct sandbox_runtime *rt, struct errbuf *err)
     rt->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     if (rt->ncpu < 1)
         rt->ncpu = 1;
+    own_args(rt);
     signal(SIGPIPE, SIG_IGN);
     r = filter_build(&rt->filter, err);
     if (r < 0)
@@ -432,7 +454,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
                                 .img = img,
                                 .limits = &sb->limits,
                                 .filter = &rt->filter,
-                                .nattach = nattach};
+                                .nattach = nattach,
+                                .rt = rt};
         memcpy(p.attach_fds, attach_fds, sizeof(attach_fds));
         sandbox__init_main(&p);
     }

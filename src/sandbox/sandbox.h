@@ -64,6 +64,10 @@ struct sandbox_runtime {
     int cancel_fd; /* -1, or an fd that turns readable when running work must stop (a
                     * signalfd of the CLI, say): the run is killed and torn down and
                     * ends as sandbox_error "interrupted" */
+    /* The supervisor's own argv and environment strings ([start, end) of each, from
+     * /proc/self/stat; 0 when unknown): a sandbox's init, a copy of the supervisor's
+     * memory, wipes them so its /proc/1/cmdline and environ show nothing of the host. */
+    uintptr_t arg_start, arg_end, env_start, env_end;
 };
 
 /* sandbox_runtime_init(rt, err) — 0 or -errno with err set (e.g. no user namespaces). */

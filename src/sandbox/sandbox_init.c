@@ -2,9 +2,11 @@
  * sandbox_init.c — pid 1 of a sandbox, and the launch of each payload.
  *
  * init is cloned by the supervisor straight into the new namespaces. Its phases, in
- * order (bubblewrap's discipline): wait for GO (the supervisor has written the id maps
- * and placed it in its cgroup) → cgroup namespace → identity → hostname, loopback →
- * root filesystem (rootfs.c) → READY → serve requests until the supervisor hangs up.
+ * order (bubblewrap's discipline): the supervisor's argv and environment strings wiped
+ * from its copy of memory (they are /proc/1/cmdline and environ inside) → wait for GO (the
+ * supervisor has written the id maps and placed it in its cgroup) → cgroup namespace → identity →
+ * hostname, loopback → root filesystem (rootfs.c) → READY → serve requests until the supervisor
+ * hangs up.
  *
  * init never installs a signal handler, so no process inside can signal it (the kernel
  * drops unhandled signals sent to a namespace's init from inside); SIGCHLD is read from
@@ -688,6 +690,21 @@ static void kill_all(int ctl, pid_t *payload)
     reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
 }
 
+/* wipe_supervisor_args(rt) — init is a copy of the supervisor's memory, and the kernel shows
+ * the argv and environment strings of that memory as /proc/1/cmdline and /proc/1/environ to
+ * everything in the sandbox: the server's command line (its token file, host paths) and
+ * environment. Zeroing them in init's copy (the supervisor's own stay) leaves both empty:
+ * a few kilobytes of memset, no exec of a separate init binary. */
+static void wipe_supervisor_args(const struct sandbox_runtime *rt)
+{
+    if (!rt)
+        return;
+    if (rt->arg_start && rt->arg_end > rt->arg_start)
+        memset((void *)rt->arg_start, 0, rt->arg_end - rt->arg_start);
+    if (rt->env_start && rt->env_end > rt->env_start)
+        memset((void *)rt->env_start, 0, rt->env_end - rt->env_start);
+}
+
 void sandbox__init_main(const struct init_params *params)
 {
     struct init_params self = *params;
@@ -702,6 +719,7 @@ void sandbox__init_main(const struct init_params *params)
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-init");
+    wipe_supervisor_args(p->rt);
     /* No handler may survive from the supervisor (a sanitizer's, say): the kernel delivers
      * a signal sent from inside the namespace to its init only when init handles it. */
     for (int sig = 1; sig < NSIG; sig++)

@@ -72,6 +72,7 @@ struct init_params {
     const struct filter *filter;
     int attach_fds[CGROUP_MAX_HIER]; /* v1 "tasks" files to write "0" to (see cgroup.h) */
     int nattach;
+    const struct sandbox_runtime *rt; /* the supervisor's argv and environment, to wipe */
 };
 
 /* sandbox__fixed_env(env, &count) — bytes (with NULs) of the fixed environment entries init

@@ -780,6 +780,71 @@ def file_traversal(host, ours):
     tap(not probs, "--file destinations outside /work write nothing on the host", probs)
 
 
+def serve_init_cmdline(host):
+    """Inside a sandbox of `crucible serve --token-file ... --db ...`, pid 1 (init, a copy of
+    the server's memory) shows nothing of the server's command line or environment: not the
+    token file's path, not the host directory, not an option, not the host secret. Two runs:
+    one may take a warm sandbox (made on the pool's thread), one cannot (other limits)."""
+    import http.client
+
+    token = f"tok-{host.token}"
+    tokfile = os.path.join(host.dir, "serve-token")
+    with open(tokfile, "w") as f:
+        f.write(token + "\n")
+    portfile = os.path.join(host.dir, "serve-port")
+    db = os.path.join(host.dir, "serve.db")
+    log = open(os.path.join(host.dir, "serve.log"), "w+")
+    p = subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--port-file", portfile,
+                          "--token-file", tokfile, "--db", db, "--warm", "1", "--quiet"],
+                         stdout=subprocess.DEVNULL, stderr=log, env=host.crucible_env())
+    probs, outs = [], []
+    try:
+        deadline = time.time() + 15
+        while not os.path.exists(portfile) and time.time() < deadline and p.poll() is None:
+            time.sleep(0.02)
+        time.sleep(0.05)
+        if not os.path.exists(portfile):
+            log.seek(0)
+            probs.append(f"crucible serve did not start: {log.read()[-500:]}")
+        else:
+            port = int(open(portfile).read())
+            script = ("tr '\\000' ' ' < /proc/1/cmdline; echo; "
+                      "tr '\\000' ' ' < /proc/1/environ 2>&1; echo; cat /proc/1/comm")
+            for limits in ({}, {"pids": 17}):
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                c.request("POST", "/v1/run",
+                          body=json.dumps({"command": ["/bin/sh", "-c", script], "limits": limits}),
+                          headers={"Authorization": "Bearer " + token})
+                r = c.getresponse()
+                text = r.read().decode(errors="replace")
+                c.close()
+                try:
+                    rec = json.loads(text)
+                except ValueError:
+                    rec = {}
+                out = rec.get("stdout", "")
+                outs.append(out)
+                diag(f"serve, limits {limits}: /proc/1 shows {out!r}")
+                if r.status != 200 or rec.get("status") != "ok":
+                    probs.append(f"limits {limits}: HTTP {r.status}, {text[:300]}")
+                first = out.split("\n", 1)[0]
+                for what, needle in (("the token file's path", tokfile), ("the host directory",
+                                     host.dir), ("the token", token), ("the host secret",
+                                     host.secret), ("an option", "--"), ("a path", "/")):
+                    if needle in (first if needle == "/" else text):
+                        probs.append(f"limits {limits}: pid 1 shows {what} ({needle!r})")
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        log.close()
+    tap(not probs, "crucible serve --token-file: /proc/1 in a sandbox shows nothing of the server",
+        probs + (outs if probs else []))
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -799,7 +864,7 @@ def main():
     if missing:
         bail(f"case binaries not built (make check-security): {missing}")
 
-    n_extra = 1 + 4 + 1 + 1 + 1  # uid check, noisy neighbour (4), inotify, --, --file
+    n_extra = 1 + 4 + 1 + 1 + 1 + 1  # uid check, noisy neighbour (4), inotify, --, --file, serve
     print(f"1..{sum(3 * c['repeat'] for c in cases.values()) + n_extra}", flush=True)
     host = Host()
     ours = set()
@@ -817,6 +882,7 @@ def main():
         inotify_neighbour(host, cases, ours)
         dashdash(host, ours)
         file_traversal(host, ours)
+        serve_init_cmdline(host)
     finally:
         host.close()
     return 1 if _failed else 0
