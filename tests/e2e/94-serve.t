@@ -93,7 +93,15 @@ ADD_TASK = {"id": "s/add", "language": "python", "harness": "assert",
             "tests": [{"name": "a", "code": "assert add(1, 2) == 3"},
                       {"name": "b", "code": "assert add(2, 2) == 4"}]}
 
-s = Server("--slots", "2")
+# Images a request may name are registered by the operator (a host path over HTTP is a 400):
+# one with a python3 but no pytest module, one with nothing to run.
+bare_img = os.path.join(TMP, "no-pytest")
+os.makedirs(os.path.join(bare_img, "usr", "bin"), exist_ok=True)
+open(os.path.join(bare_img, "usr", "bin", "python3"), "w").close()
+empty_img = os.path.join(TMP, "empty-image")
+os.makedirs(empty_img, exist_ok=True)
+open(os.path.join(empty_img, "README"), "w").close()
+s = Server("--slots", "2", "--image", "no-pytest=" + bare_img, "--image", "bare=" + empty_img)
 st, j, text, _ = s.request("GET", "/healthz")
 ok(st == 200 and j["status"] == "ok" and j["slots"] == 2, "GET /healthz", text)
 
@@ -123,7 +131,7 @@ st, j, text, _ = s.post("/v1/verify", {"task": ADD_TASK, "response": "```python\
                                        "reward": "fraction"})
 ok(st == 200 and j["verdict"] == "wrong_answer" and j["passed"] == 0 and "python" in j["extracted"],
    "/v1/verify: a response, extracted and rejected", text)
-bare = {"id": "s/bare", "language": "python", "harness": "assert", "image": TMP,
+bare = {"id": "s/bare", "language": "python", "harness": "assert", "image": "bare",
         "tests": [{"code": "pass"}]}
 st, j, text, _ = s.post("/v1/verify", {"task": bare, "solution": "x = 1"})
 ok(st == 200 and j["verdict"] == "infra_error" and j["reward"] is None,
@@ -296,10 +304,8 @@ st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest",
                                     "files": {"helper.py": "def double(x):\n    return 2 * x\n"}})
 ok(st == 200 and j["status"] == "ok" and j["exit_code"] == 0 and "2 passed" in j["stdout"],
    "/v1/run with language pytest: passing tests are ok", text)
-bare_img = os.path.join(TMP, "no-pytest")  # an image with a python3 but no pytest module
-os.makedirs(os.path.join(bare_img, "usr", "bin"), exist_ok=True)
-open(os.path.join(bare_img, "usr", "bin", "python3"), "w").close()
-st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest", "image": bare_img})
+# "no-pytest": an image with a python3 but no pytest module
+st, j, text, _ = s.post("/v1/run", {"code": PYTEST_CODE, "language": "pytest", "image": "no-pytest"})
 ok(st == 200 and j["status"] == "sandbox_error" and "python3-pytest" in j["message"],
    "/v1/run pytest in an image without pytest: sandbox_error naming the package (not a test failure)", text)
 st, j, text, _ = s.post("/v1/verify", {"task": SUM_TASK, "language": "pytest", "solution": SUM_PY})
