@@ -1,4 +1,5 @@
 /* Unit tests for src/image.c: the host image's allow-list and directory images. */
+#include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +13,50 @@ static const struct image_entry *find(const struct image *img, const char *path)
         if (strcmp(img->entries[i].path, path) == 0)
             return &img->entries[i];
     return NULL;
+}
+
+/* registry(host, dir) — a server's images: "host" and registered names, never a path. */
+static void registry(const struct image *host, const char *dir)
+{
+    struct image_registry *reg = image_registry_new(host);
+    struct errbuf err = {{0}};
+    const struct image *img;
+    char spec[512], file[] = "/tmp/crucible-images-XXXXXX";
+    int fd;
+
+    ok(reg != NULL, "a registry");
+    ok(image_registry_find(reg, "host", &err) == host, "'host' is the host image");
+    ok(!image_registry_find(reg, dir, &err) && strstr(err.msg, "host path") &&
+           strstr(err.msg, "--image NAME=DIR"),
+       "a path is refused, saying how to register one (%s)", err.msg);
+    snprintf(spec, sizeof(spec), "py=%s", dir);
+    ok(image_registry_add(reg, spec, &err) == 0, "NAME=DIR registers (%s)", err.msg);
+    img = image_registry_find(reg, "py", &err);
+    ok(img && strcmp(img->name, "py") == 0 && strcmp(img->digest, "py") == 0 && img->nentries > 0,
+       "a registered name resolves, named by its name (not its directory)");
+    ok(!image_registry_find(reg, dir, &err), "its directory is still refused by path");
+    ok(!image_registry_find(reg, "other", &err) && strstr(err.msg, "unknown image 'other'") &&
+           strstr(err.msg, "host, py"),
+       "an unknown name lists the registered ones (%s)", err.msg);
+    ok(image_registry_add(reg, spec, &err) == -EEXIST, "a name registered twice is refused");
+    snprintf(spec, sizeof(spec), "host=%s", dir);
+    ok(image_registry_add(reg, spec, &err) == -EEXIST, "'host' cannot be registered");
+    ok(image_registry_add(reg, "bad name=/tmp", &err) == -EINVAL, "a name with a space refused");
+    ok(image_registry_add(reg, "noequals", &err) == -EINVAL, "a spec without '=' refused");
+    ok(image_registry_add(reg, "x=rel/dir", &err) == -EINVAL, "a relative directory refused");
+    ok(image_registry_add(reg, "x=/", &err) < 0, "'/' refused");
+    fd = mkstemp(file);
+    if (fd >= 0) {
+        char text[600];
+        int n = snprintf(text, sizeof(text), "# images\n\nfiled=%s\nbroken\n", dir);
+        ok(write(fd, text, (size_t)n) == n, "images file written");
+        close(fd);
+        ok(image_registry_add_file(reg, file, &err) < 0 && strstr(err.msg, ":4:"),
+           "a bad line of an images file is named by its number (%s)", err.msg);
+        ok(image_registry_find(reg, "filed", &err) != NULL, "the lines before it registered");
+        unlink(file);
+    }
+    image_registry_free(reg);
 }
 
 int main(void)
@@ -54,6 +99,7 @@ int main(void)
        "its symlink is kept");
     ok(find(&img, "proc") == NULL, "reserved names are not exposed");
     ok(!img.synth_etc, "directory images keep their own /etc");
+    registry(&img, dir);
     rmdir(path);
     snprintf(path, sizeof(path), "%s/lib", dir);
     unlink(path);
