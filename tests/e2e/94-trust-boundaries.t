@@ -11,6 +11,7 @@
 import http.client
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -221,7 +222,8 @@ for opt in ("--cpu-time", "--wall-time"):
     p = subprocess.run([CRUCIBLE, "run", opt, "0.001", "--", "/bin/true"], capture_output=True, text=True)
     ok(p.returncode == 2 and opt in p.stderr and "0.01" in p.stderr,
        "crucible run %s 0.001: exit 2 naming the minimum" % opt, (p.returncode, p.stderr))
-s.stop()
+rc = s.stop()
+ok(rc == 0, "the server stops cleanly on SIGTERM", rc)
 
 # --- pids: a cap per job, a budget for all running jobs -------------------------------------------
 s = Server("--slots", "2", "--max-pids", "150", "--pids", "200", "--warm", "0")
@@ -277,5 +279,7 @@ t.join()
 ok(st == 200 and seen["running"] == 2 and seen["pids"] == 42,
    "two jobs of 21 pids run together (jobs_running 2, pids_reserved 42)", seen)
 ok(s.metric("crucible_pids_reserved") == 0, "pids_reserved returns to 0", s.metric("crucible_pids_reserved"))
-s.stop()
+rc = s.stop()
+ok(rc == 0, "the server stops cleanly on SIGTERM (exit 0; a sanitizer's report would change it)", rc)
+shutil.rmtree(TMP, ignore_errors=True)
 done()
