@@ -58,7 +58,8 @@ static const char USAGE[] =
     "                      requests and tasks name images ('host' or a registered NAME),\n"
     "                      never a host path\n"
     "  --images-file FILE  register every 'NAME=DIR' line of FILE ('#' comments)\n"
-    "  --max-pids N        a job's limits.pids at most (default 1024); more gets 400\n"
+    "  --max-pids N        a job's limits.pids at most (default 1024, below --pids); more\n"
+    "                      gets 400\n"
     "  --pids N            processes running jobs may reserve in all (default: a quarter\n"
     "                      of kernel.pid_max; at most half of it); a job waits for room\n";
 
@@ -374,10 +375,10 @@ static int trust_setup(struct serve *s, struct serve_args *a)
     struct errbuf err = {{0}};
     uint64_t pid_max = host_pid_max();
 
-    if (!a->max_pids)
-        a->max_pids = 1024;
     if (!a->pids)
         a->pids = pid_max / 4;
+    if (!a->max_pids) /* 1024, or less on a small budget: a job of the cap must fit in it */
+        a->max_pids = a->pids > 1024 ? 1024 : a->pids - 1;
     if (a->pids > pid_max / 2)
         return usage_error("--pids %llu is more than half of this host's pid_max (%llu)",
                            (unsigned long long)a->pids, (unsigned long long)pid_max);
