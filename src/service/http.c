@@ -102,9 +102,9 @@ struct http_server {
     struct http_request *live; /* every request not yet completed (for http_stop) */
     unsigned max_connections;
     double header_timeout, body_timeout;
-    unsigned nconn;                      /* open connections (dropped ones until closed) */
+    unsigned nconn;    /* open connections (dropped ones until the daemon closed them) */
+    unsigned ndropped; /* ... of which dropped */
     struct http_conn *head[2], *tail[2]; /* PHASE_HEADERS, PHASE_BODY: oldest first */
-    uint64_t evicted, timed_out;
 };
 
 struct http_request {
@@ -185,8 +185,11 @@ static void conn_enter(struct http_conn *c, enum conn_phase phase)
  * down, which wakes the daemon, which reads end-of-file and closes it. */
 static void conn_drop(struct http_conn *c)
 {
+    if (c->phase == PHASE_DROPPED)
+        return;
     conn_unlink(c);
     c->phase = PHASE_DROPPED;
+    c->srv->ndropped++;
     if (c->fd >= 0)
         (void)shutdown(c->fd, SHUT_RDWR);
 }
@@ -206,11 +209,9 @@ static void sweep(struct http_server *s)
     double now = util_now();
 
     while (s->head[PHASE_HEADERS] && now - s->head[PHASE_HEADERS]->since >= s->header_timeout) {
-        s->timed_out++;
         conn_drop(s->head[PHASE_HEADERS]);
     }
     while (s->head[PHASE_BODY] && now - s->head[PHASE_BODY]->since >= s->body_timeout) {
-        s->timed_out++;
         conn_drop(s->head[PHASE_BODY]);
     }
 }
@@ -246,6 +247,8 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
             return;
         conn_unlink(c);
         s->nconn--;
+        if (c->phase == PHASE_DROPPED)
+            s->ndropped--;
         free(c);
         *socket_context = NULL;
         return;
@@ -267,8 +270,7 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     *socket_context = c;
     s->nconn++;
     conn_enter(c, PHASE_HEADERS);
-    if (s->nconn > s->max_connections && s->head[PHASE_HEADERS]) {
-        s->evicted++;
+    if (s->nconn - s->ndropped > s->max_connections && s->head[PHASE_HEADERS]) {
         conn_drop(s->head[PHASE_HEADERS]);
     }
 }
@@ -621,13 +623,6 @@ void http_run(struct http_server *s)
 {
     sweep(s);
     mhd.run(s->d);
-}
-
-void http_stats(const struct http_server *s, struct http_stats *st)
-{
-    st->connections = s->nconn;
-    st->evicted = s->evicted;
-    st->timed_out = s->timed_out;
 }
 
 const char *http_method(const struct http_request *r)

@@ -57,13 +57,6 @@ struct http_config {
     http_handler precheck;
 };
 
-/* What the server holds and has done to connections (for /metrics and tests). */
-struct http_stats {
-    unsigned connections; /* open now */
-    uint64_t evicted;     /* dropped to make room in a full table */
-    uint64_t timed_out;   /* dropped for a header or body timeout */
-};
-
 /* http_start(loop, cfg, handler, arg, err) — listening when it returns; NULL with err set. */
 struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
                                http_handler handler, void *arg, struct errbuf *err);
@@ -75,8 +68,6 @@ uint16_t http_port(const struct http_server *s);
 int http_timeout_ms(struct http_server *s);
 /* http_run(s) — lets the daemon do pending work (the loop calls it after each wakeup). */
 void http_run(struct http_server *s);
-/* http_stats(s, st) — the connection counters. */
-void http_stats(const struct http_server *s, struct http_stats *st);
 
 const char *http_method(const struct http_request *r);
 const char *http_path(const struct http_request *r);
