@@ -4,7 +4,10 @@
  * The daemon runs without threads of its own (MHD_USE_EPOLL): its epoll fd sits in our loop
  * and http_run() calls mhd.run(). A request whose answer is not ready is suspended; the
  * answer resumes it and is queued on the next access-handler call. Streams use a content
- * reader that suspends the connection whenever its buffer is empty.
+ * reader that suspends the connection whenever its buffer is empty. The first access-handler
+ * call (headers in, no body read) runs the precheck; an answer queued there makes the daemon
+ * skip the body and any "100 Continue". Connections are tracked from MHD's connection
+ * notifications (struct http_conn) for the header and body timeouts and the full table.
  */
 #include "service/http.h"
 
