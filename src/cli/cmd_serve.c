@@ -35,6 +35,8 @@ static const char USAGE[] =
     "                      [--warm N] [--token-file FILE] [--max-body MB] [--port-file FILE]\n"
     "                      [--db PATH] [--quiet] [--image NAME=DIR]... [--images-file FILE]\n"
     "                      [--max-pids N] [--pids N]\n"
+    "                      [--max-connections N] [--max-per-address N]\n"
+    "                      [--header-timeout S] [--body-timeout S]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -61,7 +63,16 @@ static const char USAGE[] =
     "  --max-pids N        a job's limits.pids at most (default 1024, below --pids); more\n"
     "                      gets 400\n"
     "  --pids N            processes running jobs may reserve in all (default: a quarter\n"
-    "                      of kernel.pid_max; at most half of it); a job waits for room\n";
+    "                      of kernel.pid_max; at most half of it); a job waits for room\n"
+    "\n"
+    "Connections:\n"
+    "  --max-connections N client connections in all (default 8192, at most the descriptor\n"
+    "                      limit less 1024 kept for jobs); when full, the oldest connection\n"
+    "                      still sending its request headers is dropped to make room\n"
+    "  --max-per-address N connections from one client address (default 512; 0: no limit)\n"
+    "  --header-timeout S  seconds a client gets to send a request's headers, and that an\n"
+    "                      idle kept-alive connection stays open (default 30)\n"
+    "  --body-timeout S    seconds a client gets to send a request's body (default 300)\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
@@ -71,7 +82,8 @@ struct serve_args {
     const char **images;     /* --image NAME=DIR and --images-file FILE, in order (owned array) */
     bool *image_is_file;
     size_t nimages;
-    char *token; /* owned */
+    uint64_t max_connections, max_per_address, header_timeout, body_timeout; /* 0: default */
+    char *token;                                                             /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -196,7 +208,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_IMAGE,
         O_IMAGES_FILE,
         O_MAX_PIDS,
-        O_PIDS
+        O_PIDS,
+        O_MAXCONN,
+        O_PERADDR,
+        O_HEADERTO,
+        O_BODYTO
     };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -214,6 +230,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"images-file", required_argument, NULL, O_IMAGES_FILE},
         {"max-pids", required_argument, NULL, O_MAX_PIDS},
         {"pids", required_argument, NULL, O_PIDS},
+        {"max-connections", required_argument, NULL, O_MAXCONN},
+        {"max-per-address", required_argument, NULL, O_PERADDR},
+        {"header-timeout", required_argument, NULL, O_HEADERTO},
+        {"body-timeout", required_argument, NULL, O_BODYTO},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -226,6 +246,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->queue = 1024;
     a->max_body = 64;
     a->warm = UINT64_MAX;
+    a->max_per_address = 512;
+    a->header_timeout = 30;
+    a->body_timeout = 300;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -304,6 +327,25 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
                                  "got '%s'",
                                  optarg);
             break;
+        case O_MAXCONN:
+            if (!util_parse_u64(optarg, 1, 1000000, &a->max_connections))
+                rc = usage_error("--max-connections wants an integer from 1 to 1000000, got '%s'",
+                                 optarg);
+            break;
+        case O_PERADDR:
+            if (!util_parse_u64(optarg, 0, 1000000, &a->max_per_address))
+                rc = usage_error("--max-per-address wants an integer from 0 (no limit) to "
+                                 "1000000, got '%s'",
+                                 optarg);
+            break;
+        case O_HEADERTO:
+            if (!util_parse_u64(optarg, 1, 3600, &a->header_timeout))
+                rc = usage_error("--header-timeout wants seconds from 1 to 3600, got '%s'", optarg);
+            break;
+        case O_BODYTO:
+            if (!util_parse_u64(optarg, 1, 86400, &a->body_timeout))
+                rc = usage_error("--body-timeout wants seconds from 1 to 86400, got '%s'", optarg);
+            break;
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -333,6 +375,36 @@ static void take_host_resources(sigset_t *sigs)
     sigaddset(sigs, SIGTERM);
     sigprocmask(SIG_BLOCK, sigs, NULL); /* the workers inherit it */
     json_object_seed(0);
+}
+
+/* connection_budget(a) — raises the descriptor limit as far as the hard limit allows and
+ * fits the connection limit under it, keeping 1024 descriptors (a quarter of a small limit)
+ * for jobs, the library and the daemon: the default shrinks to fit, an explicit
+ * --max-connections that does not fit is refused. 0, or 2 after saying why. */
+static int connection_budget(struct serve_args *a)
+{
+    struct rlimit nofile;
+    uint64_t usable;
+
+    if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+        return 0;
+    if (nofile.rlim_cur < nofile.rlim_max) {
+        struct rlimit want = {.rlim_cur = nofile.rlim_max, .rlim_max = nofile.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+            nofile = want;
+    }
+    if (nofile.rlim_cur == RLIM_INFINITY)
+        return 0;
+    usable = nofile.rlim_cur >= 4096 ? nofile.rlim_cur - 1024 : nofile.rlim_cur * 3 / 4;
+    if (!a->max_connections)
+        a->max_connections = usable < 8192 ? (usable ? usable : 1) : 8192;
+    else if (a->max_connections > usable)
+        return usage_error(
+            "--max-connections %llu does not fit under the descriptor limit "
+            "(%llu, less %llu kept for jobs): at most %llu, or raise 'ulimit -n'",
+            (unsigned long long)a->max_connections, (unsigned long long)nofile.rlim_cur,
+            (unsigned long long)(nofile.rlim_cur - usable), (unsigned long long)usable);
+    return 0;
 }
 
 /* write_port_file(path, port) — the bound port, for callers that asked for port 0. */
@@ -442,7 +514,11 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         struct http_config hc = {.host = a->host,
                                  .port = (uint16_t)a->port,
                                  .max_body = (size_t)a->max_body << 20,
-                                 .max_connections = 4096};
+                                 .max_connections = (unsigned)a->max_connections,
+                                 .max_per_address = (unsigned)a->max_per_address,
+                                 .header_timeout_s = (unsigned)a->header_timeout,
+                                 .body_timeout_s = (unsigned)a->body_timeout,
+                                 .precheck = api_precheck};
         if (!s->api) {
             errbuf_set(&err, "out of memory");
             goto out_error;
@@ -484,6 +560,10 @@ int cmd_serve(int argc, char **argv)
     if (a.help) {
         fputs(USAGE, stdout);
         return 0;
+    }
+    if ((rc = connection_budget(&a)) != 0) {
+        free(a.token);
+        return rc;
     }
     memset(&s, 0, sizeof(s));
     s.sigfd = -1;

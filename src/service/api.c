@@ -1019,8 +1019,12 @@ static void item_done(struct job *j)
     o->outstanding--;
     if (j->outcome == JOB_EXPIRED) {
         char why[160];
-        snprintf(why, sizeof(why), "not started within its deadline (%.3g s after admission)",
-                 j->deadline - j->t_submit);
+        /* From the request's arrival, as deadline_s counts: a batch item submitted only when
+         * its dependencies finished may have expired before it was submitted. */
+        double within = j->deadline - o->t0;
+        snprintf(why, sizeof(why),
+                 "not started within its deadline (%.3g s after the request arrived)",
+                 within > 0 ? within : 0.0);
         not_run_result(it, why);
         metrics_add(a->m, "jobs_expired_total", "jobs whose deadline passed in the queue", "", 1);
     } else if (j->outcome == JOB_CANCELLED) {
@@ -1431,61 +1435,93 @@ static bool authorized(const struct api *a, const struct http_request *r)
     return diff == 0 && hl == tl;
 }
 
+/* The routes outside /v1/tasks (api_tasks.c routes those). kind: -1 healthz (open without
+ * a token), -2 metrics, -3 batch, else enum kind. */
+static const struct route {
+    const char *path, *method;
+    int kind;
+} routes[] = {
+    {"/v1/run", "POST", K_RUN},       {"/v1/verify", "POST", K_VERIFY}, {"/v1/batch", "POST", -3},
+    {"/run_code", "POST", K_RUNCODE}, {"/healthz", "GET", -1},          {"/metrics", "GET", -2},
+};
+
+static bool is_tasks_path(const char *path)
+{
+    return strncmp(path, "/v1/tasks", 9) == 0 && (path[9] == '\0' || path[9] == '/');
+}
+
+/* route_find(path) — the route of a path outside /v1/tasks, or NULL. */
+static const struct route *route_find(const char *path)
+{
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (strcmp(path, routes[i].path) == 0)
+            return &routes[i];
+    return NULL;
+}
+
+/* refuse(a, r) — answers 401, 404 or 405 when r may not go on (in that order: without the
+ * token nothing about the routes is told); true when it answered. */
+static bool refuse(struct api *a, struct http_request *r)
+{
+    const char *path = http_path(r), *method = http_method(r);
+    const struct route *rt = route_find(path);
+
+    if (!(rt && rt->kind == -1) && !authorized(a, r)) {
+        fail(a, r,
+             rt                    ? rt->path
+             : is_tasks_path(path) ? "/v1/tasks"
+                                   : "other",
+             401, "unauthorized", "missing or wrong bearer token (Authorization: Bearer ...)");
+        return true;
+    }
+    if (is_tasks_path(path))
+        return false; /* api_tasks_route answers its own 404 and 405 */
+    if (!rt) {
+        fail(a, r, "other", 404, "not_found", "no route %s %s (see docs/API.md)", method, path);
+        return true;
+    }
+    if (strcmp(method, rt->method) != 0) {
+        fail(a, r, rt->path, 405, "method_not_allowed", "%s wants %s, not %s", rt->path, rt->method,
+             method);
+        return true;
+    }
+    return false;
+}
+
+void api_precheck(void *arg, struct http_request *r)
+{
+    (void)refuse(arg, r);
+}
+
 void api_handle(void *arg, struct http_request *r)
 {
-    static const struct {
-        const char *path, *method;
-        int kind; /* -1 healthz, -2 metrics, -3 batch, else enum kind */
-    } routes[] = {
-        {"/v1/run", "POST", K_RUN}, {"/v1/verify", "POST", K_VERIFY},
-        {"/v1/batch", "POST", -3},  {"/run_code", "POST", K_RUNCODE},
-        {"/healthz", "GET", -1},    {"/metrics", "GET", -2},
-    };
     struct api *a = arg;
-    const char *path = http_path(r), *method = http_method(r);
+    const char *path = http_path(r);
+    const struct route *rt = route_find(path);
     char route[32];
     unsigned status;
 
-    if (strncmp(path, "/v1/tasks", 9) == 0 && (path[9] == '\0' || path[9] == '/')) {
-        if (!authorized(a, r)) {
-            fail(a, r, "/v1/tasks", 401, "unauthorized",
-                 "missing or wrong bearer token (Authorization: Bearer ...)");
-            return;
-        }
+    if (refuse(a, r)) /* api_precheck refused it already, unless it was not installed */
+        return;
+    if (is_tasks_path(path)) {
         if ((status = api_tasks_route(a->cfg.store, r, route, sizeof(route))))
             count_request(a, route, status, 0);
         return;
     }
-
-    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++) {
-        if (strcmp(path, routes[i].path) != 0)
-            continue;
-        if (strcmp(method, routes[i].method) != 0) {
-            fail(a, r, routes[i].path, 405, "method_not_allowed", "%s wants %s, not %s",
-                 routes[i].path, routes[i].method, method);
-            return;
-        }
-        if (routes[i].kind != -1 && !authorized(a, r)) {
-            fail(a, r, routes[i].path, 401, "unauthorized",
-                 "missing or wrong bearer token (Authorization: Bearer ...)");
-            return;
-        }
-        switch (routes[i].kind) {
-        case -1:
-            route_healthz(a, r);
-            return;
-        case -2:
-            route_metrics(a, r);
-            return;
-        case -3:
-            route_batch(a, r, routes[i].path);
-            return;
-        default:
-            route_single(a, r, routes[i].path, (enum kind)routes[i].kind);
-            return;
-        }
+    switch (rt->kind) {
+    case -1:
+        route_healthz(a, r);
+        return;
+    case -2:
+        route_metrics(a, r);
+        return;
+    case -3:
+        route_batch(a, r, rt->path);
+        return;
+    default:
+        route_single(a, r, rt->path, (enum kind)rt->kind);
+        return;
     }
-    fail(a, r, "other", 404, "not_found", "no route %s %s (see docs/API.md)", method, path);
 }
 
 struct api *api_new(struct sched *s, struct metrics *m, const struct api_config *cfg, FILE *log)

@@ -35,6 +35,11 @@ struct api;
 struct api *api_new(struct sched *s, struct metrics *m, const struct api_config *cfg, FILE *log);
 void api_free(struct api *a);
 
+/* api_precheck — the server's precheck (arg: the api), on the headers alone: with a token
+ * configured every route but /healthz answers 401 without the right one, before anything
+ * else; then an unknown route answers 404 and a wrong method 405. api_handle only sees
+ * requests it let through. */
+void api_precheck(void *arg, struct http_request *r);
 /* api_handle — the http_handler of the server (arg: the api). */
 void api_handle(void *arg, struct http_request *r);
 

@@ -4,7 +4,10 @@
  * The daemon runs without threads of its own (MHD_USE_EPOLL): its epoll fd sits in our loop
  * and http_run() calls mhd.run(). A request whose answer is not ready is suspended; the
  * answer resumes it and is queued on the next access-handler call. Streams use a content
- * reader that suspends the connection whenever its buffer is empty.
+ * reader that suspends the connection whenever its buffer is empty. The first access-handler
+ * call (headers in, no body read) runs the precheck; an answer queued there makes the daemon
+ * skip the body and any "100 Continue". Connections are tracked from MHD's connection
+ * notifications (struct http_conn) for the header and body timeouts and the full table.
  */
 #include "service/http.h"
 
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 /* libmicrohttpd is loaded when a server starts, not linked: Debian's build pulls in GnuTLS
  * and p11-kit, whose start-up would otherwise cost every `crucible run` about 2 ms. */
@@ -39,6 +43,8 @@ static struct {
 } mhd;
 
 #define MHD_SONAME "libmicrohttpd.so.12"
+
+#define HTTP_CONN_SLACK 64
 
 static int mhd_load(struct errbuf *err)
 {
@@ -74,15 +80,34 @@ static int mhd_load(struct errbuf *err)
     return 0;
 }
 
+/* One client connection, from accept to close (MHD's socket context). While it waits for
+ * the client (the headers of a request, or its body) it sits on the server's list for that
+ * phase, oldest first: the sweep drops what overstayed, a full table drops the oldest one
+ * still sending headers. While a request is being answered it is on no list. */
+enum conn_phase { PHASE_HEADERS, PHASE_BODY, PHASE_BUSY, PHASE_DROPPED };
+
+struct http_conn {
+    struct http_server *srv;
+    struct http_conn *prev, *next; /* on srv->phase_list[phase] */
+    int fd;
+    enum conn_phase phase;
+    double since; /* when the phase began (CLOCK_MONOTONIC seconds) */
+};
+
 struct http_server {
     struct MHD_Daemon *d;
     struct loop *loop;
     int epfd;
     uint16_t port;
     size_t max_body;
-    http_handler handler;
+    http_handler handler, precheck;
     void *arg;
     struct http_request *live; /* every request not yet completed (for http_stop) */
+    unsigned max_connections;
+    double header_timeout, body_timeout;
+    unsigned nconn;    /* open connections (dropped ones until the daemon closed them) */
+    unsigned ndropped; /* ... of which dropped */
+    struct http_conn *head[2], *tail[2]; /* PHASE_HEADERS, PHASE_BODY: oldest first */
 };
 
 struct http_request {
@@ -94,6 +119,8 @@ struct http_request {
     size_t len, cap;
     bool too_large;
     bool handled; /* the handler has been called */
+    bool http11;  /* the client speaks HTTP/1.1 (may get an interim 100) */
+    bool probed;  /* the client half-closed: only a hang-up or an error means it left */
     bool suspended;
     int watch_fd; /* the socket, watched for the client leaving while suspended; -1 */
     bool aborted;
@@ -116,7 +143,151 @@ static void notify_close(struct http_request *r, bool aborted)
         r->on_close(r->close_ctx, aborted);
 }
 
+/* ---- connections: phases, timeouts, the full table ----------------------------------- */
+
+static void conn_unlink(struct http_conn *c)
+{
+    struct http_server *s = c->srv;
+    int l = (int)c->phase;
+
+    if (c->phase != PHASE_HEADERS && c->phase != PHASE_BODY)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->head[l] = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        s->tail[l] = c->prev;
+    c->prev = c->next = NULL;
+}
+
+/* conn_enter(c, phase) — c moves to phase, which begins now. */
+static void conn_enter(struct http_conn *c, enum conn_phase phase)
+{
+    struct http_server *s = c->srv;
+
+    if (c->phase == PHASE_DROPPED || c->phase == phase)
+        return;
+    conn_unlink(c);
+    c->phase = phase;
+    c->since = util_now();
+    if (phase == PHASE_HEADERS || phase == PHASE_BODY) {
+        int l = (int)phase;
+        c->prev = s->tail[l];
+        if (s->tail[l])
+            s->tail[l]->next = c;
+        else
+            s->head[l] = c;
+        s->tail[l] = c;
+    }
+}
+
+/* conn_drop(c) — ends a connection that is waiting for its client: the socket is shut
+ * down, which wakes the daemon, which reads end-of-file and closes it. */
+static void conn_drop(struct http_conn *c)
+{
+    if (c->phase == PHASE_DROPPED)
+        return;
+    conn_unlink(c);
+    c->phase = PHASE_DROPPED;
+    c->srv->ndropped++;
+    if (c->fd >= 0)
+        (void)shutdown(c->fd, SHUT_RDWR);
+}
+
+/* conn_of(mc) — the socket context of an MHD connection (NULL before it was made). */
+static struct http_conn *conn_of(struct MHD_Connection *mc)
+{
+    const union MHD_ConnectionInfo *ci =
+        mhd.get_connection_info(mc, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+/* sweep(s) — drops the connections whose headers or body took longer than allowed. */
+static void sweep(struct http_server *s)
+{
+    double now = util_now();
+
+    while (s->head[PHASE_HEADERS] && now - s->head[PHASE_HEADERS]->since >= s->header_timeout) {
+        conn_drop(s->head[PHASE_HEADERS]);
+    }
+    while (s->head[PHASE_BODY] && now - s->head[PHASE_BODY]->since >= s->body_timeout) {
+        conn_drop(s->head[PHASE_BODY]);
+    }
+}
+
+/* next_deadline_ms(s) — milliseconds until the sweep has something to drop; -1: nothing. */
+static int next_deadline_ms(const struct http_server *s)
+{
+    double now = util_now(), left = -1;
+
+    if (s->head[PHASE_HEADERS])
+        left = s->head[PHASE_HEADERS]->since + s->header_timeout - now;
+    if (s->head[PHASE_BODY]) {
+        double b = s->head[PHASE_BODY]->since + s->body_timeout - now;
+        if (left < 0 || b < left)
+            left = b;
+    }
+    if (s->head[PHASE_HEADERS] == NULL && s->head[PHASE_BODY] == NULL)
+        return -1;
+    return left <= 0 ? 0 : (int)(left * 1000) + 1;
+}
+
+/* on_connection — MHD's connection notifications: a new connection starts in the headers
+ * phase; over the total limit, the oldest connection still sending headers makes room
+ * (the new one itself when every other is busy with a request). */
+static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct http_server *s = cls;
+    struct http_conn *c = *socket_context;
+
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        if (!c)
+            return;
+        conn_unlink(c);
+        s->nconn--;
+        if (c->phase == PHASE_DROPPED)
+            s->ndropped--;
+        free(c);
+        *socket_context = NULL;
+        return;
+    }
+    if (!(c = calloc(1, sizeof(*c)))) {
+        const union MHD_ConnectionInfo *ci =
+            mhd.get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci)
+            (void)shutdown(ci->connect_fd, SHUT_RDWR);
+        return;
+    }
+    {
+        const union MHD_ConnectionInfo *ci =
+            mhd.get_connection_info(mc, MHD_CONNECTION_INFO_CONNECTION_FD);
+        c->fd = ci ? ci->connect_fd : -1;
+    }
+    c->srv = s;
+    c->phase = PHASE_BUSY;
+    *socket_context = c;
+    s->nconn++;
+    conn_enter(c, PHASE_HEADERS);
+    if (s->nconn - s->ndropped > s->max_connections && s->head[PHASE_HEADERS]) {
+        conn_drop(s->head[PHASE_HEADERS]);
+    }
+}
+
+/* ---- suspended requests and clients that leave ------------------------------------------ */
+
 static void on_client_gone(void *arg, uint32_t events);
+
+/* watch_events(r) — what the socket of a suspended request is watched for: first the
+ * client's FIN (EPOLLRDHUP), then, once it was probed, only a hang-up or an error. */
+static uint32_t watch_events(const struct http_request *r)
+{
+    return r->probed ? 0 : EPOLLRDHUP;
+}
 
 static void suspend(struct http_request *r)
 {
@@ -127,7 +298,7 @@ static void suspend(struct http_request *r)
     mhd.suspend_connection(r->conn);
     r->suspended = true;
     ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (ci && loop_add(r->srv->loop, ci->connect_fd, EPOLLRDHUP, on_client_gone, r) == 0)
+    if (ci && loop_add(r->srv->loop, ci->connect_fd, watch_events(r), on_client_gone, r) == 0)
         r->watch_fd = ci->connect_fd;
 }
 
@@ -143,12 +314,29 @@ static void resume(struct http_request *r)
     mhd.resume_connection(r->conn);
 }
 
-/* on_client_gone — the socket of a suspended request hung up: the client left. */
+static void stream_put(struct http_request *r, const char *data, size_t len);
+
+/* on_client_gone — the socket of a suspended request saw the client's FIN, or hung up.
+ * A FIN alone may be a half-close (the client sent everything and still reads): the
+ * client is probed with bytes it must accept — an interim "100 Continue" before the
+ * answer began, one space (JSON whitespace) inside a stream — and a client that has
+ * really gone answers them with a reset, which shows as EPOLLHUP/EPOLLERR. */
 static void on_client_gone(void *arg, uint32_t events)
 {
+    static const char interim[] = "HTTP/1.1 100 Continue\r\n\r\n";
     struct http_request *r = arg;
 
-    (void)events;
+    if (!(events & (EPOLLHUP | EPOLLERR)) && !r->probed && r->http11) {
+        r->probed = true;
+        if (r->streaming) {
+            stream_put(r, " ", 1); /* resumes; the watch comes back at the next suspend */
+            return;
+        }
+        if (send(r->watch_fd, interim, sizeof(interim) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+                (ssize_t)(sizeof(interim) - 1) &&
+            loop_mod(r->srv->loop, r->watch_fd, watch_events(r)) == 0)
+            return;
+    }
     r->aborted = true;
     notify_close(r, true);
     resume(r); /* the daemon then closes the connection and frees the request */
@@ -185,6 +373,88 @@ static enum MHD_Result queue_pending(struct http_request *r)
     return ret;
 }
 
+/* request_new(s, c, url, method, version) — the request whose headers just arrived; NULL
+ * when out of memory. */
+static struct http_request *request_new(struct http_server *s, struct MHD_Connection *c,
+                                        const char *url, const char *method, const char *version)
+{
+    struct http_request *r = calloc(1, sizeof(*r));
+
+    if (!r)
+        return NULL;
+    r->method = strdup(method);
+    r->path = strdup(url);
+    if (!r->method || !r->path) {
+        free(r->method);
+        free(r->path);
+        free(r);
+        return NULL;
+    }
+    r->srv = s;
+    r->conn = c;
+    r->watch_fd = -1;
+    r->http11 = version && strcmp(version, "HTTP/1.1") == 0;
+    r->next = s->live;
+    if (s->live)
+        s->live->prev = r;
+    s->live = r;
+    return r;
+}
+
+/* on_headers(s, r) — the first call for a request, before any of its body was read: the
+ * precheck may answer at once, and so does a declared length over the cap (413). An
+ * answer given here is sent without a "100 Continue", the body is never read, and the
+ * connection closes after it. */
+static enum MHD_Result on_headers(struct http_server *s, struct http_request *r)
+{
+    const char *cl = mhd.lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
+    struct http_conn *c = conn_of(r->conn);
+
+    if (c)
+        conn_enter(c, PHASE_BODY);
+    if (s->precheck)
+        s->precheck(s->arg, r);
+    if (!r->resp && cl && strtoull(cl, NULL, 10) > s->max_body)
+        http_respond_error(r, 413, "too_large", "the request body is larger than %zu bytes",
+                           s->max_body);
+    if (!r->resp)
+        return MHD_YES;
+    r->handled = true;
+    if (c)
+        conn_enter(c, PHASE_BUSY);
+    return queue_pending(r);
+}
+
+/* on_body(s, r, data, len) — a piece of the body; one that grows past the cap (a chunked
+ * body declares no length) is dropped, and the request is answered 413 once it ended. */
+static enum MHD_Result on_body(struct http_server *s, struct http_request *r, const char *data,
+                               size_t n)
+{
+    if (r->too_large)
+        return MHD_YES;
+    if (r->len + n > s->max_body) {
+        r->too_large = true;
+        free(r->body);
+        r->body = NULL;
+        r->len = r->cap = 0;
+        return MHD_YES;
+    }
+    if (r->len + n + 1 > r->cap) {
+        size_t cap = r->cap ? r->cap : 4096;
+        char *nb;
+        while (cap < r->len + n + 1)
+            cap *= 2;
+        if (!(nb = realloc(r->body, cap)))
+            return MHD_NO;
+        r->body = nb;
+        r->cap = cap;
+    }
+    memcpy(r->body + r->len, data, n);
+    r->len += n;
+    r->body[r->len] = '\0';
+    return MHD_YES;
+}
+
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char *url,
                                  const char *method, const char *version, const char *upload_data,
                                  size_t *upload_data_size, void **con_cls)
@@ -192,64 +462,25 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
     struct http_server *s = cls;
     struct http_request *r = *con_cls;
 
-    (void)version;
     if (!r) {
-        const char *cl = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        r = calloc(1, sizeof(*r));
-        if (!r)
+        if (!(r = request_new(s, c, url, method, version)))
             return MHD_NO;
-        r->srv = s;
-        r->conn = c;
-        r->watch_fd = -1;
-        r->next = s->live;
-        if (s->live)
-            s->live->prev = r;
-        s->live = r;
-        r->method = strdup(method);
-        r->path = strdup(url);
-        if (!r->method || !r->path) {
-            free(r->method);
-            free(r->path);
-            free(r);
-            return MHD_NO;
-        }
-        if (cl && strtoull(cl, NULL, 10) > s->max_body)
-            r->too_large = true;
         *con_cls = r;
-        return MHD_YES;
+        return on_headers(s, r);
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (r->too_large)
-            return MHD_YES;
-        if (r->len + n > s->max_body) {
-            r->too_large = true;
-            free(r->body);
-            r->body = NULL;
-            r->len = r->cap = 0;
-            return MHD_YES;
-        }
-        if (r->len + n + 1 > r->cap) {
-            size_t cap = r->cap ? r->cap : 4096;
-            char *nb;
-            while (cap < r->len + n + 1)
-                cap *= 2;
-            if (!(nb = realloc(r->body, cap)))
-                return MHD_NO;
-            r->body = nb;
-            r->cap = cap;
-        }
-        memcpy(r->body + r->len, upload_data, n);
-        r->len += n;
-        r->body[r->len] = '\0';
-        return MHD_YES;
+        return on_body(s, r, upload_data, n);
     }
     if (r->aborted)
         return MHD_NO;
     if (r->resp)
         return queue_pending(r);
     if (!r->handled) {
+        struct http_conn *hc = conn_of(c);
+        if (hc)
+            conn_enter(hc, PHASE_BUSY);
         r->handled = true;
         if (r->too_large)
             http_respond_error(r, 413, "too_large", "the request body is larger than %zu bytes",
@@ -268,9 +499,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 {
     struct http_request *r = *con_cls;
 
-    (void)cls, (void)c;
+    (void)cls;
     if (!r)
         return;
+    {
+        struct http_conn *hc = conn_of(c);
+        if (hc) /* a kept-alive connection waits for the next request's headers */
+            conn_enter(hc, PHASE_HEADERS);
+    }
     if (r->watch_fd >= 0)
         loop_del(r->srv->loop, r->watch_fd);
     if (r->prev)
@@ -317,12 +553,21 @@ struct http_server *http_start(struct loop *loop, const struct http_config *cfg,
     s->loop = loop;
     s->max_body = cfg->max_body;
     s->handler = handler;
+    s->precheck = cfg->precheck;
     s->arg = arg;
-    s->d = mhd.start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL,
-                            on_access, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                            MHD_OPTION_CONNECTION_LIMIT, cfg->max_connections,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    s->max_connections = cfg->max_connections ? cfg->max_connections : 1;
+    s->header_timeout = cfg->header_timeout_s ? cfg->header_timeout_s : 30;
+    s->body_timeout = cfg->body_timeout_s ? cfg->body_timeout_s : 300;
+    /* The daemon's own table is larger than ours by HTTP_CONN_SLACK: connections dropped to
+     * make room stay in it until its next run closes them. Over it the daemon stops
+     * accepting for a moment (the backlog waits) instead of refusing. */
+    s->d = mhd.start_daemon(
+        MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, cfg->port, NULL, NULL, on_access, s,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_CONNECTION_LIMIT,
+        s->max_connections + HTTP_CONN_SLACK, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        cfg->max_per_address, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
     if (!s->d) {
         errbuf_set(err, "cannot listen on %s:%u: %s", cfg->host, cfg->port, strerror(errno));
         free(s);
@@ -366,14 +611,20 @@ uint16_t http_port(const struct http_server *s)
 int http_timeout_ms(struct http_server *s)
 {
     MHD_UNSIGNED_LONG_LONG ms;
+    int mine = next_deadline_ms(s), theirs;
 
     if (mhd.get_timeout(s->d, &ms) != MHD_YES)
-        return -1;
-    return ms > 60000 ? 60000 : (int)ms;
+        theirs = -1;
+    else
+        theirs = ms > 60000 ? 60000 : (int)ms;
+    if (mine < 0)
+        return theirs;
+    return theirs < 0 || mine < theirs ? mine : theirs;
 }
 
 void http_run(struct http_server *s)
 {
+    sweep(s);
     mhd.run(s->d);
 }
 
@@ -490,6 +741,12 @@ void http_stream_write(struct http_request *r, const char *data, size_t len)
 {
     if (!r->streaming || r->stream_ended || r->aborted)
         return;
+    stream_put(r, data, len);
+}
+
+/* stream_put(r, data, len) — bytes for the stream, sent as soon as the client takes them. */
+static void stream_put(struct http_request *r, const char *data, size_t len)
+{
     if (r->soff) { /* drop what was already sent */
         memmove(r->sbuf, r->sbuf + r->soff, r->slen - r->soff);
         r->slen -= r->soff;

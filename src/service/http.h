@@ -1,11 +1,31 @@
 /*
  * http.h — the HTTP/1.1 server: libmicrohttpd in external-epoll mode, driven by the loop.
  *
- * Nothing else includes microhttpd.h. A request reaches the handler once, with its whole
- * body (a body over the cap never does: 413). The handler answers then or later — exactly
- * one http_respond*, or a stream (http_stream_begin, _write..., _end) — always on the loop
- * thread. While the answer is pending the connection is suspended, and a client that goes
- * away is noticed by watching its socket: the close callback then runs with aborted=true.
+ * Nothing else includes microhttpd.h. A request reaches the precheck once its headers are
+ * in, before any of its body is read; the precheck may answer it there (auth, routing: the
+ * body is then never read, no "100 Continue" is sent, and the connection closes after the
+ * answer). A request it lets through, and whose declared Content-Length is within the cap,
+ * reaches the handler once, with its whole body (a body over the cap never does: 413 —
+ * at once when declared, after the body when chunked; the body is never held beyond the
+ * cap). The handler answers then or later — exactly one http_respond*, or a stream
+ * (http_stream_begin, _write..., _end) — always on the loop thread.
+ *
+ * Connections: at most max_per_address from one client address (more are closed at once)
+ * and max_connections in all; when the table is full a new connection makes room by
+ * dropping the oldest connection still sending request headers (an idle kept-alive one
+ * counts), or is itself dropped when every other one is busy with a request. A client gets
+ * header_timeout_s for the headers of a request (and between kept-alive requests) and
+ * body_timeout_s for its body, each counted from the start of the phase; then it is
+ * dropped. A client that stops reading an answer is dropped after 120 s without progress.
+ *
+ * Clients that leave: while an answer is pending the connection is suspended and its
+ * socket watched. A FIN alone does not end the request — HTTP/1.1 lets a client shut down
+ * its sending side and wait for the answer (`nc -N`, some proxies). It is probed instead:
+ * an interim "HTTP/1.1 100 Continue" before the answer began (every HTTP/1.1 client skips
+ * it), or, inside a stream, a single space between lines (JSON whitespace: it leads the
+ * next line). A client that has really gone answers the probe with a reset; that, or any
+ * hang-up or socket error, runs the close callback with aborted=true. A half-closed
+ * client gets its answer. HTTP/1.0 clients are not probed: their FIN means gone.
  */
 #ifndef CRUCIBLE_HTTP_H
 #define CRUCIBLE_HTTP_H
@@ -24,10 +44,17 @@ struct http_request;
 typedef void (*http_handler)(void *arg, struct http_request *r);
 
 struct http_config {
-    const char *host; /* numeric IPv4 address */
-    uint16_t port;    /* 0: any free port (see http_port) */
-    size_t max_body;  /* bytes; larger bodies get 413 */
-    unsigned max_connections;
+    const char *host;          /* numeric IPv4 address */
+    uint16_t port;             /* 0: any free port (see http_port) */
+    size_t max_body;           /* bytes; larger bodies get 413 */
+    unsigned max_connections;  /* in all (see above: the oldest sending headers makes room) */
+    unsigned max_per_address;  /* from one client address; 0: no limit */
+    unsigned header_timeout_s; /* 0: 30 */
+    unsigned body_timeout_s;   /* 0: 300 */
+    /* precheck(arg, r) — runs when r's headers are in (method, path, headers; no body yet);
+     * it may answer r (http_respond*) to refuse it before its body is read, or leave it
+     * for the handler. NULL: every request reaches the handler. */
+    http_handler precheck;
 };
 
 /* http_start(loop, cfg, handler, arg, err) — listening when it returns; NULL with err set. */
