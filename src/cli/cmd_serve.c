@@ -33,7 +33,8 @@
 static const char USAGE[] =
     "usage: crucible serve [--listen HOST:PORT] [--slots N] [--queue N] [--memory MB]\n"
     "                      [--warm N] [--token-file FILE] [--max-body MB] [--port-file FILE]\n"
-    "                      [--db PATH] [--quiet]\n"
+    "                      [--db PATH] [--quiet] [--max-output-kb KB] [--output-budget-mb MB]\n"
+    "                      [--max-fetch-mb MB] [--stream-buffer-mb MB] [--stream-stall-s S]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -50,12 +51,24 @@ static const char USAGE[] =
     "  --max-body MB       larger request bodies get 413 (default 64)\n"
     "  --port-file FILE    write the bound port there once listening (for port 0)\n"
     "  --db PATH           the task library (SQLite; created when missing)\n"
-    "  --quiet             no JSON log lines on stderr\n";
+    "  --quiet             no JSON log lines on stderr\n"
+    "\n"
+    "Memory held for jobs (docs/API.md, \"Memory the server holds\"):\n"
+    "  --max-output-kb KB  most output a request or task may capture per stream\n"
+    "                      (limits.output_kb; default 8192); more is a 400\n"
+    "  --output-budget-mb MB  answers not yet sent, all jobs together (default 1024);\n"
+    "                      beyond it output is cut, the record's output_limited says so\n"
+    "  --max-fetch-mb MB   bytes of /run_code fetch_files read back per request (default 32)\n"
+    "  --stream-buffer-mb MB  unsent NDJSON of one batch before its further items wait\n"
+    "                      (default 16); at 4x it the batch is cancelled\n"
+    "  --stream-stall-s S  a batch waiting that long on a client that does not read is\n"
+    "                      cancelled (default 60)\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
     char host[64];
     uint64_t port, slots, queue, memory, max_body, warm;
+    uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
     char *token; /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
@@ -93,13 +106,13 @@ static int usage_error(const char *fmt, ...)
 static int timeout_ms(void *arg)
 {
     struct serve *s = arg;
-    int a = http_timeout_ms(s->http), b = sched_timeout_ms(s->sched);
+    int t[] = {http_timeout_ms(s->http), sched_timeout_ms(s->sched), api_timeout_ms(s->api)};
+    int min = -1;
 
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
-    return a < b ? a : b;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (t[i] >= 0 && (min < 0 || t[i] < min))
+            min = t[i];
+    return min;
 }
 
 static void tick(void *arg)
@@ -107,6 +120,7 @@ static void tick(void *arg)
     struct serve *s = arg;
 
     sched_tick(s->sched);
+    api_tick(s->api);
     http_run(s->http);
 }
 
@@ -166,7 +180,24 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_MAXBODY,
         O_PORTFILE,
         O_QUIET,
-        O_DB
+        O_DB,
+        O_MAXOUT,
+        O_OUTBUDGET,
+        O_MAXFETCH,
+        O_STREAMBUF,
+        O_STALL
+    };
+    /* The memory options: a table, one range and one error each. */
+    static const struct {
+        int opt;
+        uint64_t min, max;
+        const char *what;
+    } ranges[] = {
+        {O_MAXOUT, 1, 1u << 20, "kilobytes from 1 to 1048576"},
+        {O_OUTBUDGET, 16, 1u << 20, "megabytes from 16 to 1048576"},
+        {O_MAXFETCH, 1, 1024, "megabytes from 1 to 1024"},
+        {O_STREAMBUF, 1, 4096, "megabytes from 1 to 4096"},
+        {O_STALL, 1, 86400, "seconds from 1 to 86400"},
     };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -180,6 +211,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"port-file", required_argument, NULL, O_PORTFILE},
         {"quiet", no_argument, NULL, O_QUIET},
         {"db", required_argument, NULL, O_DB},
+        {"max-output-kb", required_argument, NULL, O_MAXOUT},
+        {"output-budget-mb", required_argument, NULL, O_OUTBUDGET},
+        {"max-fetch-mb", required_argument, NULL, O_MAXFETCH},
+        {"stream-buffer-mb", required_argument, NULL, O_STREAMBUF},
+        {"stream-stall-s", required_argument, NULL, O_STALL},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -192,6 +228,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->queue = 1024;
     a->max_body = 64;
     a->warm = UINT64_MAX;
+    a->max_output_kb = 8192;
+    a->output_budget_mb = 1024;
+    a->max_fetch_mb = 32;
+    a->stream_buffer_mb = 16;
+    a->stream_stall_s = 60;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -245,6 +286,19 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         case O_DB:
             a->db_path = optarg;
             break;
+        case O_MAXOUT:
+        case O_OUTBUDGET:
+        case O_MAXFETCH:
+        case O_STREAMBUF:
+        case O_STALL: {
+            uint64_t *dst[] = {&a->max_output_kb, &a->output_budget_mb, &a->max_fetch_mb,
+                               &a->stream_buffer_mb, &a->stream_stall_s};
+            size_t k = (size_t)(c - O_MAXOUT);
+            if (!util_parse_u64(optarg, ranges[k].min, ranges[k].max, dst[k]))
+                rc = usage_error("--%s wants %s, got '%s'", longopts[11 + k].name, ranges[k].what,
+                                 optarg);
+            break;
+        }
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -313,6 +367,13 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     memset(&s->cfg, 0, sizeof(s->cfg));
     s->cfg.host = &s->host_img;
     sandbox_limits_default(&s->cfg.limits);
+    if (s->cfg.limits.output_kb > a->max_output_kb) /* the default fits the cap */
+        s->cfg.limits.output_kb = a->max_output_kb;
+    s->cfg.max_output_kb = a->max_output_kb;
+    s->cfg.output_budget = a->output_budget_mb << 20;
+    s->cfg.max_fetch_bytes = (size_t)a->max_fetch_mb << 20;
+    s->cfg.stream_buffer = (size_t)a->stream_buffer_mb << 20;
+    s->cfg.stream_stall_s = (double)a->stream_stall_s;
     if (a->warm &&
         !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
         goto out_error;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 /* libmicrohttpd is loaded when a server starts, not linked: Debian's build pulls in GnuTLS
  * and p11-kit, whose start-up would otherwise cost every `crucible run` about 2 ms. */
@@ -507,6 +508,30 @@ void http_stream_write(struct http_request *r, const char *data, size_t len)
     }
     memcpy(r->sbuf + r->slen, data, len);
     r->slen += len;
+    resume(r);
+}
+
+size_t http_stream_pending(const struct http_request *r)
+{
+    return r->slen - r->soff;
+}
+
+void http_stream_abort(struct http_request *r)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    if (!r->streaming || r->aborted)
+        return;
+    r->aborted = true;
+    free(r->sbuf);
+    r->sbuf = NULL;
+    r->slen = r->soff = r->scap = 0;
+    /* The client is not reading: its socket may never turn writable again, so the reader
+     * would not run to end the stream. A shut-down socket fails the daemon's next send. */
+    ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci)
+        shutdown(ci->connect_fd, SHUT_RDWR);
+    notify_close(r, true);
     resume(r);
 }
 
