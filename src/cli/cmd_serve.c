@@ -60,9 +60,9 @@ static const char USAGE[] =
     "                      beyond it output is cut, the record's output_limited says so\n"
     "  --max-fetch-mb MB   bytes of /run_code fetch_files read back per request (default 32)\n"
     "  --stream-buffer-mb MB  unsent NDJSON of one batch before its further items wait\n"
-    "                      (default 16); at 4x it the batch is cancelled\n"
-    "  --stream-stall-s S  a batch waiting that long on a client that does not read is\n"
-    "                      cancelled (default 60)\n";
+    "                      (default 16)\n"
+    "  --stream-stall-s S  a batch waiting that long on a client that reads nothing of it\n"
+    "                      is cancelled (default 60)\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {

@@ -65,13 +65,13 @@ json_t *result_to_json(const struct result *r);
 
 /* RESULT_HELD_FACTOR — the most bytes a server holds at once per captured byte while it
  * answers a record: a byte that is not UTF-8 is "\\xHH" (4 bytes) plus 4/3 of base64 in the
- * JSON tree, 5 + 4/3 in its serialized text, and as much again in the copy the HTTP layer
- * sends, the text and its copy briefly side by side with the tree (13 rounded up). */
+ * JSON tree and 5 + 4/3 in its serialized text; the tree is freed before the HTTP layer
+ * copies the text, so the peak is the text twice (12.7, rounded up). */
 #define RESULT_HELD_FACTOR 13
 
-/* result_held_bytes(r) — what r's streams cost a server that answers r as JSON: the
- * tree, its text and the copy being sent, counted from the bytes (text that is valid UTF-8
- * costs 1 + 2x its JSON-escaped length; other bytes RESULT_HELD_FACTOR each). */
+/* result_held_bytes(r) — the most r's streams cost at once a server that answers r as
+ * JSON (the tree and its text, then the text and the copy being sent): valid UTF-8 text
+ * 1 + 2x its JSON-escaped length, other bytes RESULT_HELD_FACTOR each. */
 size_t result_held_bytes(const struct result *r);
 
 /* result_stream_cut(st, len) — keeps at most the first len bytes of a stream, marking it

@@ -109,7 +109,8 @@ struct owner {
      * start while fewer than window run and the client keeps up with the stream */
     size_t *ready, rhead, rtail, window;
     bool paused;                 /* the unsent stream is over cfg.stream_buffer */
-    double paused_at;            /* util_now() when it paused */
+    double paused_at;            /* util_now() when it paused, or when its client last read */
+    size_t paused_pending;       /* unsent bytes then */
     struct owner *pnext, *pprev; /* in api.paused while paused */
     const char *cancel_reason;   /* why the server cancelled the batch, or NULL */
 };
@@ -1185,19 +1186,6 @@ static void stream_line(struct owner *o, json_t *line)
 
 static void submit_item(struct owner *o, struct item *it);
 
-/* batch_over_cap(o) — the client is so far behind (4x --stream-buffer-mb unsent) that the
- * batch is given up: the connection is closed, owner_closed cancels the items and may free
- * o. True when it did (the caller must not touch o again). */
-static bool batch_over_cap(struct owner *o)
-{
-    if (!o->batch || !o->r || o->finished == o->n ||
-        http_stream_pending(o->r) <= 4 * o->api->cfg.stream_buffer)
-        return false;
-    o->cancel_reason = "the client did not read the stream: more than 4x --stream-buffer-mb unsent";
-    http_stream_abort(o->r);
-    return true;
-}
-
 /* batch_feed(o) — starts the batch's ready items while fewer than its window run, unless
  * the client is behind on the stream (more than --stream-buffer-mb unsent): then the batch
  * pauses, and api_tick resumes it when the client has read (or cancels it). */
@@ -1209,6 +1197,7 @@ static void batch_feed(struct owner *o)
         if (http_stream_pending(o->r) > a->cfg.stream_buffer) {
             o->paused = true;
             o->paused_at = util_now();
+            o->paused_pending = http_stream_pending(o->r);
             o->pprev = NULL;
             o->pnext = a->paused;
             if (a->paused)
@@ -1362,8 +1351,6 @@ static void item_done(struct job *j)
         }
         output_release(it);
         batch_progress(o, it->index);
-        if (batch_over_cap(o))
-            return;
     }
     owner_maybe_free(o);
 }
@@ -1668,6 +1655,11 @@ static void route_metrics(struct api *a, struct http_request *r)
     metrics_set(a->m, "slots", "CPU slots (concurrent jobs)", "", st.slots);
     metrics_set(a->m, "memory_reserved_bytes", "memory reserved by running jobs", "",
                 (double)st.memory_used_mb * 1048576.0);
+    pthread_mutex_lock(&a->lock);
+    metrics_set(a->m, "output_held_bytes",
+                "output records held for answers not yet sent (of --output-budget-mb)", "",
+                (double)a->held);
+    pthread_mutex_unlock(&a->lock);
     if (a->cfg.pool) {
         struct pool_stats ps;
         pool_stats(a->cfg.pool, &ps);
@@ -1779,11 +1771,15 @@ void api_tick(struct api *a)
 
     for (o = a->paused; o; o = next) {
         next = o->pnext;
+        size_t pending = o->r ? http_stream_pending(o->r) : 0;
         if (!o->r) {
             owner_unpause(o);
-        } else if (http_stream_pending(o->r) <= a->cfg.stream_buffer) {
+        } else if (pending <= a->cfg.stream_buffer) {
             owner_unpause(o);
             batch_feed(o);
+        } else if (pending < o->paused_pending) { /* it reads, slowly: not stalled */
+            o->paused_pending = pending;
+            o->paused_at = now;
         } else if (now - o->paused_at > a->cfg.stream_stall_s) {
             o->cancel_reason = "the client did not read the stream for --stream-stall-s seconds";
             http_stream_abort(o->r); /* owner_closed: unpaused, items cancelled */
