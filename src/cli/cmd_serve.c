@@ -53,7 +53,7 @@ static const char USAGE[] =
     "  --db PATH           the task library (SQLite; created when missing)\n"
     "  --quiet             no JSON log lines on stderr\n"
     "\n"
-    "Memory held for jobs (docs/API.md, \"Memory the server holds\"):\n"
+    "Memory held for jobs (docs/API.md, \"Memory the server holds for jobs\"):\n"
     "  --max-output-kb KB  most output a request or task may capture per stream\n"
     "                      (limits.output_kb; default 8192); more is a 400\n"
     "  --output-budget-mb MB  answers not yet sent, all jobs together (default 1024);\n"

@@ -138,4 +138,16 @@ ok(st == 200 and list(j["files"]) == ["a"] and "request may read back" in j.get(
    str(text[:400]))
 s.stop()
 
+# --- the options are validated ----------------------------------------------------------
+bad = []
+for opt, val in [("--max-output-kb", "0"), ("--output-budget-mb", "1"), ("--max-fetch-mb", "x"),
+                 ("--stream-buffer-mb", "5000"), ("--stream-stall-s", "0")]:
+    p = subprocess.run([CRUCIBLE, "serve", opt, val], capture_output=True, text=True, timeout=30)
+    if p.returncode != 2 or opt not in p.stderr or len(p.stderr.splitlines()) != 1:
+        bad.append((opt, val, p.returncode, p.stderr))
+help_text = subprocess.run([CRUCIBLE, "serve", "--help"], capture_output=True, text=True).stdout
+ok(not bad and all(o in help_text for o in ("--max-output-kb", "--output-budget-mb", "--max-fetch-mb",
+                                             "--stream-buffer-mb", "--stream-stall-s")),
+   "bad values of the memory options: exit 2, one line naming the option; all in --help", bad)
+
 done()
