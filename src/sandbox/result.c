@@ -169,11 +169,15 @@ size_t result_held_bytes(const struct result *r)
 
 void result_stream_cut(struct result_stream *st, size_t len)
 {
+    char *shrunk;
+
     if (!st->data || st->len <= len)
         return;
     st->len = len;
     st->data[len] = '\0';
     st->truncated = true;
+    if ((shrunk = realloc(st->data, len + 1))) /* the memory goes back, not just the length */
+        st->data = shrunk;
 }
 
 /* text_json(s) — a JSON string of s, escaping invalid UTF-8 (messages quote user input). */

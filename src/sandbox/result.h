@@ -74,8 +74,8 @@ json_t *result_to_json(const struct result *r);
  * 1 + 2x its JSON-escaped length, other bytes RESULT_HELD_FACTOR each. */
 size_t result_held_bytes(const struct result *r);
 
-/* result_stream_cut(st, len) — keeps at most the first len bytes of a stream, marking it
- * truncated when it lost any. */
+/* result_stream_cut(st, len) — keeps at most the first len bytes of a stream (the rest is
+ * freed), marking it truncated when it lost any. */
 void result_stream_cut(struct result_stream *st, size_t len);
 
 /* result_text_escape(data, len) — the escaped UTF-8 form used above (malloc'd, caller frees). */

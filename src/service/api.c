@@ -497,6 +497,17 @@ static uint64_t output_reserve_mb(const struct item *it, bool compiles)
     return held_mb(kb * 1024 * RESULT_HELD_FACTOR);
 }
 
+/* verify_output_mb(it, lang) — output_reserve_mb for a verification's full records: the
+ * compile step of the solution's language (lang, or the task's) and the test command. */
+static uint64_t verify_output_mb(const struct item *it, const struct lang *lang)
+{
+    uint64_t kb = it->limits.output_kb > 1024 ? it->limits.output_kb : 1024, records = 0;
+
+    records += (lang ? lang : it->task.lang)->compile != NULL;
+    records += it->task.harness == TASK_HARNESS_COMMAND;
+    return held_mb(records * 2 * kb * 1024 * RESULT_HELD_FACTOR);
+}
+
 /* common_fields(a, j, it, err) — image, limits, priority, deadline_s. */
 static int common_fields(struct api *a, const json_t *j, struct item *it, struct errbuf *err)
 {
@@ -691,10 +702,10 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     it->limits = it->task.limits;
     if (output_cap_check(a, it, "the task's ", err) < 0)
         return -EINVAL;
-    /* The job reserves the most its verification holds at once (verify_memory_mb). Its
-     * record keeps 512-byte excerpts of output, not the output (capped above while a run
-     * captures it). */
-    it->job.memory_mb = verify_memory_mb(&it->task, lang);
+    /* The job reserves the most its verification holds at once (verify_memory_mb), and its
+     * record's whole outputs: the solution's compile step and a command task's test command
+     * (each test keeps 512-byte excerpts only). */
+    it->job.memory_mb = verify_memory_mb(&it->task, lang) + verify_output_mb(it, lang);
     return 0;
 }
 
@@ -1077,7 +1088,17 @@ static void run_verify(struct item *it, const struct sandbox_runtime *rt)
     struct verify_result vr;
 
     verify_run(rt, &it->task, it->program, &it->vo, &vr);
+    {
+        struct result *full[2];
+        size_t n = 0;
+        if (vr.has_compile)
+            full[n++] = &vr.compile;
+        if (vr.has_command)
+            full[n++] = &vr.command;
+        output_admit(it, full, n, NULL, 0);
+    }
     it->result = verify_result_to_json(&it->task, &vr);
+    note_limited(it);
     if (it->result)
         json_object_set_new(it->result, "extracted", json_string(it->how));
     if (it->record) {

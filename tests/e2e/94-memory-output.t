@@ -91,6 +91,22 @@ st, j, text = s.post("/v1/verify", {"task": {"id": "big-out", "language": "pytho
                                     "solution": "print(1)"})
 ok(st == 400 and "task's limits.output_kb" in j["error"]["message"],
    "a task asking more output than the cap: 400", text[:300])
+# A verification keeps excerpts of each test's output, not the output: 30 tests printing
+# 7 MiB each held 210 MiB until the last one ran.
+s.stop()
+s = Server("--slots", "2")
+st, j, text = s.post("/v1/run", {"command": ["true"]})
+base = s.status("VmHWM")
+st, j, text = s.post("/v1/verify", {"task": {"id": "many-big", "language": "python", "harness": "stdio",
+                                             "limits": {"output_kb": 8192},
+                                             "tests": [{"name": "t%d" % i, "input": "", "expected": "1\n"}
+                                                       for i in range(30)]},
+                                    "solution": "import os\nos.write(1, b'x' * (7 << 20))\n"})
+grew = s.status("VmHWM") - base
+ok(st == 200 and j["verdict"] == "wrong_answer" and len(j["tests"]) == 30
+   and all(len(t["stdout"]) == 512 for t in j["tests"]),
+   "a verification of 30 tests printing 7 MiB each: answered with 512-byte excerpts", str(text[:300]))
+ok(grew < 120 * MB, "server peak RSS grew %d MiB (< 120) for it" % (grew // MB))
 s.stop()
 
 # --- the server-wide budget for answers not yet sent ---------------------------------------
