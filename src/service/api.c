@@ -856,6 +856,22 @@ static json_t *text_or_escaped(const char *s)
     return j;
 }
 
+/* stream_text(st) — a captured stream as a JSON string: as it is (NUL bytes too) when valid
+ * UTF-8, else with the invalid bytes escaped as \xHH (result_text_escape). */
+static json_t *stream_text(const struct result_stream *st)
+{
+    const char *data = st->data ? st->data : "";
+    char *esc;
+    json_t *j;
+
+    if (util_utf8_valid(data, st->len))
+        return json_stringn_nocheck(data, st->len);
+    esc = result_text_escape(data, st->len);
+    j = esc ? json_string_nocheck(esc) : NULL;
+    free(esc);
+    return j;
+}
+
 /* output_admit(it, rs, n, files, nfiles) — takes what the records rs[0..n) and the fetched
  * files will hold once answered from the server-wide output budget (--output-budget-mb).
  * When the budget cannot take it all, fetched files are dropped (their err says why) and
@@ -1028,14 +1044,15 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
                 st = "Finished";
                 failed |= s->status != RESULT_OK;
             }
-            sj = json_pack("{s:s,s:f,s:o,s:s%,s:s%}", "status", st, "execution_time", s->wall_time,
+            /* SandboxFusion's streams are text: bytes that are not UTF-8 escaped as \xHH (a
+             * "s%" of them would fail the whole pack: a null result, the output lost) */
+            sj = json_pack("{s:s,s:f,s:o,s:o,s:o}", "status", st, "execution_time", s->wall_time,
                            "return_code",
                            s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT
                                ? json_null()
                            : s->exit_code >= 0 ? json_integer(s->exit_code)
                                                : json_integer(-s->signal),
-                           "stdout", s->out.data ? s->out.data : "", s->out.len, "stderr",
-                           s->err.data ? s->err.data : "", s->err.len);
+                           "stdout", stream_text(&s->out), "stderr", stream_text(&s->err));
             if (k == 0)
                 cr = sj;
             else

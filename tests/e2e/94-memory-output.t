@@ -137,6 +137,9 @@ ok(st == 200 and j["status"] == "Success" and list(j["files"]) == ["big.bin"]
    and len(base64.b64decode(j["files"]["big.bin"])) == 8 << 20,
    "fetch_files naming one 8 MiB file 20 times: read once", str(text[:300]))
 ok(grew < 100 * MB, "server peak RSS grew %d MiB (< 100; 20 reads took ~190 MiB before)" % (grew // MB))
+st, j, text = s.post("/run_code", {"code": "import os\nos.write(1, b'\\xffok\\n')\n", "language": "python"})
+ok(st == 200 and j["run_result"] and j["run_result"]["stdout"] == "\\xffok\n",
+   "/run_code output that is not UTF-8: escaped text, not a lost run_result", text[:300])
 st, j, text = s.post("/run_code", {"code": "print(1)", "language": "python",
                                    "fetch_files": ["f%d" % i for i in range(101)]})
 ok(st == 400 and "fetch_files" in j["error"]["message"] and "100" in j["error"]["message"],
