@@ -37,6 +37,8 @@ static const char USAGE[] =
     "                      [--max-pids N] [--pids N]\n"
     "                      [--max-connections N] [--max-per-address N]\n"
     "                      [--header-timeout S] [--body-timeout S]\n"
+    "                      [--max-output-kb KB] [--output-budget-mb MB]\n"
+    "                      [--max-fetch-mb MB] [--stream-buffer-mb MB] [--stream-stall-s S]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -72,7 +74,18 @@ static const char USAGE[] =
     "  --max-per-address N connections from one client address (default 512; 0: no limit)\n"
     "  --header-timeout S  seconds a client gets to send a request's headers, and that an\n"
     "                      idle kept-alive connection stays open (default 30)\n"
-    "  --body-timeout S    seconds a client gets to send a request's body (default 300)\n";
+    "  --body-timeout S    seconds a client gets to send a request's body (default 300)\n"
+    "\n"
+    "Memory held for jobs (docs/API.md, \"Memory the server holds for jobs\"):\n"
+    "  --max-output-kb KB  most output a request or task may capture per stream\n"
+    "                      (limits.output_kb; default 8192); more is a 400\n"
+    "  --output-budget-mb MB  answers not yet sent, all jobs together (default 1024);\n"
+    "                      beyond it output is cut, the record's output_limited says so\n"
+    "  --max-fetch-mb MB   bytes of /run_code fetch_files read back per request (default 32)\n"
+    "  --stream-buffer-mb MB  unsent NDJSON of one batch before its further items wait\n"
+    "                      (default 16)\n"
+    "  --stream-stall-s S  a batch waiting that long on a client that reads nothing of it\n"
+    "                      is cancelled (default 60)\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
@@ -83,7 +96,8 @@ struct serve_args {
     bool *image_is_file;
     size_t nimages;
     uint64_t max_connections, max_per_address, header_timeout, body_timeout; /* 0: default */
-    char *token;                                                             /* owned */
+    uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
+    char *token; /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -121,13 +135,13 @@ static int usage_error(const char *fmt, ...)
 static int timeout_ms(void *arg)
 {
     struct serve *s = arg;
-    int a = http_timeout_ms(s->http), b = sched_timeout_ms(s->sched);
+    int t[] = {http_timeout_ms(s->http), sched_timeout_ms(s->sched), api_timeout_ms(s->api)};
+    int min = -1;
 
-    if (a < 0)
-        return b;
-    if (b < 0)
-        return a;
-    return a < b ? a : b;
+    for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+        if (t[i] >= 0 && (min < 0 || t[i] < min))
+            min = t[i];
+    return min;
 }
 
 static void tick(void *arg)
@@ -135,6 +149,7 @@ static void tick(void *arg)
     struct serve *s = arg;
 
     sched_tick(s->sched);
+    api_tick(s->api);
     http_run(s->http);
 }
 
@@ -212,7 +227,24 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_MAXCONN,
         O_PERADDR,
         O_HEADERTO,
-        O_BODYTO
+        O_BODYTO,
+        O_MAXOUT,
+        O_OUTBUDGET,
+        O_MAXFETCH,
+        O_STREAMBUF,
+        O_STALL
+    };
+    /* The memory options: a table, one range and one error each. */
+    static const struct {
+        int opt;
+        uint64_t min, max;
+        const char *name, *what;
+    } ranges[] = {
+        {O_MAXOUT, 1, 1u << 20, "max-output-kb", "kilobytes from 1 to 1048576"},
+        {O_OUTBUDGET, 16, 1u << 20, "output-budget-mb", "megabytes from 16 to 1048576"},
+        {O_MAXFETCH, 1, 1024, "max-fetch-mb", "megabytes from 1 to 1024"},
+        {O_STREAMBUF, 1, 4096, "stream-buffer-mb", "megabytes from 1 to 4096"},
+        {O_STALL, 1, 86400, "stream-stall-s", "seconds from 1 to 86400"},
     };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -234,6 +266,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"max-per-address", required_argument, NULL, O_PERADDR},
         {"header-timeout", required_argument, NULL, O_HEADERTO},
         {"body-timeout", required_argument, NULL, O_BODYTO},
+        {"max-output-kb", required_argument, NULL, O_MAXOUT},
+        {"output-budget-mb", required_argument, NULL, O_OUTBUDGET},
+        {"max-fetch-mb", required_argument, NULL, O_MAXFETCH},
+        {"stream-buffer-mb", required_argument, NULL, O_STREAMBUF},
+        {"stream-stall-s", required_argument, NULL, O_STALL},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -249,6 +286,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->max_per_address = 512;
     a->header_timeout = 30;
     a->body_timeout = 300;
+    a->max_output_kb = 8192;
+    a->output_budget_mb = 1024;
+    a->max_fetch_mb = 32;
+    a->stream_buffer_mb = 16;
+    a->stream_stall_s = 60;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -346,6 +388,18 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
             if (!util_parse_u64(optarg, 1, 86400, &a->body_timeout))
                 rc = usage_error("--body-timeout wants seconds from 1 to 86400, got '%s'", optarg);
             break;
+        case O_MAXOUT:
+        case O_OUTBUDGET:
+        case O_MAXFETCH:
+        case O_STREAMBUF:
+        case O_STALL: {
+            uint64_t *dst[] = {&a->max_output_kb, &a->output_budget_mb, &a->max_fetch_mb,
+                               &a->stream_buffer_mb, &a->stream_stall_s};
+            size_t k = (size_t)(c - O_MAXOUT);
+            if (!util_parse_u64(optarg, ranges[k].min, ranges[k].max, dst[k]))
+                rc = usage_error("--%s wants %s, got '%s'", ranges[k].name, ranges[k].what, optarg);
+            break;
+        }
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -497,7 +551,14 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->cfg.max_pids = a->max_pids;
     sandbox_limits_default(&s->cfg.limits);
     if (s->cfg.limits.pids > a->max_pids)
-        s->cfg.limits.pids = a->max_pids; /* what a request that omits it gets */
+        s->cfg.limits.pids = a->max_pids;           /* what a request that omits it gets */
+    if (s->cfg.limits.output_kb > a->max_output_kb) /* the default fits the cap */
+        s->cfg.limits.output_kb = a->max_output_kb;
+    s->cfg.max_output_kb = a->max_output_kb;
+    s->cfg.output_budget = a->output_budget_mb << 20;
+    s->cfg.max_fetch_bytes = (size_t)a->max_fetch_mb << 20;
+    s->cfg.stream_buffer = (size_t)a->stream_buffer_mb << 20;
+    s->cfg.stream_stall_s = (double)a->stream_stall_s;
     if (a->warm &&
         !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
         goto out_error;

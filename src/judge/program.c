@@ -6,6 +6,8 @@
 
 #include "sandbox/pool.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -70,17 +72,29 @@ static bool attempt_steps(const struct sandbox_runtime *rt, const struct image *
     if (out->ran && s->nfetch) {
         bool alive = out->run.status == RESULT_OK || out->run.status == RESULT_RUNTIME_ERROR ||
                      out->run.status == RESULT_SIGNALED;
+        size_t left = s->fetch_max_total ? s->fetch_max_total : SIZE_MAX;
         out->files = calloc(s->nfetch, sizeof(*out->files));
         for (size_t i = 0; out->files && i < s->nfetch; i++) {
             struct program_file *f = &out->files[i];
             struct errbuf ferr = {{0}};
+            size_t max = left < FETCH_MAX_BYTES ? left : FETCH_MAX_BYTES;
+            int r;
             out->nfiles++;
             f->path = strdup(s->fetch[i]);
-            if (!alive)
+            if (!alive) {
                 snprintf(f->err, sizeof(f->err), "the run ended by a limit; files not read");
-            else if (sandbox_get_file(sb, s->fetch[i], FETCH_MAX_BYTES, &f->data, &f->len, &ferr) <
-                     0)
+                continue;
+            }
+            r = sandbox_get_file(sb, s->fetch[i], max, &f->data, &f->len, &ferr);
+            if (r == -EFBIG && max < FETCH_MAX_BYTES)
+                snprintf(f->err, sizeof(f->err),
+                         "not read: the files before it took all but %zu of the %zu bytes a "
+                         "request may read back",
+                         left, s->fetch_max_total);
+            else if (r < 0)
                 snprintf(f->err, sizeof(f->err), "%s", ferr.msg);
+            else
+                left -= f->len;
         }
     }
     if (!s->nfetch) { /* the last exec tore everything down: the verdict is final */

@@ -29,6 +29,7 @@ struct program_spec {
     double compile_time;          /* CPU seconds for the compile step; 0: the language's */
     const char *const *fetch;     /* paths to read back after the run */
     size_t nfetch;
+    size_t fetch_max_total; /* bytes read back in all (each file: at most 8 MiB); 0: no cap */
     unsigned infra_retries; /* fresh-sandbox retries of crucible's own failures */
     struct pool *pool;      /* warm sandboxes to take from, or NULL */
 };

@@ -234,6 +234,10 @@ void verify__test_record(struct verify_test *vt, struct tally *ty, enum verdict 
     result_release(&vt->run);
     vt->run = *res; /* ownership of the streams moves to vt */
     result_init(res);
+    /* Only excerpts of a test's output reach the record: keeping each test's whole output
+     * until the last test ran held up to 2 x output_kb per test. */
+    result_stream_cut(&vt->run.out, EXCERPT_BYTES);
+    result_stream_cut(&vt->run.err, EXCERPT_BYTES);
     if (v != VERDICT_ACCEPTED || !vt->why[0])
         snprintf(vt->why, sizeof(vt->why), "%s", why);
 }

@@ -132,19 +132,52 @@ static int set_stream(json_t *obj, const char *key, const struct result_stream *
 
     if (util_utf8_valid(data, st->len) && memchr(data, '\0', st->len) == NULL)
         return json_object_set_new(obj, key, json_stringn(data, st->len));
-    char *esc = result_text_escape(data, st->len), *b64 = base64(data, st->len);
-    if (!esc || !b64) {
-        free(esc);
-        free(b64);
+    /* One form at a time: its buffer is freed once the tree has its copy (the escaped
+     * text alone is 4x the bytes; big output must not be built twice over). */
+    char *esc = result_text_escape(data, st->len), *b64;
+    if (!esc)
         return -1;
-    }
-    snprintf(b64key, sizeof(b64key), "%s_base64", key);
-    r = json_object_set_new(obj, key, json_string(esc));
-    if (r == 0)
-        r = json_object_set_new(obj, b64key, json_string(b64));
+    r = json_object_set_new(obj, key, json_string_nocheck(esc));
     free(esc);
+    if (r < 0 || !(b64 = base64(data, st->len)))
+        return -1;
+    snprintf(b64key, sizeof(b64key), "%s_base64", key);
+    r = json_object_set_new(obj, b64key, json_string_nocheck(b64));
     free(b64);
     return r;
+}
+
+/* stream_held(st) — result_held_bytes for one stream. */
+static size_t stream_held(const struct result_stream *st)
+{
+    const unsigned char *s = (const unsigned char *)st->data;
+    size_t text = 0;
+
+    if (!s || !st->len)
+        return 0;
+    if (!util_utf8_valid(st->data, st->len) || memchr(s, '\0', st->len))
+        return st->len * RESULT_HELD_FACTOR;
+    for (size_t i = 0; i < st->len; i++)
+        text += s[i] < 0x20 ? 6 : s[i] == '"' || s[i] == '\\' ? 2 : 1;
+    return st->len + 2 * text;
+}
+
+size_t result_held_bytes(const struct result *r)
+{
+    return stream_held(&r->out) + stream_held(&r->err);
+}
+
+void result_stream_cut(struct result_stream *st, size_t len)
+{
+    char *shrunk;
+
+    if (!st->data || st->len <= len)
+        return;
+    st->len = len;
+    st->data[len] = '\0';
+    st->truncated = true;
+    if ((shrunk = realloc(st->data, len + 1))) /* the memory goes back, not just the length */
+        st->data = shrunk;
 }
 
 /* text_json(s) — a JSON string of s, escaping invalid UTF-8 (messages quote user input). */

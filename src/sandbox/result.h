@@ -63,6 +63,21 @@ const char *result_limit_name(enum result_limit l);
  * bytes in stdout_base64 / stderr_base64. NULL on allocation failure. */
 json_t *result_to_json(const struct result *r);
 
+/* RESULT_HELD_FACTOR — the most bytes a server holds at once per captured byte while it
+ * answers a record: a byte that is not UTF-8 is "\\xHH" (4 bytes) plus 4/3 of base64 in the
+ * JSON tree and 5 + 4/3 in its serialized text; the tree is freed before the HTTP layer
+ * copies the text, so the peak is the text twice (12.7, rounded up). */
+#define RESULT_HELD_FACTOR 13
+
+/* result_held_bytes(r) — the most r's streams cost at once a server that answers r as
+ * JSON (the tree and its text, then the text and the copy being sent): valid UTF-8 text
+ * 1 + 2x its JSON-escaped length, other bytes RESULT_HELD_FACTOR each. */
+size_t result_held_bytes(const struct result *r);
+
+/* result_stream_cut(st, len) — keeps at most the first len bytes of a stream (the rest is
+ * freed), marking it truncated when it lost any. */
+void result_stream_cut(struct result_stream *st, size_t len);
+
 /* result_text_escape(data, len) — the escaped UTF-8 form used above (malloc'd, caller frees). */
 char *result_text_escape(const char *data, size_t len);
 

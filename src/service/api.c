@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,17 @@
 #define MAX_FILES    1000
 #define MAX_ARGV     1024
 #define MAX_DEADLINE 86400.0
+#define MAX_FETCH    100 /* distinct fetch_files paths of one /run_code request */
+#define FETCH_HELD   4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
 
 struct api {
     struct sched *sched;
     struct metrics *m;
     struct api_config cfg;
     FILE *log;
+    pthread_mutex_t lock; /* held (workers and the loop) */
+    uint64_t held;        /* bytes of output records taken from cfg.output_budget (output_admit) */
+    struct owner *paused; /* batches waiting for their client to read (loop thread) */
 };
 
 enum kind { K_RUN, K_PROGRAM, K_VERIFY, K_RUNCODE };
@@ -74,6 +80,8 @@ struct item {
     size_t nafter, waiting;
     bool submitted, finished, failed;
     /* output (set by the worker, or by done() when it never ran) */
+    uint64_t held;     /* bytes of the output budget this item's record holds */
+    char limited[300]; /* why the server cut the captured output, or "" */
     json_t *result;
     const char *status; /* for metrics: a verdict or result status name */
     bool infra;
@@ -87,6 +95,14 @@ struct owner {
     struct item *items;
     size_t n, outstanding, finished, reserved;
     double t0;
+    /* batch back-pressure: items whose turn has come wait in ready[] (indices, FIFO) and
+     * start while fewer than window run and the client keeps up with the stream */
+    size_t *ready, rhead, rtail, window;
+    bool paused;                 /* the unsent stream is over cfg.stream_buffer */
+    double paused_at;            /* util_now() when it paused, or when its client last read */
+    size_t paused_pending;       /* unsent bytes then */
+    struct owner *pnext, *pprev; /* in api.paused while paused */
+    const char *cancel_reason;   /* why the server cancelled the batch, or NULL */
 };
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -163,8 +179,23 @@ static void free_strv(char **v)
     free(v);
 }
 
+/* output_release(it) — the item's record left the server (or went into a stream whose
+ * own bound counts it): its bytes go back to the output budget. */
+static void output_release(struct item *it)
+{
+    struct api *a = it->owner->api;
+
+    if (!it->held)
+        return;
+    pthread_mutex_lock(&a->lock);
+    a->held -= it->held;
+    pthread_mutex_unlock(&a->lock);
+    it->held = 0;
+}
+
 static void item_release(struct item *it)
 {
+    output_release(it);
     free_strv(it->argv);
     for (size_t i = 0; i < it->nfiles; i++) {
         free(it->files[i].path);
@@ -181,15 +212,32 @@ static void item_release(struct item *it)
     json_decref(it->result);
 }
 
+/* owner_unpause(o) — o leaves the paused list (no effect when not on it). */
+static void owner_unpause(struct owner *o)
+{
+    if (!o->paused)
+        return;
+    if (o->pprev)
+        o->pprev->pnext = o->pnext;
+    else
+        o->api->paused = o->pnext;
+    if (o->pnext)
+        o->pnext->pprev = o->pprev;
+    o->pnext = o->pprev = NULL;
+    o->paused = false;
+}
+
 static void owner_maybe_free(struct owner *o)
 {
     if (o->r || o->outstanding)
         return;
+    owner_unpause(o);
     if (o->reserved)
         sched_unreserve(o->api->sched, o->reserved);
     for (size_t i = 0; i < o->n; i++)
         item_release(&o->items[i]);
     free(o->items);
+    free(o->ready);
     free(o);
 }
 
@@ -377,6 +425,49 @@ static uint64_t build_pids(const struct sandbox_limits *l, const struct lang *la
     return pids + 1;
 }
 
+/* held_mb(bytes) — bytes in whole megabytes, rounded up (a job's reservation). */
+static uint64_t held_mb(uint64_t bytes)
+{
+    return (bytes + (1u << 20) - 1) >> 20;
+}
+
+/* output_cap_check(a, it, whose, err) — the output a request (or its task: whose) asks to
+ * capture per stream is at most what the server allows (--max-output-kb). */
+static int output_cap_check(const struct api *a, const struct item *it, const char *whose,
+                            struct errbuf *err)
+{
+    if (it->limits.output_kb <= a->cfg.max_output_kb)
+        return 0;
+    return errbuf_set(err,
+                      "%slimits.output_kb is %llu; this server captures at most %llu KB per "
+                      "stream (crucible serve --max-output-kb)",
+                      whose, (unsigned long long)it->limits.output_kb,
+                      (unsigned long long)a->cfg.max_output_kb);
+}
+
+/* output_reserve_mb(it, compiles) — what the output records of a run (and of its compile
+ * step) hold at most while answered: both streams at the cap, RESULT_HELD_FACTOR bytes per
+ * captured byte. Part of the job's memory reservation. */
+static uint64_t output_reserve_mb(const struct item *it, bool compiles)
+{
+    uint64_t kb = 2 * it->limits.output_kb;
+
+    if (compiles)
+        kb += 2 * (it->limits.output_kb > 1024 ? it->limits.output_kb : 1024);
+    return held_mb(kb * 1024 * RESULT_HELD_FACTOR);
+}
+
+/* verify_output_mb(it, lang) — output_reserve_mb for a verification's full records: the
+ * compile step of the solution's language (lang, or the task's) and the test command. */
+static uint64_t verify_output_mb(const struct item *it, const struct lang *lang)
+{
+    uint64_t kb = it->limits.output_kb > 1024 ? it->limits.output_kb : 1024, records = 0;
+
+    records += (lang ? lang : it->task.lang)->compile != NULL;
+    records += it->task.harness == TASK_HARNESS_COMMAND;
+    return held_mb(records * 2 * kb * 1024 * RESULT_HELD_FACTOR);
+}
+
 /* common_fields(a, j, it, err) — image, limits, priority, deadline_s. */
 static int common_fields(struct api *a, const json_t *j, struct item *it, struct errbuf *err)
 {
@@ -476,6 +567,9 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
         return -EINVAL;
     if (files_field(json_object_get(j, "files"), it, false, err) < 0)
         return -EINVAL;
+    if (output_cap_check(a, it, "", err) < 0)
+        return -EINVAL;
+    it->job.memory_mb += output_reserve_mb(it, it->lang && it->lang->compile);
     return files_check(it, it->lang ? it->lang->source : NULL, it->code ? strlen(it->code) : 0,
                        err);
 }
@@ -576,8 +670,12 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     }
     it->kind = K_VERIFY;
     it->limits = it->task.limits;
-    /* The job reserves the most its verification holds at once (verify_memory_mb). */
-    it->job.memory_mb = verify_memory_mb(&it->task, lang);
+    if (output_cap_check(a, it, "the task's ", err) < 0)
+        return -EINVAL;
+    /* The job reserves the most its verification holds at once (verify_memory_mb), and its
+     * record's whole outputs: the solution's compile step and a command task's test command
+     * (each test keeps 512-byte excerpts only). */
+    it->job.memory_mb = verify_memory_mb(&it->task, lang) + verify_output_mb(it, lang);
     it->job.pids = verify_pids(&it->task, lang);
     return 0;
 }
@@ -651,10 +749,21 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         json_array_foreach(v, i, e)
         {
             struct errbuf why = {{0}};
+            bool again = false;
             if (!json_is_string(e) || !sandbox_dest_valid(json_string_value(e), &why))
                 return errbuf_set(err, "fetch_files[%zu]: %s", i,
                                   json_is_string(e) ? why.msg : "must be a string");
-            if (!(it->fetch[i] = strdup(json_string_value(e))))
+            /* A path named twice is read once (SandboxFusion answers a map: one entry). */
+            for (size_t k = 0; k < it->nfetch && !again; k++)
+                again = strcmp(it->fetch[k], json_string_value(e)) == 0;
+            if (again)
+                continue;
+            if (it->nfetch == MAX_FETCH)
+                return errbuf_set(err,
+                                  "'fetch_files' names more than %d distinct paths (the most "
+                                  "one request may read back)",
+                                  MAX_FETCH);
+            if (!(it->fetch[it->nfetch] = strdup(json_string_value(e))))
                 return errbuf_set(err, "out of memory"), -ENOMEM;
             it->nfetch++;
         }
@@ -664,6 +773,10 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
     it->job.memory_mb = it->limits.memory_mb;
     if (it->lang->compile && it->lang->compile_memory_mb > it->job.memory_mb)
         it->job.memory_mb = it->lang->compile_memory_mb;
+    if (output_cap_check(a, it, "", err) < 0)
+        return -EINVAL;
+    it->job.memory_mb += output_reserve_mb(it, true) +
+                         (it->nfetch ? held_mb((uint64_t)a->cfg.max_fetch_bytes * FETCH_HELD) : 0);
     return 0;
 }
 
@@ -703,6 +816,89 @@ static void run_in_sandbox(struct item *it, const struct sandbox_runtime *rt,
     pool_release(pool, sb);
 }
 
+/* text_or_escaped(s) — a JSON string of s, invalid UTF-8 escaped as \xHH. */
+static json_t *text_or_escaped(const char *s)
+{
+    char *esc;
+    json_t *j;
+
+    if (util_utf8_valid(s, strlen(s)))
+        return json_string(s);
+    esc = result_text_escape(s, strlen(s));
+    j = esc ? json_string_nocheck(esc) : NULL;
+    free(esc);
+    return j;
+}
+
+/* stream_text(st) — a captured stream as a JSON string: as it is (NUL bytes too) when valid
+ * UTF-8, else with the invalid bytes escaped as \xHH (result_text_escape). */
+static json_t *stream_text(const struct result_stream *st)
+{
+    const char *data = st->data ? st->data : "";
+    char *esc;
+    json_t *j;
+
+    if (util_utf8_valid(data, st->len))
+        return json_stringn_nocheck(data, st->len);
+    esc = result_text_escape(data, st->len);
+    j = esc ? json_string_nocheck(esc) : NULL;
+    free(esc);
+    return j;
+}
+
+/* output_admit(it, rs, n, files, nfiles) — takes what the records rs[0..n) and the fetched
+ * files will hold once answered from the server-wide output budget (--output-budget-mb).
+ * When the budget cannot take it all, fetched files are dropped (their err says why) and
+ * then each stream is cut to its share of what is left, it->limited saying so: the server
+ * never holds more than its budget for answers not yet sent. Worker thread. */
+static void output_admit(struct item *it, struct result *const *rs, size_t n,
+                         struct program_file *files, size_t nfiles)
+{
+    struct api *a = it->owner->api;
+    uint64_t need = 0, avail, share;
+
+    for (size_t i = 0; i < n; i++)
+        need += result_held_bytes(rs[i]);
+    for (size_t i = 0; i < nfiles; i++)
+        need += files[i].data ? (uint64_t)files[i].len * FETCH_HELD : 0;
+    pthread_mutex_lock(&a->lock);
+    avail = a->cfg.output_budget > a->held ? a->cfg.output_budget - a->held : 0;
+    if (need > avail) {
+        need = 0;
+        for (size_t i = 0; i < nfiles; i++)
+            if (files[i].data) {
+                free(files[i].data);
+                files[i].data = NULL;
+                files[i].len = 0;
+                snprintf(files[i].err, sizeof(files[i].err),
+                         "not returned: the server's output budget is in use by other answers "
+                         "(crucible serve --output-budget-mb)");
+            }
+        share = n ? avail / (RESULT_HELD_FACTOR * 2 * n) : 0;
+        for (size_t i = 0; i < n; i++) {
+            result_stream_cut(&rs[i]->out, share);
+            result_stream_cut(&rs[i]->err, share);
+            need += result_held_bytes(rs[i]);
+        }
+        snprintf(it->limited, sizeof(it->limited),
+                 "output cut to %llu bytes per stream: the server holds at most %llu MB of "
+                 "answers not yet sent (crucible serve --output-budget-mb), and %llu MB of it "
+                 "was in use",
+                 (unsigned long long)share, (unsigned long long)(a->cfg.output_budget >> 20),
+                 (unsigned long long)((a->cfg.output_budget - avail) >> 20));
+    }
+    a->held += need;
+    it->held += need;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* note_limited(it) — the record says when output_admit cut it ("output_limited"). */
+static void note_limited(struct item *it)
+{
+    if (it->limited[0] && it->result)
+        json_object_set_new(it->result, "output_limited", json_string(it->limited));
+}
+
 static void run_command(struct item *it, const struct sandbox_runtime *rt)
 {
     struct sandbox_file *files = calloc(it->nfiles + 1, sizeof(*files));
@@ -736,7 +932,9 @@ static void run_command(struct item *it, const struct sandbox_runtime *rt)
             break;
     }
     free(files);
+    output_admit(it, (struct result *[]){&res}, 1, NULL, 0);
     it->result = result_to_json(&res);
+    note_limited(it);
     it->status = result_status_name(res.status);
     it->infra = res.status == RESULT_SANDBOX_ERROR;
     result_release(&res);
@@ -756,6 +954,7 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         .compile_time = it->compile_time,
         .fetch = (const char *const *)it->fetch,
         .nfetch = it->nfetch,
+        .fetch_max_total = it->owner->api->cfg.max_fetch_bytes,
         .infra_retries = it->vo.infra_retries,
         .pool = it->owner->api->cfg.pool,
     };
@@ -770,6 +969,10 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
     } else {
         program_run(rt, it->img, &spec, &pr);
     }
+    if (pr.has_compile)
+        output_admit(it, (struct result *[]){&pr.run, &pr.compile}, 2, pr.files, pr.nfiles);
+    else
+        output_admit(it, (struct result *[]){&pr.run}, 1, pr.files, pr.nfiles);
     it->infra = pr.run.status == RESULT_SANDBOX_ERROR &&
                 !(pr.has_compile && pr.compile.status != RESULT_OK &&
                   pr.compile.status != RESULT_SANDBOX_ERROR);
@@ -785,6 +988,7 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
                 json_object_set_new(it->result, "message",
                                     json_string("compilation failed; the program was not run"));
         }
+        note_limited(it);
         it->status = result_status_name(shown->status);
         if (shown == &pr.compile && shown->status != RESULT_SANDBOX_ERROR)
             it->status = "compile_error";
@@ -814,14 +1018,15 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
                 st = "Finished";
                 failed |= s->status != RESULT_OK;
             }
-            sj = json_pack("{s:s,s:f,s:o,s:s%,s:s%}", "status", st, "execution_time", s->wall_time,
+            /* SandboxFusion's streams are text: bytes that are not UTF-8 escaped as \xHH (a
+             * "s%" of them would fail the whole pack: a null result, the output lost) */
+            sj = json_pack("{s:s,s:f,s:o,s:o,s:o}", "status", st, "execution_time", s->wall_time,
                            "return_code",
                            s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT
                                ? json_null()
                            : s->exit_code >= 0 ? json_integer(s->exit_code)
                                                : json_integer(-s->signal),
-                           "stdout", s->out.data ? s->out.data : "", s->out.len, "stderr",
-                           s->err.data ? s->err.data : "", s->err.len);
+                           "stdout", stream_text(&s->out), "stderr", stream_text(&s->err));
             if (k == 0)
                 cr = sj;
             else
@@ -829,13 +1034,23 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         }
         if (!steps[1] && !sandbox_err)
             failed = true; /* compile failed: no run */
+        /* SandboxFusion leaves a file it could not read out of "files"; crucible does too,
+         * and says why in "fetch_errors" (path -> message; absent when none failed). */
+        json_t *ferrs = json_object();
         for (size_t i = 0; i < pr.nfiles; i++) {
             char *b64;
-            if (!pr.files[i].data)
+            if (!pr.files[i].data) {
+                if (ferrs && pr.files[i].path)
+                    json_object_set_new(ferrs, pr.files[i].path, text_or_escaped(pr.files[i].err));
                 continue;
+            }
             b64 = util_base64_encode(pr.files[i].data, pr.files[i].len);
+            free(pr.files[i].data); /* one copy at a time */
+            pr.files[i].data = NULL;
             if (b64)
-                json_object_set_new(files, pr.files[i].path, json_string(b64));
+                json_object_set_new(files, pr.files[i].path, json_string_nocheck(b64));
+            else if (ferrs)
+                json_object_set_new(ferrs, pr.files[i].path, json_string("out of memory"));
             free(b64);
         }
         json_object_set_new(o, "status",
@@ -847,7 +1062,12 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         json_object_set_new(o, "run_result", rr ? rr : json_null());
         json_object_set_new(o, "executor_pod_name", json_string("crucible"));
         json_object_set_new(o, "files", files);
+        if (ferrs && json_object_size(ferrs))
+            json_object_set_new(o, "fetch_errors", ferrs);
+        else
+            json_decref(ferrs);
         it->result = o;
+        note_limited(it);
         it->status = sandbox_err ? "SandboxError" : failed ? "Failed" : "Success";
         it->infra = sandbox_err;
     }
@@ -859,7 +1079,17 @@ static void run_verify(struct item *it, const struct sandbox_runtime *rt)
     struct verify_result vr;
 
     verify_run(rt, &it->task, it->program, &it->vo, &vr);
+    {
+        struct result *full[2];
+        size_t n = 0;
+        if (vr.has_compile)
+            full[n++] = &vr.compile;
+        if (vr.has_command)
+            full[n++] = &vr.command;
+        output_admit(it, full, n, NULL, 0);
+    }
     it->result = verify_result_to_json(&it->task, &vr);
+    note_limited(it);
     if (it->result)
         json_object_set_new(it->result, "extracted", json_string(it->how));
     if (it->record) {
@@ -936,18 +1166,65 @@ static bool item_failed(const struct item *it)
     return strcmp(it->status, "ok") != 0;
 }
 
+/* dump_line(j, &len) — j's compact JSON and a newline, in a buffer of exactly that size
+ * (json_dumps grows its buffer by doubling and then copies it: three times a big record's
+ * text at once). NULL on failure. j is left alone. */
+static char *dump_line(const json_t *j, size_t *len)
+{
+    const size_t flags = JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9);
+    size_t n = j ? json_dumpb(j, NULL, 0, flags) : 0;
+    char *text = n ? malloc(n + 2) : NULL;
+
+    if (!text || json_dumpb(j, text, n, flags) != n) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\n';
+    text[n + 1] = '\0';
+    *len = n + 1;
+    return text;
+}
+
 static void stream_line(struct owner *o, json_t *line)
 {
-    char *text = json_dumps(line, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+    size_t len;
+    char *text = dump_line(line, &len);
 
     json_decref(line);
-    if (!text || !o->r) {
-        free(text);
-        return;
-    }
-    http_stream_write(o->r, text, strlen(text));
-    http_stream_write(o->r, "\n", 1);
+    if (text && o->r)
+        http_stream_write(o->r, text, len);
     free(text);
+}
+
+static void submit_item(struct owner *o, struct item *it);
+
+/* batch_feed(o) — starts the batch's ready items while fewer than its window run, unless
+ * the client is behind on the stream (more than --stream-buffer-mb unsent): then the batch
+ * pauses, and api_tick resumes it when the client has read (or cancels it). */
+static void batch_feed(struct owner *o)
+{
+    struct api *a = o->api;
+
+    while (o->r && !o->paused && o->rhead < o->rtail && o->outstanding < o->window) {
+        if (http_stream_pending(o->r) > a->cfg.stream_buffer) {
+            o->paused = true;
+            o->paused_at = util_now();
+            o->paused_pending = http_stream_pending(o->r);
+            o->pprev = NULL;
+            o->pnext = a->paused;
+            if (a->paused)
+                a->paused->pprev = o;
+            a->paused = o;
+            metrics_add(a->m, "batches_paused_total",
+                        "times a batch stopped starting items: its client was behind on the "
+                        "stream",
+                        "", 1);
+            return;
+        }
+        struct item *it = &o->items[o->ready[o->rhead++]];
+        if (!it->submitted && !it->finished)
+            submit_item(o, it);
+    }
 }
 
 static void batch_progress(struct owner *o, size_t done_index);
@@ -999,9 +1276,10 @@ static void batch_progress(struct owner *o, size_t done_index)
             batch_skip(o, it, dep);
             continue;
         }
-        if (--it->waiting == 0 && o->r)
-            submit_item(o, it);
+        if (--it->waiting == 0)
+            o->ready[o->rtail++] = k;
     }
+    batch_feed(o);
     if (o->finished == o->n && o->r) {
         http_stream_end(o->r);
         api_log(o->api, "batch_done",
@@ -1068,15 +1346,26 @@ static void item_done(struct job *j)
     o->finished++;
     if (!o->batch) {
         if (o->r) {
+            /* the text, then the tree freed before the HTTP layer takes its copy */
+            size_t len;
+            char *text = dump_line(it->result, &len);
             count_request(a, o->route, 200, o->t0);
-            http_respond_json(o->r, 200, it->result);
+            json_decref(it->result);
             it->result = NULL;
+            if (text)
+                http_respond(o->r, 200, "application/json", text, len, NULL, NULL);
+            else
+                http_respond_error(o->r, 500, "internal", "out of memory");
+            free(text);
         }
     } else {
         if (o->r && j->outcome != JOB_CANCELLED) {
-            json_t *line = json_pack("{s:i,s:O}", "index", (int)it->index, "result", it->result);
+            /* the line takes the record (no second tree); the stream's bound counts it now */
+            json_t *line = json_pack("{s:i,s:o}", "index", (int)it->index, "result", it->result);
+            it->result = NULL;
             stream_line(o, line);
         }
+        output_release(it);
         batch_progress(o, it->index);
     }
     owner_maybe_free(o);
@@ -1088,17 +1377,28 @@ static void owner_closed(void *ctx, bool aborted)
     struct owner *o = ctx;
 
     o->r = NULL;
+    owner_unpause(o);
     if (aborted) {
         for (size_t i = 0; i < o->n; i++) {
             struct item *it = &o->items[i];
-            if (it->submitted && !it->finished)
+            if (it->submitted && !it->finished) {
                 sched_cancel(o->api->sched, &it->job);
+            } else if (!it->submitted && !it->finished) {
+                /* never started (a batch's window, or waiting on an item): cancelled too */
+                char labels[64];
+                snprintf(labels, sizeof(labels), "kind=\"%s\",status=\"cancelled\"",
+                         kind_names[it->kind]);
+                metrics_add(o->api->m, "jobs_completed_total",
+                            "jobs finished, by kind and verdict or status", labels, 1);
+            }
         }
         if (o->batch && o->finished < o->n) {
             metrics_add(o->api->m, "batches_cancelled_total",
                         "batches whose client went away before the last item", "", 1);
             api_log(o->api, "batch_cancelled",
-                    json_pack("{s:i,s:i}", "items", (int)o->n, "finished", (int)o->finished));
+                    json_pack("{s:i,s:i,s:s}", "items", (int)o->n, "finished", (int)o->finished,
+                              "reason",
+                              o->cancel_reason ? o->cancel_reason : "the client went away"));
         }
     }
     owner_maybe_free(o);
@@ -1113,7 +1413,10 @@ static struct owner *owner_new(struct api *a, struct http_request *r, const char
     if (!o)
         return NULL;
     o->items = calloc(n ? n : 1, sizeof(*o->items));
-    if (!o->items) {
+    o->ready = calloc(n ? n : 1, sizeof(*o->ready));
+    if (!o->items || !o->ready) {
+        free(o->items);
+        free(o->ready);
         free(o);
         return NULL;
     }
@@ -1177,10 +1480,18 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
         o->streaming = true;
         count_request(a, route, 200, 0);
     }
+    if (!o->batch) {
+        submit_item(o, &o->items[0]);
+        return;
+    }
+    /* A batch runs a window of items at a time (twice the slots: the workers stay busy),
+     * so that a client behind on the stream holds back what starts next. */
+    o->window = 2 * (size_t)(st.slots ? st.slots : 1);
     for (size_t i = 0; i < o->n; i++)
         if (o->items[i].waiting == 0)
-            submit_item(o, &o->items[i]);
-    if (o->batch && o->n == 0)
+            o->ready[o->rtail++] = i;
+    batch_feed(o);
+    if (o->n == 0)
         http_stream_end(r);
 }
 
@@ -1393,6 +1704,11 @@ static void route_metrics(struct api *a, struct http_request *r)
                 (double)st.pids_used);
     metrics_set(a->m, "pids_budget", "processes running jobs may reserve in all (--pids)", "",
                 (double)st.pids);
+    pthread_mutex_lock(&a->lock);
+    metrics_set(a->m, "output_held_bytes",
+                "output records held for answers not yet sent (of --output-budget-mb)", "",
+                (double)a->held);
+    pthread_mutex_unlock(&a->lock);
     if (a->cfg.pool) {
         struct pool_stats ps;
         pool_stats(a->cfg.pool, &ps);
@@ -1524,6 +1840,34 @@ void api_handle(void *arg, struct http_request *r)
     }
 }
 
+int api_timeout_ms(struct api *a)
+{
+    return a->paused ? 100 : -1;
+}
+
+void api_tick(struct api *a)
+{
+    struct owner *o, *next;
+    double now = util_now();
+
+    for (o = a->paused; o; o = next) {
+        next = o->pnext;
+        size_t pending = o->r ? http_stream_pending(o->r) : 0;
+        if (!o->r) {
+            owner_unpause(o);
+        } else if (pending <= a->cfg.stream_buffer) {
+            owner_unpause(o);
+            batch_feed(o);
+        } else if (pending < o->paused_pending) { /* it reads, slowly: not stalled */
+            o->paused_pending = pending;
+            o->paused_at = now;
+        } else if (now - o->paused_at > a->cfg.stream_stall_s) {
+            o->cancel_reason = "the client did not read the stream for --stream-stall-s seconds";
+            http_stream_abort(o->r); /* owner_closed: unpaused, items cancelled */
+        }
+    }
+}
+
 struct api *api_new(struct sched *s, struct metrics *m, const struct api_config *cfg, FILE *log)
 {
     struct api *a = calloc(1, sizeof(*a));
@@ -1534,10 +1878,14 @@ struct api *api_new(struct sched *s, struct metrics *m, const struct api_config 
     a->m = m;
     a->cfg = *cfg;
     a->log = log;
+    pthread_mutex_init(&a->lock, NULL);
     return a;
 }
 
 void api_free(struct api *a)
 {
+    if (!a)
+        return;
+    pthread_mutex_destroy(&a->lock);
     free(a);
 }

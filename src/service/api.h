@@ -27,6 +27,12 @@ struct api_config {
     struct pool *pool;   /* warm sandboxes, or NULL */
     struct store *store; /* the task library (--db), or NULL */
     bool trace;          /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
+    /* Memory held for jobs (docs/API.md "Limits of the server"). */
+    uint64_t max_output_kb; /* most limits.output_kb a request or task may ask (--max-output-kb) */
+    uint64_t output_budget; /* bytes of answers not yet sent, all jobs (--output-budget-mb) */
+    size_t max_fetch_bytes; /* fetch_files bytes read back per request (--max-fetch-mb) */
+    size_t stream_buffer;   /* unsent bytes of a batch stream before its items pause */
+    double stream_stall_s;  /* a batch paused that long (client not reading) is cancelled */
 };
 
 struct api;
@@ -42,6 +48,12 @@ void api_free(struct api *a);
 void api_precheck(void *arg, struct http_request *r);
 /* api_handle — the http_handler of the server (arg: the api). */
 void api_handle(void *arg, struct http_request *r);
+
+/* api_timeout_ms(a) — how long the loop may sleep before api_tick must run (-1: any). */
+int api_timeout_ms(struct api *a);
+/* api_tick(a) — resumes the batches whose clients caught up with their streams, and
+ * cancels those whose clients stopped reading (--stream-stall-s). Loop thread. */
+void api_tick(struct api *a);
 
 /* api_log(a, event, fields) — one log line {"ts", "event", ...fields}; fields is stolen. */
 void api_log(struct api *a, const char *event, json_t *fields);

@@ -767,6 +767,30 @@ static void stream_put(struct http_request *r, const char *data, size_t len)
     resume(r);
 }
 
+size_t http_stream_pending(const struct http_request *r)
+{
+    return r->slen - r->soff;
+}
+
+void http_stream_abort(struct http_request *r)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    if (!r->streaming || r->aborted)
+        return;
+    r->aborted = true;
+    free(r->sbuf);
+    r->sbuf = NULL;
+    r->slen = r->soff = r->scap = 0;
+    /* The client is not reading: its socket may never turn writable again, so the reader
+     * would not run to end the stream. A shut-down socket fails the daemon's next send. */
+    ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci)
+        shutdown(ci->connect_fd, SHUT_RDWR);
+    notify_close(r, true);
+    resume(r);
+}
+
 void http_stream_end(struct http_request *r)
 {
     if (!r->streaming || r->stream_ended)

@@ -95,6 +95,11 @@ void http_respond_error(struct http_request *r, unsigned status, const char *cod
 void http_stream_begin(struct http_request *r, unsigned status, const char *content_type);
 void http_stream_write(struct http_request *r, const char *data, size_t len);
 void http_stream_end(struct http_request *r);
+/* http_stream_pending(r) — bytes written to the stream and not yet sent to the client. */
+size_t http_stream_pending(const struct http_request *r);
+/* http_stream_abort(r) — drops what was not sent and closes the connection (a client that
+ * does not read); the close callback runs now, aborted. */
+void http_stream_abort(struct http_request *r);
 
 /* http_reason(status) — "OK", "Not Found", ... for logs. */
 const char *http_reason(unsigned status);

@@ -2,6 +2,9 @@
 #include "sandbox/result.h"
 #include "tap.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static const char *jstr(json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));
@@ -51,6 +54,38 @@ int main(void)
     json_decref(j);
     result_fail(&r, "cannot %s", "start");
     ok(r.status == RESULT_SANDBOX_ERROR && strcmp(r.message, "cannot start") == 0, "result_fail");
+    result_release(&r);
+
+    /* What a server holds to answer a record, and cutting a stream to fit. */
+    result_init(&r);
+    r.out.data = strdup("ab\"\n");
+    r.out.len = 4;
+    ok(result_held_bytes(&r) == 4 + 2 * (1 + 1 + 2 + 6), "held: text and twice its JSON form");
+    r.err.data = malloc(1001);
+    memset(r.err.data, 0xff, 1000);
+    r.err.data[1000] = '\0';
+    r.err.len = 1000;
+    ok(result_held_bytes(&r) == 24 + 1000 * RESULT_HELD_FACTOR,
+       "held: bytes that are not UTF-8 cost RESULT_HELD_FACTOR each");
+    {
+        /* the estimate bounds the real JSON: tree strings plus the serialized text */
+        json_t *rj = result_to_json(&r);
+        char *text = json_dumps(rj, JSON_COMPACT);
+        size_t tree = json_string_length(json_object_get(rj, "stderr")) +
+                      json_string_length(json_object_get(rj, "stderr_base64"));
+        size_t peak = tree > strlen(text) ? tree + strlen(text) : 2 * strlen(text);
+        /* the server frees the tree before the HTTP layer copies the text (api.c) */
+        ok(peak <= result_held_bytes(&r) + 400,
+           "held bounds the tree with its text, and the text with its copy (%zu <= %zu)", peak,
+           result_held_bytes(&r) + 400);
+        free(text);
+        json_decref(rj);
+    }
+    result_stream_cut(&r.err, 10);
+    ok(r.err.len == 10 && r.err.truncated && r.err.data[10] == '\0',
+       "cut: 10 bytes left, truncated");
+    result_stream_cut(&r.out, 10);
+    ok(r.out.len == 4 && !r.out.truncated, "cut: a shorter stream is left alone");
     result_release(&r);
 
     esc = result_text_escape("a\0b", 3);
