@@ -24,6 +24,7 @@
 #include "service/http.h"
 #include "sandbox/image.h"
 #include "service/loop.h"
+#include "service/offload.h"
 #include "metrics.h"
 #include "sandbox/pool.h"
 #include "service/scheduler.h"
@@ -33,7 +34,7 @@
 static const char USAGE[] =
     "usage: crucible serve [--listen HOST:PORT] [--slots N] [--queue N] [--memory MB]\n"
     "                      [--warm N] [--token-file FILE] [--max-body MB] [--port-file FILE]\n"
-    "                      [--db PATH] [--quiet]\n"
+    "                      [--api-threads N] [--parse-budget MB] [--db PATH] [--quiet]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -48,6 +49,10 @@ static const char USAGE[] =
     "                      0: none); each serves one job and is destroyed\n"
     "  --token-file FILE   require 'Authorization: Bearer TOKEN' (the file's first line)\n"
     "  --max-body MB       larger request bodies get 413 (default 64)\n"
+    "  --api-threads N     threads that parse request bodies and do the task library's work,\n"
+    "                      off the event loop (default 2)\n"
+    "  --parse-budget MB   request bodies being parsed at once, server-wide (default 64); the\n"
+    "                      others wait their turn; a larger body is parsed alone\n"
     "  --port-file FILE    write the bound port there once listening (for port 0)\n"
     "  --db PATH           the task library (SQLite; created when missing)\n"
     "  --quiet             no JSON log lines on stderr\n";
@@ -55,7 +60,7 @@ static const char USAGE[] =
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
     char host[64];
-    uint64_t port, slots, queue, memory, max_body, warm;
+    uint64_t port, slots, queue, memory, max_body, warm, api_threads, parse_budget;
     char *token; /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
@@ -66,6 +71,7 @@ struct serve {
     struct loop *loop;
     struct http_server *http;
     struct sched *sched;
+    struct offload *offload;
     int sigfd;
     struct sandbox_runtime rt;
     struct image host_img;
@@ -166,7 +172,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_MAXBODY,
         O_PORTFILE,
         O_QUIET,
-        O_DB
+        O_DB,
+        O_APITHREADS,
+        O_PARSEBUDGET
     };
     static const struct option longopts[] = {
         {"help", no_argument, NULL, 'h'},
@@ -180,6 +188,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"port-file", required_argument, NULL, O_PORTFILE},
         {"quiet", no_argument, NULL, O_QUIET},
         {"db", required_argument, NULL, O_DB},
+        {"api-threads", required_argument, NULL, O_APITHREADS},
+        {"parse-budget", required_argument, NULL, O_PARSEBUDGET},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -191,6 +201,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->port = 8080;
     a->queue = 1024;
     a->max_body = 64;
+    a->api_threads = 2;
+    a->parse_budget = 64;
     a->warm = UINT64_MAX;
     opterr = 0;
     optind = 1;
@@ -235,6 +247,14 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         case O_MAXBODY:
             if (!util_parse_u64(optarg, 1, 4096, &a->max_body))
                 rc = usage_error("--max-body wants megabytes from 1 to 4096, got '%s'", optarg);
+            break;
+        case O_APITHREADS:
+            if (!util_parse_u64(optarg, 1, 64, &a->api_threads))
+                rc = usage_error("--api-threads wants an integer from 1 to 64, got '%s'", optarg);
+            break;
+        case O_PARSEBUDGET:
+            if (!util_parse_u64(optarg, 1, 4096, &a->parse_budget))
+                rc = usage_error("--parse-budget wants megabytes from 1 to 4096, got '%s'", optarg);
             break;
         case O_PORTFILE:
             a->port_file = optarg;
@@ -310,6 +330,10 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->sched = sched_new(s->loop, &s->rt, (unsigned)a->slots, a->memory, a->queue, &err);
     if (!s->sched)
         goto out_error;
+    s->offload =
+        offload_new(s->loop, (unsigned)a->api_threads, (size_t)a->parse_budget << 20, &err);
+    if (!s->offload)
+        goto out_error;
     memset(&s->cfg, 0, sizeof(s->cfg));
     s->cfg.host = &s->host_img;
     sandbox_limits_default(&s->cfg.limits);
@@ -319,6 +343,7 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     if (a->db_path && store_open(a->db_path, true, &s->store, &err) < 0)
         goto out_error;
     s->cfg.store = s->store;
+    s->cfg.offload = s->offload;
     s->cfg.trace = s->rt.trace;
     s->cfg.pool = s->pool;
     s->cfg.token = a->token;
@@ -348,7 +373,8 @@ out_error:
 /* serve_stop(s) — everything serve_start made, in an order that lets jobs finish cleanly. */
 static void serve_stop(struct serve *s)
 {
-    http_stop(s->http); /* clients see their connections close; their jobs are cancelled */
+    http_stop(s->http);       /* clients see their connections close; their jobs are cancelled */
+    offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
     sched_free(s->sched);
     pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
     api_free(s->api);

@@ -1,7 +1,8 @@
 /*
  * api.h — the routes of `crucible serve` (docs/API.md): requests parsed and validated,
  * turned into scheduler jobs, and their results answered as JSON or streamed as NDJSON.
- * Everything here runs on the loop thread except the jobs' run functions (workers).
+ * Everything here runs on the loop thread except the jobs' run functions (sandbox workers)
+ * and the parsing of request bodies and the task library's work (api workers, offload.h).
  */
 #ifndef CRUCIBLE_API_H
 #define CRUCIBLE_API_H
@@ -15,16 +16,18 @@
 #include "service/scheduler.h"
 
 struct pool;
+struct offload;
 
 struct api_config {
     const struct image *host;     /* the resolved "host" image */
     struct sandbox_limits limits; /* defaults for omitted request limits */
     const char *token;            /* bearer token, or NULL: no authentication */
     unsigned infra_retries;
-    size_t max_batch;    /* items per batch */
-    struct pool *pool;   /* warm sandboxes, or NULL */
-    struct store *store; /* the task library (--db), or NULL */
-    bool trace;          /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
+    size_t max_batch;        /* items per batch */
+    struct pool *pool;       /* warm sandboxes, or NULL */
+    struct store *store;     /* the task library (--db), or NULL */
+    struct offload *offload; /* the api workers: request bodies and library work */
+    bool trace;              /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
 };
 
 struct api;

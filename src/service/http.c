@@ -403,6 +403,16 @@ const char *http_body(const struct http_request *r, size_t *len)
     return r->body ? r->body : "";
 }
 
+char *http_body_take(struct http_request *r, size_t *len)
+{
+    char *body = r->body;
+
+    *len = r->len;
+    r->body = NULL;
+    r->len = r->cap = 0;
+    return body;
+}
+
 void http_on_close(struct http_request *r, void (*cb)(void *ctx, bool aborted), void *ctx)
 {
     r->on_close = cb;
