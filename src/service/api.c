@@ -1403,6 +1403,8 @@ static void parsing_done(struct offload_work *w)
     if (!r || w->cancelled) {
         if (p->o)
             owner_discard(p->o);
+        if (r) /* the api workers stopped before parsing it: the server is stopping */
+            fail(a, r, p->route, 503, "internal", "the server is stopping");
     } else if (!p->o) {
         fail(a, r, p->route, p->status ? p->status : 500, p->code ? p->code : "internal", "%s",
              p->status ? p->msg : "the request was not parsed");

@@ -388,7 +388,11 @@ static void call_done(struct offload_work *w)
     struct http_request *r = c->r;
     unsigned status = c->status;
 
-    if (r && !w->cancelled) {
+    if (r && w->cancelled) { /* the api workers stopped before running it */
+        http_on_close(r, NULL, NULL);
+        status = 503;
+        http_respond_error(r, status, "internal", "the server is stopping");
+    } else if (r) {
         http_on_close(r, NULL, NULL);
         if (c->text) {
             http_respond(r, status, "application/json", c->text, c->text_len, NULL, NULL);
