@@ -10,6 +10,7 @@
 #include "service/api.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "service/api_tasks.h"
+#include "service/offload.h"
 #include "judge/lang.h"
 #include "sandbox/pool.h"
 #include "judge/program.h"
@@ -28,11 +30,12 @@
 #include "util.h"
 #include "judge/verify.h"
 
-#define MAX_FILES    1000
-#define MAX_ARGV     1024
-#define MAX_DEADLINE 86400.0
-#define MAX_FETCH    100 /* distinct fetch_files paths of one /run_code request */
-#define FETCH_HELD   4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
+#define MAX_FILES        1000
+#define MAX_ARGV         1024
+#define MAX_DEADLINE     86400.0
+#define MAX_FETCH        100 /* distinct fetch_files paths of one /run_code request */
+#define FETCH_HELD       4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
+#define TRIM_AFTER_BYTES (1u << 20)
 
 struct api {
     struct sched *sched;
@@ -94,6 +97,7 @@ struct owner {
     bool batch, streaming;
     struct item *items;
     size_t n, outstanding, finished, reserved;
+    size_t body_bytes; /* of the request: a large one is trimmed from the heap when freed */
     double t0;
     /* batch back-pressure: items whose turn has come wait in ready[] (indices, FIFO) and
      * start while fewer than window run and the client keeps up with the stream */
@@ -238,6 +242,8 @@ static void owner_maybe_free(struct owner *o)
         item_release(&o->items[i]);
     free(o->items);
     free(o->ready);
+    if (o->body_bytes >= TRIM_AFTER_BYTES)
+        malloc_trim(0); /* a large request's many small blocks, back to the system */
     free(o);
 }
 
@@ -1495,67 +1501,144 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
         http_stream_end(r);
 }
 
-static json_t *parse_body(struct api *a, struct http_request *r, const char *route)
-{
-    size_t len;
-    const char *body = http_body(r, &len);
-    json_error_t je;
-    json_t *j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je);
+/* ---- parsing a request body (api worker threads) ------------------------------------- */
 
+#define MAX_JSON_DEPTH 64 /* a task nests about 6 levels; a batch of tasks about 8 */
+
+/* A request body on its way through an api worker: taken from the request on the loop,
+ * parsed there into an owner with its items (or an error answer), handed back to the loop
+ * to be admitted or answered. Nothing the worker touches belongs to the loop. */
+struct parsing {
+    struct offload_work work; /* first member: a struct offload_work * is a struct parsing * */
+    struct api *a;
+    struct http_request *r; /* loop thread only; NULL once the client has gone */
+    const char *route;
+    int kind; /* enum kind, or ROUTE_BATCH */
+    char *body;
+    size_t len;
+    double t0;
+    /* Set by the worker. */
+    struct owner *o;  /* parsed, ready to admit (status 0) */
+    unsigned status;  /* else the error answer */
+    const char *code; /* "bad_request", "not_found", "internal" */
+    char msg[768];
+};
+
+enum { ROUTE_BATCH = -3 };
+
+/* parsing_fail(p, status, code, fmt...) — the worker's result is an error answer. */
+static void parsing_fail(struct parsing *p, unsigned status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void parsing_fail(struct parsing *p, unsigned status, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(p->msg, sizeof(p->msg), fmt, ap);
+    va_end(ap);
+    p->status = status;
+    p->code = code;
+}
+
+/* json_depth(text, len) — how deep arrays and objects nest in text (strings skipped); a
+ * linear scan, so that a body nested thousands deep is refused before jansson recurses. */
+static size_t json_depth(const char *text, size_t len)
+{
+    size_t depth = 0, deepest = 0;
+    bool in_string = false;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > deepest)
+                deepest = depth;
+        } else if ((c == ']' || c == '}') && depth) {
+            depth--;
+        }
+    }
+    return deepest;
+}
+
+/* parse_body(p) — the body as a JSON object, or NULL with p's error answer set. Frees the
+ * body text (the tree holds what is needed). Worker thread. */
+static json_t *parse_body(struct parsing *p)
+{
+    json_error_t je;
+    json_t *j;
+
+    if (json_depth(p->body, p->len) > MAX_JSON_DEPTH) {
+        parsing_fail(p, 400, "bad_request",
+                     "the body nests arrays and objects deeper than %d levels", MAX_JSON_DEPTH);
+        return NULL;
+    }
+    j = json_loadb(p->body, p->len, JSON_REJECT_DUPLICATES, &je);
+    free(p->body);
+    p->body = NULL;
     if (!j) {
-        fail(a, r, route, 400, "bad_request", "the body is not valid JSON: %s (line %d, column %d)",
-             je.text, je.line, je.column);
+        parsing_fail(p, 400, "bad_request", "the body is not valid JSON: %s (line %d, column %d)",
+                     je.text, je.line, je.column);
         return NULL;
     }
     if (!json_is_object(j)) {
         json_decref(j);
-        fail(a, r, route, 400, "bad_request", "the body must be a JSON object");
+        parsing_fail(p, 400, "bad_request", "the body must be a JSON object");
         return NULL;
     }
     return j;
 }
 
-static void route_single(struct api *a, struct http_request *r, const char *route, enum kind k)
+/* parse_single(p) — the one item of /v1/run, /v1/verify or /run_code. Worker thread. */
+static void parse_single(struct parsing *p)
 {
-    json_t *j = parse_body(a, r, route);
+    json_t *j = parse_body(p);
     struct errbuf err = {{0}};
+    struct api *a = p->a;
     struct owner *o;
     int rc;
 
     if (!j)
         return;
-    o = owner_new(a, r, route, 1);
+    o = owner_new(a, NULL, p->route, 1);
     if (!o) {
         json_decref(j);
-        fail(a, r, route, 500, "internal", "out of memory");
+        parsing_fail(p, 500, "internal", "out of memory");
         return;
     }
-    if (k == K_VERIFY)
+    if (p->kind == K_VERIFY)
         rc = parse_verify(a, j, &o->items[0], false, &err);
-    else if (k == K_RUNCODE)
+    else if (p->kind == K_RUNCODE)
         rc = parse_run_code(a, j, &o->items[0], &err);
     else
         rc = parse_run(a, j, &o->items[0], false, &err);
     json_decref(j);
     if (rc < 0) {
-        fail(a, r, route,
-             rc == -ENOMEM || rc == -EIO ? 500
-             : rc == -ENOENT             ? 404
-                                         : 400,
-             rc == -ENOMEM || rc == -EIO ? "internal"
-             : rc == -ENOENT             ? "not_found"
-                                         : "bad_request",
-             "%s", err.msg);
+        parsing_fail(p,
+                     rc == -ENOMEM || rc == -EIO ? 500
+                     : rc == -ENOENT             ? 404
+                                                 : 400,
+                     rc == -ENOMEM || rc == -EIO ? "internal"
+                     : rc == -ENOENT             ? "not_found"
+                                                 : "bad_request",
+                     "%s", err.msg);
         owner_discard(o);
         return;
     }
-    admit(a, r, route, o);
+    p->o = o;
 }
 
-static void route_batch(struct api *a, struct http_request *r, const char *route)
+/* parse_batch(p) — the items of /v1/batch. Worker thread. */
+static void parse_batch(struct parsing *p)
 {
-    json_t *j = parse_body(a, r, route), *items, *v;
+    json_t *j = parse_body(p), *items, *v;
     struct errbuf err = {{0}};
+    struct api *a = p->a;
     struct item common;
     struct owner *o;
     size_t n, i, *seen_by;
@@ -1566,28 +1649,28 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
     {
         static const char *const keys[] = {"items", "priority", "deadline_s", NULL};
         if (only_keys(j, keys, &err) < 0) {
-            fail(a, r, route, 400, "bad_request", "%s", err.msg);
+            parsing_fail(p, 400, "bad_request", "%s", err.msg);
             json_decref(j);
             return;
         }
     }
     n = json_is_array(items) ? json_array_size(items) : 0;
     if (!json_is_array(items) || n > a->cfg.max_batch) {
-        fail(a, r, route, 400, "bad_request", "'items' must be an array of at most %zu items",
-             a->cfg.max_batch);
+        parsing_fail(p, 400, "bad_request", "'items' must be an array of at most %zu items",
+                     a->cfg.max_batch);
         json_decref(j);
         return;
     }
     memset(&common, 0, sizeof(common));
     if (common_fields(a, j, &common, &err) < 0) {
-        fail(a, r, route, 400, "bad_request", "%s", err.msg);
+        parsing_fail(p, 400, "bad_request", "%s", err.msg);
         json_decref(j);
         return;
     }
-    o = owner_new(a, r, route, n);
+    o = owner_new(a, NULL, p->route, n);
     if (!o) {
         json_decref(j);
-        fail(a, r, route, 500, "internal", "out of memory");
+        parsing_fail(p, 500, "internal", "out of memory");
         return;
     }
     o->batch = true;
@@ -1595,7 +1678,7 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
     if (!seen_by) {
         json_decref(j);
         owner_discard(o);
-        fail(a, r, route, 500, "internal", "out of memory");
+        parsing_fail(p, 500, "internal", "out of memory");
         return;
     }
     json_array_foreach(items, i, v)
@@ -1655,7 +1738,7 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
             }
         }
         if (rc < 0) {
-            fail(a, r, route, 400, "bad_request", "items[%zu]: %s", i, err.msg);
+            parsing_fail(p, 400, "bad_request", "items[%zu]: %s", i, err.msg);
             json_decref(j);
             free(seen_by);
             owner_discard(o);
@@ -1664,7 +1747,83 @@ static void route_batch(struct api *a, struct http_request *r, const char *route
     }
     json_decref(j);
     free(seen_by);
-    admit(a, r, route, o);
+    p->o = o;
+}
+
+static void parsing_run(struct offload_work *w)
+{
+    struct parsing *p = (struct parsing *)w;
+
+    if (p->kind == ROUTE_BATCH)
+        parse_batch(p);
+    else
+        parse_single(p);
+}
+
+/* parsing_closed — the client left while its body was with an api worker. Loop thread. */
+static void parsing_closed(void *ctx, bool aborted)
+{
+    struct parsing *p = ctx;
+
+    (void)aborted;
+    p->r = NULL;
+    offload_cancel(p->a->cfg.offload, &p->work);
+}
+
+/* parsing_done — back on the loop: admit the parsed owner, give the error answer, or (the
+ * client gone) discard what was parsed. */
+static void parsing_done(struct offload_work *w)
+{
+    struct parsing *p = (struct parsing *)w;
+    struct http_request *r = p->r;
+    struct api *a = p->a;
+
+    if (r)
+        http_on_close(r, NULL, NULL);
+    if (!r || w->cancelled) {
+        if (p->o)
+            owner_discard(p->o);
+        if (r) /* the api workers stopped before parsing it: the server is stopping */
+            fail(a, r, p->route, 503, "internal", "the server is stopping");
+    } else if (!p->o) {
+        fail(a, r, p->route, p->status ? p->status : 500, p->code ? p->code : "internal", "%s",
+             p->status ? p->msg : "the request was not parsed");
+    } else {
+        p->o->r = r;
+        p->o->t0 = p->t0;
+        p->o->body_bytes = p->len;
+        admit(a, r, p->route, p->o);
+    }
+    free(p->body);
+    free(p);
+}
+
+/* route_parse(a, r, route, kind) — hands the body to an api worker; the answer comes from
+ * parsing_done. Loop thread. */
+static void route_parse(struct api *a, struct http_request *r, const char *route, int kind)
+{
+    struct parsing *p = calloc(1, sizeof(*p));
+
+    if (!p) {
+        fail(a, r, route, 500, "internal", "out of memory");
+        return;
+    }
+    p->a = a;
+    p->r = r;
+    p->route = route;
+    p->kind = kind;
+    p->t0 = util_now();
+    p->body = http_body_take(r, &p->len);
+    if (!p->body && !(p->body = calloc(1, 1))) {
+        free(p);
+        fail(a, r, route, 500, "internal", "out of memory");
+        return;
+    }
+    p->work.run = parsing_run;
+    p->work.done = parsing_done;
+    p->work.cost = p->len;
+    http_on_close(r, parsing_closed, p);
+    offload_submit(a->cfg.offload, &p->work);
 }
 
 static void route_healthz(struct api *a, struct http_request *r)
@@ -1752,13 +1911,17 @@ static bool authorized(const struct api *a, const struct http_request *r)
 }
 
 /* The routes outside /v1/tasks (api_tasks.c routes those). kind: -1 healthz (open without
- * a token), -2 metrics, -3 batch, else enum kind. */
+ * a token), -2 metrics, ROUTE_BATCH, else enum kind. */
 static const struct route {
     const char *path, *method;
     int kind;
 } routes[] = {
-    {"/v1/run", "POST", K_RUN},       {"/v1/verify", "POST", K_VERIFY}, {"/v1/batch", "POST", -3},
-    {"/run_code", "POST", K_RUNCODE}, {"/healthz", "GET", -1},          {"/metrics", "GET", -2},
+    {"/v1/run", "POST", K_RUN},
+    {"/v1/verify", "POST", K_VERIFY},
+    {"/v1/batch", "POST", ROUTE_BATCH},
+    {"/run_code", "POST", K_RUNCODE},
+    {"/healthz", "GET", -1},
+    {"/metrics", "GET", -2},
 };
 
 static bool is_tasks_path(const char *path)
@@ -1809,19 +1972,27 @@ void api_precheck(void *arg, struct http_request *r)
     (void)refuse(arg, r);
 }
 
+/* tasks_answered — a task-library answer given from an api worker's result went out. */
+static void tasks_answered(void *ctx, const char *route, unsigned status, double t0)
+{
+    count_request(ctx, route, status, t0);
+}
+
 void api_handle(void *arg, struct http_request *r)
 {
     struct api *a = arg;
     const char *path = http_path(r);
     const struct route *rt = route_find(path);
     char route[32];
-    unsigned status;
+    int st;
 
     if (refuse(a, r)) /* api_precheck refused it already, unless it was not installed */
         return;
     if (is_tasks_path(path)) {
-        if ((status = api_tasks_route(a->cfg.store, r, route, sizeof(route))))
-            count_request(a, route, status, 0);
+        st = api_tasks_route(a->cfg.store, a->cfg.offload, r, route, sizeof(route), tasks_answered,
+                             a);
+        if (st > 0)
+            count_request(a, route, (unsigned)st, 0);
         return;
     }
     switch (rt->kind) {
@@ -1831,11 +2002,8 @@ void api_handle(void *arg, struct http_request *r)
     case -2:
         route_metrics(a, r);
         return;
-    case -3:
-        route_batch(a, r, rt->path);
-        return;
-    default:
-        route_single(a, r, rt->path, (enum kind)rt->kind);
+    default: /* a body to parse: on an api worker */
+        route_parse(a, r, rt->path, rt->kind);
         return;
     }
 }

@@ -1,7 +1,8 @@
 /*
  * api.h — the routes of `crucible serve` (docs/API.md): requests parsed and validated,
  * turned into scheduler jobs, and their results answered as JSON or streamed as NDJSON.
- * Everything here runs on the loop thread except the jobs' run functions (workers).
+ * Everything here runs on the loop thread except the jobs' run functions (sandbox workers)
+ * and the parsing of request bodies and the task library's work (api workers, offload.h).
  */
 #ifndef CRUCIBLE_API_H
 #define CRUCIBLE_API_H
@@ -15,6 +16,7 @@
 #include "service/scheduler.h"
 
 struct pool;
+struct offload;
 
 struct api_config {
     const struct image *host;            /* the resolved "host" image */
@@ -23,10 +25,11 @@ struct api_config {
     const char *token;                   /* bearer token, or NULL: no authentication */
     uint64_t max_pids;                   /* a job's limits.pids at most (--max-pids) */
     unsigned infra_retries;
-    size_t max_batch;    /* items per batch */
-    struct pool *pool;   /* warm sandboxes, or NULL */
-    struct store *store; /* the task library (--db), or NULL */
-    bool trace;          /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
+    size_t max_batch;        /* items per batch */
+    struct pool *pool;       /* warm sandboxes, or NULL */
+    struct store *store;     /* the task library (--db), or NULL */
+    struct offload *offload; /* the api workers: request bodies and library work */
+    bool trace;              /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
     /* Memory held for jobs (docs/API.md "Limits of the server"). */
     uint64_t max_output_kb; /* most limits.output_kb a request or task may ask (--max-output-kb) */
     uint64_t output_budget; /* bytes of answers not yet sent, all jobs (--output-budget-mb) */

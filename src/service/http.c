@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -108,7 +109,13 @@ struct http_server {
     unsigned nconn;    /* open connections (dropped ones until the daemon closed them) */
     unsigned ndropped; /* ... of which dropped */
     struct http_conn *head[2], *tail[2]; /* PHASE_HEADERS, PHASE_BODY: oldest first */
+    bool trim; /* a large request or answer ended: give the heap back after this run */
 };
+
+/* A request whose body and answer together reach this many bytes leaves many freed blocks
+ * behind (JSON trees, copies): once it is over, the heap is trimmed (malloc_trim), so the
+ * server's resident memory returns near its baseline instead of keeping its peak. */
+#define HTTP_TRIM_AFTER (1u << 20)
 
 struct http_request {
     struct http_server *srv;
@@ -117,6 +124,7 @@ struct http_request {
     char *method, *path;
     char *body;
     size_t len, cap;
+    size_t traffic; /* body bytes received and answer bytes given (HTTP_TRIM_AFTER) */
     bool too_large;
     bool handled; /* the handler has been called */
     bool http11;  /* the client speaks HTTP/1.1 (may get an interim 100) */
@@ -451,6 +459,7 @@ static enum MHD_Result on_body(struct http_server *s, struct http_request *r, co
     }
     memcpy(r->body + r->len, data, n);
     r->len += n;
+    r->traffic += n;
     r->body[r->len] = '\0';
     return MHD_YES;
 }
@@ -516,6 +525,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     if (r->next)
         r->next->prev = r->prev;
     notify_close(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    if (r->traffic >= HTTP_TRIM_AFTER) /* after the daemon dropped its copy of the answer */
+        r->srv->trim = true;
     if (r->resp)
         mhd.destroy_response(r->resp);
     free(r->method);
@@ -626,6 +637,10 @@ void http_run(struct http_server *s)
 {
     sweep(s);
     mhd.run(s->d);
+    if (s->trim) {
+        s->trim = false;
+        malloc_trim(0);
+    }
 }
 
 const char *http_method(const struct http_request *r)
@@ -654,6 +669,16 @@ const char *http_body(const struct http_request *r, size_t *len)
     return r->body ? r->body : "";
 }
 
+char *http_body_take(struct http_request *r, size_t *len)
+{
+    char *body = r->body;
+
+    *len = r->len;
+    r->body = NULL;
+    r->len = r->cap = 0;
+    return body;
+}
+
 void http_on_close(struct http_request *r, void (*cb)(void *ctx, bool aborted), void *ctx)
 {
     r->on_close = cb;
@@ -680,6 +705,7 @@ void http_respond(struct http_request *r, unsigned status, const char *content_t
     struct MHD_Response *resp =
         mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
 
+    r->traffic += len;
     if (resp && content_type)
         mhd.add_response_header(resp, "Content-Type", content_type);
     if (resp && header)
@@ -741,6 +767,7 @@ void http_stream_write(struct http_request *r, const char *data, size_t len)
 {
     if (!r->streaming || r->stream_ended || r->aborted)
         return;
+    r->traffic += len;
     stream_put(r, data, len);
 }
 

@@ -76,6 +76,10 @@ const char *http_header(const struct http_request *r, const char *name);
 const char *http_query(const struct http_request *r, const char *key);
 /* http_body(r, &len) — the request body, NUL-terminated ("" when none). */
 const char *http_body(const struct http_request *r, size_t *len);
+/* http_body_take(r, &len) — the body, NUL-terminated, now the caller's to free (NULL and 0
+ * when there is none); r is left with an empty body. For work on another thread: the
+ * request (and what http_body gave) is freed when its client leaves. */
+char *http_body_take(struct http_request *r, size_t *len);
 
 /* http_on_close(r, cb, ctx) — cb(ctx, aborted) runs once when the request is over: after
  * the answer went out, or when the client left first (aborted). r is invalid afterwards. */

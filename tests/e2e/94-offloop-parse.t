@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+# Request bodies are parsed off the event loop (issue 10): while a 60 MiB JSON body is parsed
+# by an api worker, /healthz keeps answering; afterwards the server's memory (VmRSS) is back
+# near its baseline. Also: JSON nested deeper than the limit is refused before it is parsed,
+# a client that leaves while its body is parsed crashes nothing, and the new options are
+# checked. Memory is read from /proc/PID/status with generous bounds; no timing is asserted.
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import CRUCIBLE, done, ok, skip  # noqa: E402
+from offloop import SANITIZED, Server, big_request_with_probes  # noqa: E402
+
+MB = 1 << 20
+
+# --- options ------------------------------------------------------------------------------
+for args, want in ((["--api-threads", "0"], "--api-threads wants an integer from 1 to 64"),
+                   (["--parse-budget", "lots"], "--parse-budget wants megabytes from 1 to 4096")):
+    p = subprocess.run([CRUCIBLE, "serve"] + args, capture_output=True, text=True, timeout=30)
+    ok(p.returncode == 2 and want in p.stderr, "serve %s: exit 2 saying what is wrong" % " ".join(args),
+       p.stderr)
+p = subprocess.run([CRUCIBLE, "serve", "--help"], capture_output=True, text=True, timeout=30)
+ok("--api-threads" in p.stdout and "--parse-budget" in p.stdout, "serve --help lists the new options",
+   p.stdout)
+
+s = Server("--slots", "1", "--warm", "0", "--api-threads", "1")
+
+# Warm the server up: a few requests of each kind it will see, so the baseline includes
+# what every server holds after its first answers.
+for _ in range(3):
+    s.request("GET", "/healthz")
+    s.request("POST", "/v1/batch", json.dumps({"items": ["x"] * 20}))
+time.sleep(0.3)
+rss0 = s.status_kb("VmRSS")
+
+# --- a 60 MiB body: the loop keeps answering -------------------------------------------------
+# Short strings: jansson spends about 5 bytes of memory per byte of them, and seconds of
+# parsing; the batch is refused (too many items) only once it has been parsed.
+item = b'"crucible-%07d",'
+n = 60 * MB // len(item % 0)
+body = b'{"items": [' + b"".join(item % i for i in range(n))[:-1] + b"]}"
+ok(len(body) >= 60 * MB, "the body is 60 MiB (%d bytes)" % len(body))
+st, text, before, probes = big_request_with_probes(s, "POST", "/v1/batch", body)
+ok(st == 400 and "at most 10000 items" in text, "the 60 MiB batch is parsed and refused with a 400", text)
+ok(before >= 3 and all(x == 200 for x in probes),
+   "/healthz answered while the 60 MiB body was parsed (%d answers before the big request's)" % before,
+   probes[:20])
+del body
+hwm = s.status_kb("VmHWM")
+time.sleep(0.3)
+s.request("GET", "/healthz")
+rss1 = s.status_kb("VmRSS")
+if SANITIZED:
+    skip("the memory checks", "a sanitizer build: its RSS is the quarantine's, not the heap's")
+else:
+    ok(hwm - rss0 > 100 * 1024, "parsing took memory (peak %d kB over a baseline of %d kB)" % (hwm, rss0))
+    ok(rss1 - rss0 < 32 * 1024,
+       "afterwards the memory is back near the baseline (VmRSS %d kB -> %d kB, peak %d kB)"
+       % (rss0, rss1, hwm))
+
+# --- nesting ----------------------------------------------------------------------------------
+deep = "[" * 100000 + "]" * 100000
+st, j, text = s.request("POST", "/v1/run", '{"command": ["true"], "stdin": ' + deep + "}")
+ok(st == 400 and "deeper than 64 levels" in j["error"]["message"],
+   "JSON nested 100000 deep is refused with a 400 naming the limit", text)
+st, j, text = s.request("POST", "/v1/run",
+                        '{"command": ["/bin/true"], "files": {"a": "' + "[{" * 100 + '\\"]}"}}')
+ok(st == 200 and j["status"] == "ok", "brackets inside strings are not nesting", text)
+
+# --- a client that leaves while its body is parsed ----------------------------------------
+for _ in range(3):
+    c = socket.create_connection(("127.0.0.1", s.port))
+    small = b'{"items": [' + b",".join(b'"x"' for _ in range(2 * MB)) + b"]}"
+    c.sendall(b"POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(small) + small)
+    time.sleep(0.1)  # the body is in: its parse has started (pacing only, not asserted)
+    c.close()
+st, j, text = s.request("GET", "/healthz")
+ok(st == 200 and s.p.poll() is None, "clients gone while their bodies were parsed: the server is fine", text)
+st, j, text = s.request("POST", "/v1/run", json.dumps({"command": ["/bin/echo", "still here"]}))
+ok(st == 200 and j["stdout"] == "still here\n", "and it still runs requests", text)
+
+ok(s.stop() == 0, "the server stops cleanly on SIGTERM")
+done()
