@@ -567,7 +567,7 @@ def test_adapters_on_unreachable_server():
     f = rewards.make_reward_func(url=url)
     assert f(["a", "b"], inputs=[["1"], ["1"]], outputs=[["1"], ["1"]]) == [None, None]
     with pytest.raises(CrucibleInfraError):
-        rewards.make_reward_func(url=url, on_infra_error="raise")(["a"], task=[gt])
+        rewards.make_reward_func(url=url, on_infra_error="raise")(["a"], crucible_task=[gt])
 
 
 def test_adapters_raise_on_caller_fault(stub):
@@ -580,7 +580,7 @@ def test_adapters_raise_on_caller_fault(stub):
             rewards.compute_score("d", "x", gt, url=stub.url, on_infra_error=mode)
         assert ei.value.status == 400
         with pytest.raises(CrucibleError):
-            rewards.make_reward_func(url=stub.url, on_infra_error=mode)(["x"], task=[gt])
+            rewards.make_reward_func(url=stub.url, on_infra_error=mode)(["x"], crucible_task=[gt])
 
 
 def test_reward_batches_chunked_and_matched_by_index(stub, monkeypatch):
@@ -603,7 +603,7 @@ def test_reward_batches_chunked_and_matched_by_index(stub, monkeypatch):
     completions = ["good", "bad", [{"role": "assistant", "content": "good"}], "bad", "good"]
     gt = {"inputs": ["1\n"], "outputs": ["1\n"]}
     f = rewards.make_reward_func(url=stub.url)
-    assert f(completions, task=[gt] * 5) == [1.0, 0.0, 1.0, 0.0, 1.0]
+    assert f(completions, crucible_task=[gt] * 5) == [1.0, 0.0, 1.0, 0.0, 1.0]
     batches = [b for m, p, h, b in stub.seen if p == "/v1/batch"]
     assert [len(b["items"]) for b in batches] == [2, 2, 1]
     assert rewards.compute_score_batch(["d"] * 3, ["bad", "good", "good"], [gt] * 3,
@@ -655,7 +655,7 @@ def test_adapters_send_the_sample_language(stub):
 
     # TRL: the language_key column, else the function's language
     f = rewards.make_reward_func(url=stub.url, language_key="lang")
-    assert f(["a", "b", "c"], task=[native] * 3, lang=["cpp", None, ""]) == [1.0, 1.0, 1.0]
+    assert f(["a", "b", "c"], crucible_task=[native] * 3, lang=["cpp", None, ""]) == [1.0, 1.0, 1.0]
     assert [it.get("language") for it in last()["items"]] == ["cpp", None, None]
     f = rewards.make_reward_func(url=stub.url, language="c", language_key="lang")
     f(["a", "b"], inputs=[["1"], ["1"]], outputs=[["1"], ["1"]], lang=["cpp", None])
