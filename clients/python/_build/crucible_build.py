@@ -77,9 +77,9 @@ def _parse_toml_subset(text: str) -> Dict[str, Any]:
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        line = lines[i].split("#", 1)[0].strip() if '"' not in lines[i] else lines[i].strip()
+        line = _strip_comment(lines[i])
         i += 1
-        if not line or line.startswith("#"):
+        if not line:
             continue
         m = re.fullmatch(r"\[([A-Za-z0-9_.\-\"]+)\]", line)
         if m:
@@ -93,10 +93,21 @@ def _parse_toml_subset(text: str) -> Dict[str, Any]:
         key, value = m.group(1).strip('"'), m.group(2).strip()
         if value.startswith("[") and not value.endswith("]"):
             while i < len(lines) and not value.rstrip().endswith("]"):
-                value += " " + lines[i].strip()
+                value += " " + _strip_comment(lines[i])
                 i += 1
         table[key] = _toml_value(value, i)
     return doc
+
+
+def _strip_comment(line: str) -> str:
+    """The line without its ``#`` comment (a ``#`` inside a basic string is kept), stripped."""
+    quoted = False
+    for j, ch in enumerate(line):
+        if ch == '"' and (j == 0 or line[j - 1] != "\\"):
+            quoted = not quoted
+        elif ch == "#" and not quoted:
+            return line[:j].strip()
+    return line.strip()
 
 
 def _toml_value(value: str, lineno: int) -> Any:

@@ -566,7 +566,7 @@ def _row_value(kwargs: Mapping[str, Any], key: Optional[str], i: int) -> Any:
     """Row ``i`` of the dataset column ``key`` as TRL passes it (a list per column), or
     None when there is no such column."""
     col = kwargs.get(key) if key else None
-    if col is None or isinstance(col, (str, bytes)) or not isinstance(col, Sequence):
+    if col is None or isinstance(col, (str, bytes, Mapping)) or not hasattr(col, "__getitem__"):
         return None
     return col[i] if i < len(col) else None
 
@@ -660,13 +660,12 @@ def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
                 raise ValueError("columns %r/%r, row %d: %s" % (inputs_key, outputs_key, i, e)) from e
         return None
 
-    def log_rows(kwargs: Mapping[str, Any], n: int, verdicts: List[Optional[str]]) -> None:
+    def log_rows(kwargs: Mapping[str, Any], n: int, verdicts: List[Optional[str]], infra: int) -> None:
         log_metric, log_extra = kwargs.get("log_metric"), kwargs.get("log_extra")
         judged = [v for v in verdicts if v is not None]
         if callable(log_metric) and judged:
             for v in VERDICTS:
                 log_metric("%s/verdict/%s" % (name, v), sum(1 for x in judged if x == v) / len(judged))
-            infra = sum(1 for x in judged if x in ("infra_error", "request_failed"))
             log_metric("%s/infra_error_rate" % name, infra / len(judged))
         if callable(log_metric) and n:
             log_metric("%s/task_rows" % name, len(judged) / n)
@@ -686,17 +685,19 @@ def make_reward_func(client: Optional[Client] = None, url: Optional[str] = None,
             items.append(verify_item(task, response=completion_text(comp), reward=reward, language=lang))
         scores: List[Optional[float]] = [None] * n
         verdicts: List[Optional[str]] = [None] * n
+        infra = 0
         records = _verify_all(_resolve(client, url), items, on_infra_error, priority, deadline_s) if items else []
         for i, (rec, failure) in zip(rows, records):
             if rec is not None and not _is_infra(rec):
                 scores[i] = float(rec["reward"])
                 verdicts[i] = str(rec.get("verdict"))
             else:
+                infra += 1
                 verdicts[i] = str(rec.get("verdict") or "infra_error") if rec is not None else "request_failed"
                 msg = _infra_message(rec) if rec is not None else failure or "no result"
                 scores[i] = _infra_value(on_infra_error, msg, rec)
         if log:
-            log_rows(kwargs, n, verdicts)
+            log_rows(kwargs, n, verdicts, infra)
         return scores
 
     crucible_reward.__name__ = name

@@ -663,3 +663,51 @@ def test_adapters_send_the_sample_language(stub):
     assert [it["task"]["language"] for it in last()["items"]] == ["cpp", "c"]
     rewards.make_reward_func(url=stub.url)(["a"], inputs=[["1"]], outputs=[["1"]])
     assert "language" not in last()["items"][0] and last()["items"][0]["task"]["language"] == "python"
+
+
+# --- the in-tree build backend ------------------------------------------------------------------
+
+
+def _backend():
+    import importlib.util
+    import os
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    spec = importlib.util.spec_from_file_location("crucible_build", os.path.join(root, "_build", "crucible_build.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, os.path.normpath(root)
+
+
+def test_backend_toml_fallback_reads_pyproject_as_tomllib_does():
+    # Pythons before 3.11 have no tomllib: the backend's own reader must agree with it on
+    # this project's pyproject.toml, and refuse what it cannot read.
+    tomllib = pytest.importorskip("tomllib")
+    mod, root = _backend()
+    with open(root + "/pyproject.toml", encoding="utf-8") as f:
+        text = f.read()
+    assert mod._parse_toml_subset(text) == tomllib.loads(text)
+    extra = '[a]\nx = "v # not a comment" # a comment\ny = [\n  "p", # one\n  "q",\n]\nz = true\n'
+    assert mod._parse_toml_subset(extra) == tomllib.loads(extra)
+    with pytest.raises(ValueError) as ei:
+        mod._parse_toml_subset("[a]\nn = 3\n")
+    assert "line 2" in str(ei.value)
+
+
+def test_backend_metadata_and_version(tmp_path, monkeypatch):
+    import zipfile
+
+    import crucible_client
+
+    mod, root = _backend()
+    monkeypatch.chdir(root)
+    name = mod.build_wheel(str(tmp_path))
+    assert name == "crucible_client-%s-py3-none-any.whl" % crucible_client.__version__
+    with zipfile.ZipFile(str(tmp_path / name)) as z:
+        names = z.namelist()
+        meta = z.read("crucible_client-%s.dist-info/METADATA" % crucible_client.__version__).decode()
+        record = z.read("crucible_client-%s.dist-info/RECORD" % crucible_client.__version__).decode()
+    assert "crucible_client/py.typed" in names and not any("__pycache__" in n for n in names)
+    assert "Name: crucible-client\n" in meta and "Requires-Python: >=3.9\n" in meta
+    assert 'Requires-Dist: pytest; extra == "test"' in meta
+    assert all(n in record for n in names)
