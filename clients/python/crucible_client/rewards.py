@@ -5,7 +5,7 @@
   ``pkg://crucible_client.rewards`` (verl >= 0.7.1; ``custom_reward_function.*`` before),
   ``.name`` = ``compute_score``. It takes the keyword arguments the reward loop adds and
   can hand rows of other data sources to verl's default scorer (``defer_other_sources``).
-  :func:`compute_score_batch` fits the ``batch`` reward manager of verl < 0.8.
+  :func:`compute_score_batch` fits the ``batch`` reward manager of verl <= 0.7.0.
 - TRL: :func:`make_reward_func` (and :func:`make_async_reward_func`) builds a reward
   function for ``GRPOTrainer``; :data:`reward_func` is one ready to use with the default
   server. Rows without a crucible task score ``None``.
@@ -457,7 +457,7 @@ def compute_score_batch(data_sources: Sequence[Any], solution_strs: Sequence[str
                         limits: Optional[Mapping[str, Any]] = None,
                         priority: Optional[str] = None,
                         deadline_s: Optional[float] = None, **kwargs: Any) -> List[Any]:
-    """verl ``BatchRewardManager`` form (verl < 0.8; later releases removed that manager):
+    """verl ``BatchRewardManager`` form (verl <= 0.7.0; later releases cannot select it):
     lists in, a list of scores out, verified in one ``/v1/batch`` call. Same conventions
     as :func:`compute_score`, except that every row must be crucible's (no deferring)."""
     _check_on_infra(on_infra_error)
