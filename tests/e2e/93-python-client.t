@@ -2,13 +2,14 @@
 # The Python client (clients/python) with its pytest suite: the offline tests (request
 # shapes, 429 retries, batch streaming against a scripted server, the reward adapters'
 # helpers), then the tests against a real 'crucible serve' that the suite starts itself
-# ($CRUCIBLE). Skips when /usr/bin/python3 has no pytest (apt install python3-pytest) or the
-# binary has no 'serve' command. Nothing is installed: PYTHONPATH points at the sources.
+# ($CRUCIBLE): the client's, and the reward adapters called as current verl and TRL call
+# them (test_trainers.py). Skips when /usr/bin/python3 has no pytest (apt install
+# python3-pytest) or the binary has no 'serve' command. Nothing is installed: PYTHONPATH points at the sources.
 . "$(dirname "$0")/lib.sh"
 
-plan 2
+plan 3
 if ! /usr/bin/python3 -c 'import pytest' 2>/dev/null; then
-    skip_n 2 "python client tests" "/usr/bin/python3 has no pytest (apt install python3-pytest)"
+    skip_n 3 "python client tests" "/usr/bin/python3 has no pytest (apt install python3-pytest)"
     exit 0
 fi
 
@@ -26,13 +27,18 @@ pyt test_offline.py
 is "$RC" 0 "python client: offline tests ($(tail -n 1 "$OUT"))" || diag "$(tail -n 60 "$OUT")"
 
 if ! "$CRUCIBLE" serve --help >/dev/null 2>&1; then
-    skip "python client against crucible serve" "$CRUCIBLE has no 'serve' command"
+    skip_n 2 "python client against crucible serve" "$CRUCIBLE has no 'serve' command"
     exit 0
 fi
-pyt test_client.py
-if [ "$RC" -eq 0 ] && grep -q ' passed' "$OUT" && ! grep -q ' skipped' "$OUT"; then
-    ok 0 "python client against crucible serve ($(tail -n 1 "$OUT"))"
-else
-    ok 1 "python client against crucible serve ($(tail -n 1 "$OUT"))" || true
-    diag "$(tail -n 80 "$OUT")"
-fi
+# served NAME DESC — run NAME against crucible serve: everything passes, nothing skips.
+served() {
+    pyt "$1"
+    if [ "$RC" -eq 0 ] && grep -q ' passed' "$OUT" && ! grep -q ' skipped' "$OUT"; then
+        ok 0 "$2 ($(tail -n 1 "$OUT"))"
+    else
+        ok 1 "$2 ($(tail -n 1 "$OUT"))" || true
+        diag "$(tail -n 80 "$OUT")"
+    fi
+}
+served test_client.py "python client against crucible serve"
+served test_trainers.py "reward adapters in verl's and TRL's call shapes against crucible serve"

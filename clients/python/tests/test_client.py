@@ -709,7 +709,7 @@ def test_trl_reward_func_group(server):
     ]
     tasks = [SUM_GT, json.loads(SUM_GT), SUM_GT, json.dumps(ADD_TASK), BROKEN_CHECKER_TASK]
     prompts = [[{"role": "user", "content": "solve"}]] * len(completions)
-    scores = f(prompts=prompts, completions=completions, completion_ids=[[1]] * 5, task=tasks,
+    scores = f(prompts=prompts, completions=completions, completion_ids=[[1]] * 5, crucible_task=tasks,
                trainer_state=None)
     assert scores == [1.0, 1.0, 0.0, 1.0, None]
 
@@ -730,7 +730,7 @@ def test_trl_language_column_mixes_languages(server):
     f = rewards.make_reward_func(url=server.url, language_key="language")
     completions = [[{"role": "assistant", "content": fenced(code, lang)}]
                    for code, lang in ((SUM_PY, "python"), (SUM_CPP, "cpp"), (SUM_C, "c"), (SUM_CPP, "cpp"))]
-    scores = f(completions, task=[SUM_TASK] * 4, language=["python", "cpp", "c", None])
+    scores = f(completions, crucible_task=[SUM_TASK] * 4, language=["python", "cpp", "c", None])
     assert scores == [1.0, 1.0, 1.0, 0.0]  # the last row names no language: the task's python
 
 

@@ -567,7 +567,7 @@ def test_adapters_on_unreachable_server():
     f = rewards.make_reward_func(url=url)
     assert f(["a", "b"], inputs=[["1"], ["1"]], outputs=[["1"], ["1"]]) == [None, None]
     with pytest.raises(CrucibleInfraError):
-        rewards.make_reward_func(url=url, on_infra_error="raise")(["a"], task=[gt])
+        rewards.make_reward_func(url=url, on_infra_error="raise")(["a"], crucible_task=[gt])
 
 
 def test_adapters_raise_on_caller_fault(stub):
@@ -580,7 +580,7 @@ def test_adapters_raise_on_caller_fault(stub):
             rewards.compute_score("d", "x", gt, url=stub.url, on_infra_error=mode)
         assert ei.value.status == 400
         with pytest.raises(CrucibleError):
-            rewards.make_reward_func(url=stub.url, on_infra_error=mode)(["x"], task=[gt])
+            rewards.make_reward_func(url=stub.url, on_infra_error=mode)(["x"], crucible_task=[gt])
 
 
 def test_reward_batches_chunked_and_matched_by_index(stub, monkeypatch):
@@ -603,7 +603,7 @@ def test_reward_batches_chunked_and_matched_by_index(stub, monkeypatch):
     completions = ["good", "bad", [{"role": "assistant", "content": "good"}], "bad", "good"]
     gt = {"inputs": ["1\n"], "outputs": ["1\n"]}
     f = rewards.make_reward_func(url=stub.url)
-    assert f(completions, task=[gt] * 5) == [1.0, 0.0, 1.0, 0.0, 1.0]
+    assert f(completions, crucible_task=[gt] * 5) == [1.0, 0.0, 1.0, 0.0, 1.0]
     batches = [b for m, p, h, b in stub.seen if p == "/v1/batch"]
     assert [len(b["items"]) for b in batches] == [2, 2, 1]
     assert rewards.compute_score_batch(["d"] * 3, ["bad", "good", "good"], [gt] * 3,
@@ -655,7 +655,7 @@ def test_adapters_send_the_sample_language(stub):
 
     # TRL: the language_key column, else the function's language
     f = rewards.make_reward_func(url=stub.url, language_key="lang")
-    assert f(["a", "b", "c"], task=[native] * 3, lang=["cpp", None, ""]) == [1.0, 1.0, 1.0]
+    assert f(["a", "b", "c"], crucible_task=[native] * 3, lang=["cpp", None, ""]) == [1.0, 1.0, 1.0]
     assert [it.get("language") for it in last()["items"]] == ["cpp", None, None]
     f = rewards.make_reward_func(url=stub.url, language="c", language_key="lang")
     f(["a", "b"], inputs=[["1"], ["1"]], outputs=[["1"], ["1"]], lang=["cpp", None])
@@ -663,3 +663,51 @@ def test_adapters_send_the_sample_language(stub):
     assert [it["task"]["language"] for it in last()["items"]] == ["cpp", "c"]
     rewards.make_reward_func(url=stub.url)(["a"], inputs=[["1"]], outputs=[["1"]])
     assert "language" not in last()["items"][0] and last()["items"][0]["task"]["language"] == "python"
+
+
+# --- the in-tree build backend ------------------------------------------------------------------
+
+
+def _backend():
+    import importlib.util
+    import os
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    spec = importlib.util.spec_from_file_location("crucible_build", os.path.join(root, "_build", "crucible_build.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, os.path.normpath(root)
+
+
+def test_backend_toml_fallback_reads_pyproject_as_tomllib_does():
+    # Pythons before 3.11 have no tomllib: the backend's own reader must agree with it on
+    # this project's pyproject.toml, and refuse what it cannot read.
+    tomllib = pytest.importorskip("tomllib")
+    mod, root = _backend()
+    with open(root + "/pyproject.toml", encoding="utf-8") as f:
+        text = f.read()
+    assert mod._parse_toml_subset(text) == tomllib.loads(text)
+    extra = '[a]\nx = "v # not a comment" # a comment\ny = [\n  "p", # one\n  "q",\n]\nz = true\n'
+    assert mod._parse_toml_subset(extra) == tomllib.loads(extra)
+    with pytest.raises(ValueError) as ei:
+        mod._parse_toml_subset("[a]\nn = 3\n")
+    assert "line 2" in str(ei.value)
+
+
+def test_backend_metadata_and_version(tmp_path, monkeypatch):
+    import zipfile
+
+    import crucible_client
+
+    mod, root = _backend()
+    monkeypatch.chdir(root)
+    name = mod.build_wheel(str(tmp_path))
+    assert name == "crucible_client-%s-py3-none-any.whl" % crucible_client.__version__
+    with zipfile.ZipFile(str(tmp_path / name)) as z:
+        names = z.namelist()
+        meta = z.read("crucible_client-%s.dist-info/METADATA" % crucible_client.__version__).decode()
+        record = z.read("crucible_client-%s.dist-info/RECORD" % crucible_client.__version__).decode()
+    assert "crucible_client/py.typed" in names and not any("__pycache__" in n for n in names)
+    assert "Name: crucible-client\n" in meta and "Requires-Python: >=3.9\n" in meta
+    assert 'Requires-Dist: pytest; extra == "test"' in meta
+    assert all(n in record for n in names)
