@@ -33,6 +33,9 @@
 #define MAX_DEADLINE 86400.0
 #define MAX_FETCH    100 /* distinct fetch_files paths of one /run_code request */
 #define FETCH_HELD   4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
+/* /run_code: seconds of the client's margin kept for setting up a sandbox, tearing it down and
+ * sending the answer (the start deadline is that much before the client's budget runs out) */
+#define RUN_CODE_RESERVE_S 2.0
 
 struct api {
     struct sched *sched;
@@ -715,6 +718,13 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
     it->compile_time = ct;
     it->limits.cpu_time = rt;
     it->limits.wall_time = rt;
+    /* The client waits compile_timeout + run_timeout + the margin (verl: requests' timeout);
+     * the job must start while what it may still need (its compile step, if any, and its run)
+     * fits in what is left: later it is answered 504, which verl retries, before the client
+     * gives up on it and scores the test failed. */
+    if (a->cfg.run_code_margin > 0)
+        it->job.deadline = it->owner->t0 + a->cfg.run_code_margin - RUN_CODE_RESERVE_S +
+                           (it->lang->compile ? 0 : ct);
     if ((v = json_object_get(j, "memory_limit_MB")) && !json_is_null(v)) {
         double mb = json_number_value(v);
         if (!json_is_number(v))
@@ -1345,7 +1355,14 @@ static void item_done(struct job *j)
     it->failed = item_failed(it);
     o->finished++;
     if (!o->batch) {
-        if (o->r) {
+        if (o->r && it->kind == K_RUNCODE && j->outcome == JOB_EXPIRED) {
+            /* a gateway's timeout: SandboxFusion clients (verl) retry 504, and only 504 */
+            count_request(a, o->route, 504, o->t0);
+            http_respond_error(o->r, 504, "not_started",
+                               "no slot was free in time to run the code within the client's "
+                               "budget (compile_timeout + run_timeout + %g s); retry",
+                               a->cfg.run_code_margin);
+        } else if (o->r) {
             /* the text, then the tree freed before the HTTP layer takes its copy */
             size_t len;
             char *text = dump_line(it->result, &len);
@@ -1467,7 +1484,12 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
             owner_discard(o);
             return;
         }
-    if (sched_reserve(a->sched, o->n) < 0) {
+    if (!o->batch && o->items[0].kind == K_RUNCODE) {
+        /* /run_code never answers 429 (SandboxFusion's clients score it a failed test): a
+         * full queue waits, bounded by the job's start deadline (504) and the connections */
+        if (sched_reserve(a->sched, 1) < 0)
+            sched_reserve_always(a->sched, 1);
+    } else if (sched_reserve(a->sched, o->n) < 0) {
         metrics_add(a->m, "rejected_overload_total", "requests answered 429", "", 1);
         fail(a, r, route, 429, "overloaded", "the queue is full");
         owner_discard(o);

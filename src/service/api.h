@@ -33,6 +33,9 @@ struct api_config {
     size_t max_fetch_bytes; /* fetch_files bytes read back per request (--max-fetch-mb) */
     size_t stream_buffer;   /* unsent bytes of a batch stream before its items pause */
     double stream_stall_s;  /* a batch paused that long (client not reading) is cancelled */
+    /* /run_code: seconds its client waits beyond compile_timeout + run_timeout (verl: 10);
+     * a request that cannot start in time to answer within that gets 504; 0: no limit. */
+    double run_code_margin;
 };
 
 struct api;
