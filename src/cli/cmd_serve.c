@@ -122,6 +122,7 @@ struct serve {
     struct image_registry *images;
     struct metrics *m;
     struct pool *pool;
+    struct pool *run_code_pool; /* /run_code's shape: the default limits with lo up */
     struct store *store;
     struct api *api;
     struct api_config cfg;
@@ -583,11 +584,19 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     if (a->warm &&
         !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
         goto out_error;
+    if (a->warm) {
+        struct sandbox_limits shape = s->cfg.limits;
+        shape.loopback = true;
+        if (!(s->run_code_pool =
+                  pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->warm, s->m, &err)))
+            goto out_error;
+    }
     if (a->db_path && store_open(a->db_path, true, &s->store, &err) < 0)
         goto out_error;
     s->cfg.store = s->store;
     s->cfg.trace = s->rt.trace;
     s->cfg.pool = s->pool;
+    s->cfg.run_code_pool = s->run_code_pool;
     s->cfg.token = a->token;
     s->cfg.infra_retries = 2;
     s->cfg.max_batch = 10000;
@@ -622,6 +631,7 @@ static void serve_stop(struct serve *s)
     http_stop(s->http); /* clients see their connections close; their jobs are cancelled */
     sched_free(s->sched);
     pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
+    pool_free(s->run_code_pool);
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */
     metrics_free(s->m);

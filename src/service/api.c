@@ -688,6 +688,7 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
 {
     const json_t *v, *e;
     double ct = 10, rt = 10;
+    bool own_memory = false;
     size_t i;
 
     it->limits = a->cfg.limits; /* server defaults; run_code has its own fields */
@@ -701,23 +702,31 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         return errbuf_set(err, "'language' must be a string");
     if (!(it->lang = program_language(json_string_value(v), err)))
         return -EINVAL;
+    /* SandboxFusion bounds neither timeout (a wall-clock wait); crucible takes up to its
+     * longest wall time, a day, and holds CPU time to its own most, an hour, under it. */
     if ((v = json_object_get(j, "compile_timeout")) && !json_is_null(v)) {
         ct = json_number_value(v);
-        if (!json_is_number(v) || !(ct >= sandbox_limit_ranges[LIM_CPU].min) ||
-            ct > sandbox_limit_ranges[LIM_CPU].max)
+        if (!json_is_number(v) || !(ct >= sandbox_limit_ranges[LIM_WALL].min) ||
+            ct > sandbox_limit_ranges[LIM_WALL].max)
             return errbuf_set(err, "'compile_timeout' must be a number of seconds from %g to %g",
-                              sandbox_limit_ranges[LIM_CPU].min, sandbox_limit_ranges[LIM_CPU].max);
+                              sandbox_limit_ranges[LIM_WALL].min,
+                              sandbox_limit_ranges[LIM_WALL].max);
     }
     if ((v = json_object_get(j, "run_timeout")) && !json_is_null(v)) {
         rt = json_number_value(v);
-        if (!json_is_number(v) || !(rt >= sandbox_limit_ranges[LIM_CPU].min) ||
-            rt > sandbox_limit_ranges[LIM_CPU].max)
+        if (!json_is_number(v) || !(rt >= sandbox_limit_ranges[LIM_WALL].min) ||
+            rt > sandbox_limit_ranges[LIM_WALL].max)
             return errbuf_set(err, "'run_timeout' must be a number of seconds from %g to %g",
-                              sandbox_limit_ranges[LIM_CPU].min, sandbox_limit_ranges[LIM_CPU].max);
+                              sandbox_limit_ranges[LIM_WALL].min,
+                              sandbox_limit_ranges[LIM_WALL].max);
     }
-    it->compile_time = ct;
-    it->limits.cpu_time = rt;
+    it->compile_time = fmin(ct, sandbox_limit_ranges[LIM_CPU].max);
+    it->limits.cpu_time = fmin(rt, sandbox_limit_ranges[LIM_CPU].max);
     it->limits.wall_time = rt;
+    /* SandboxFusion's programs may serve and call each other on 127.0.0.1 (its isolation
+     * tests: a server thread and its client in one program, two such programs at once on the
+     * same port): lo is up in the sandbox's own network namespace, where nothing leaves. */
+    it->limits.loopback = true;
     /* The client waits compile_timeout + run_timeout + the margin (verl: requests' timeout);
      * the job must start while what it may still need (its compile step, if any, and its run)
      * fits in what is left: later it is answered 504, which verl retries, before the client
@@ -729,15 +738,17 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         double mb = json_number_value(v);
         if (!json_is_number(v))
             return errbuf_set(err, "'memory_limit_MB' must be a number");
-        if (mb != -1) {
+        /* SandboxFusion: -1 (its default) and 0 set no limit of the request's own */
+        if (mb != -1 && mb != 0) {
             if (mb < sandbox_limit_ranges[LIM_MEMORY].min ||
                 mb > sandbox_limit_ranges[LIM_MEMORY].max || mb != floor(mb))
                 return errbuf_set(err,
-                                  "'memory_limit_MB' must be -1 or a whole number from %g "
-                                  "to %g",
+                                  "'memory_limit_MB' must be -1 or 0 (no limit of the "
+                                  "request's own) or a whole number from %g to %g",
                                   sandbox_limit_ranges[LIM_MEMORY].min,
                                   sandbox_limit_ranges[LIM_MEMORY].max);
             it->limits.memory_mb = (uint64_t)mb;
+            own_memory = true;
         }
     }
     if ((v = json_object_get(j, "stdin")) && !json_is_null(v)) {
@@ -780,13 +791,30 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
     }
     it->kind = K_RUNCODE;
     it->job.pids = build_pids(&it->limits, it->lang);
-    it->job.memory_mb = it->limits.memory_mb;
-    if (it->lang->compile && it->lang->compile_memory_mb > it->job.memory_mb)
-        it->job.memory_mb = it->lang->compile_memory_mb;
     if (output_cap_check(a, it, "", err) < 0)
         return -EINVAL;
-    it->job.memory_mb += output_reserve_mb(it, true) +
-                         (it->nfetch ? held_mb((uint64_t)a->cfg.max_fetch_bytes * FETCH_HELD) : 0);
+    {
+        uint64_t held = output_reserve_mb(it, true) +
+                        (it->nfetch ? held_mb((uint64_t)a->cfg.max_fetch_bytes * FETCH_HELD) : 0);
+        if (!own_memory) {
+            /* No limit of its own: the most this server gives a job without holding back
+             * another — a slot's share of the memory running jobs may reserve (--memory /
+             * --slots), less what its output holds; never below the server's default. */
+            struct sched_stats st;
+            uint64_t share;
+            sched_stats(a->sched, &st);
+            share = st.memory_mb / (st.slots ? st.slots : 1);
+            share = share > held ? share - held : 0;
+            if (share > (uint64_t)sandbox_limit_ranges[LIM_MEMORY].max)
+                share = (uint64_t)sandbox_limit_ranges[LIM_MEMORY].max;
+            if (share > it->limits.memory_mb)
+                it->limits.memory_mb = share;
+        }
+        it->job.memory_mb = it->limits.memory_mb;
+        if (it->lang->compile && it->lang->compile_memory_mb > it->job.memory_mb)
+            it->job.memory_mb = it->lang->compile_memory_mb;
+        it->job.memory_mb += held;
+    }
     return 0;
 }
 
@@ -966,7 +994,8 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         .nfetch = it->nfetch,
         .fetch_max_total = it->owner->api->cfg.max_fetch_bytes,
         .infra_retries = it->vo.infra_retries,
-        .pool = it->owner->api->cfg.pool,
+        .pool =
+            it->kind == K_RUNCODE ? it->owner->api->cfg.run_code_pool : it->owner->api->cfg.pool,
     };
     struct program_result pr;
     struct errbuf err = {{0}};
@@ -1024,6 +1053,22 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
             } else if (s->status == RESULT_TIMEOUT) {
                 st = "TimeLimitExceeded";
                 failed = true;
+            } else if (s->status == RESULT_OUTPUT_LIMIT) {
+                /* SandboxFusion reads a program's output only once it has exited: output
+                 * past what its pipes buffer blocks the program until run_timeout, and the
+                 * answer is TimeLimitExceeded with the output so far. crucible answers the
+                 * same status (never "Finished" with return code 0 in a "Failed" answer),
+                 * and its message says what happened. */
+                st = "TimeLimitExceeded";
+                failed = true;
+                if (!msg[0])
+                    snprintf(msg, sizeof(msg),
+                             "%s: the output went over its limit of %llu KiB per stream (it "
+                             "was cut there and the program stopped)",
+                             k == 0 ? "compile" : "run",
+                             (unsigned long long)(k == 0 && it->limits.output_kb < 1024
+                                                      ? 1024
+                                                      : it->limits.output_kb));
             } else {
                 st = "Finished";
                 failed |= s->status != RESULT_OK;
@@ -1032,7 +1077,8 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
              * "s%" of them would fail the whole pack: a null result, the output lost) */
             sj = json_pack("{s:s,s:f,s:o,s:o,s:o}", "status", st, "execution_time", s->wall_time,
                            "return_code",
-                           s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT
+                           s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT ||
+                                   s->status == RESULT_OUTPUT_LIMIT
                                ? json_null()
                            : s->exit_code >= 0 ? json_integer(s->exit_code)
                                                : json_integer(-s->signal),
