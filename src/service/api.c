@@ -69,6 +69,7 @@ struct item {
     char *code;
     double compile_time;
     char **fetch;
+    char **fetch_as; /* /run_code: each fetch path as the request named it (the answer's key) */
     size_t nfetch;
     struct task task;
     bool has_task;
@@ -208,6 +209,7 @@ static void item_release(struct item *it)
     free(it->stdin_data);
     free(it->code);
     free_strv(it->fetch);
+    free_strv(it->fetch_as);
     if (it->has_task)
         task_release(&it->task);
     free(it->program);
@@ -321,6 +323,28 @@ static int bytes_field(const json_t *v, const char *what, char **out, size_t *le
     return errbuf_set(err, "%s must be a string or {\"base64\": \"...\"}", what);
 }
 
+/* run_code_path(path) — a /run_code path in the work directory's terms: SandboxFusion takes
+ * absolute paths as they are, and the sandbox's work directory is /work (the program's working
+ * directory), so "/work/X" is "X" there; any other path is left for sandbox_dest_valid, which
+ * refuses an absolute one (crucible writes and reads nowhere else). */
+static const char *run_code_path(const char *path)
+{
+    return strncmp(path, "/work/", 6) == 0 ? path + 6 : path;
+}
+
+/* run_code_path_error(path, why, err) — the 400 of a /run_code path sandbox_dest_valid refused. */
+static int run_code_path_error(const char *field, const char *path, const struct errbuf *why,
+                               struct errbuf *err)
+{
+    if (path[0] == '/' && strncmp(path, "/work/", 6) != 0)
+        return errbuf_set(err,
+                          "%s: '%.200s' is absolute outside /work/: a /run_code path is "
+                          "relative to the work directory or absolute under /work/ (where the "
+                          "program runs; the sandbox has no other place for files)",
+                          field, path);
+    return errbuf_set(err, "%s: %s", field, why->msg);
+}
+
 /* files_field(v, it, b64_only, err) — {"path": text | {"base64"}} (run_code: base64 text). */
 static int files_field(const json_t *v, struct item *it, bool b64_only, struct errbuf *err)
 {
@@ -341,10 +365,13 @@ static int files_field(const json_t *v, struct item *it, bool b64_only, struct e
         struct task_file *f = &it->files[it->nfiles];
         struct errbuf why = {{0}};
         char what[300];
-        if (!sandbox_dest_valid(path, &why))
-            return errbuf_set(err, "files: %s", why.msg);
+        /* b64_only: /run_code's files, which may name absolute paths under /work/ */
+        const char *dest = b64_only ? run_code_path(path) : path;
+        if (!sandbox_dest_valid(dest, &why))
+            return b64_only ? run_code_path_error("files", path, &why, err)
+                            : errbuf_set(err, "files: %s", why.msg);
         snprintf(what, sizeof(what), "files['%s']", path);
-        if (!(f->path = strdup(path)))
+        if (!(f->path = strdup(dest)))
             return errbuf_set(err, "out of memory"), -ENOMEM;
         it->nfiles++;
         if (b64_only) {
@@ -765,18 +792,24 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         if (!json_is_array(v) || json_array_size(v) > MAX_FILES)
             return errbuf_set(err, "'fetch_files' must be an array of paths");
         it->fetch = calloc(json_array_size(v) + 1, sizeof(char *));
-        if (!it->fetch)
+        it->fetch_as = calloc(json_array_size(v) + 1, sizeof(char *));
+        if (!it->fetch || !it->fetch_as)
             return errbuf_set(err, "out of memory"), -ENOMEM;
         json_array_foreach(v, i, e)
         {
             struct errbuf why = {{0}};
             bool again = false;
-            if (!json_is_string(e) || !sandbox_dest_valid(json_string_value(e), &why))
-                return errbuf_set(err, "fetch_files[%zu]: %s", i,
-                                  json_is_string(e) ? why.msg : "must be a string");
+            char field[40];
+            const char *path;
+            if (!json_is_string(e))
+                return errbuf_set(err, "fetch_files[%zu]: must be a string", i);
+            path = run_code_path(json_string_value(e));
+            snprintf(field, sizeof(field), "fetch_files[%zu]", i);
+            if (!sandbox_dest_valid(path, &why))
+                return run_code_path_error(field, json_string_value(e), &why, err);
             /* A path named twice is read once (SandboxFusion answers a map: one entry). */
             for (size_t k = 0; k < it->nfetch && !again; k++)
-                again = strcmp(it->fetch[k], json_string_value(e)) == 0;
+                again = strcmp(it->fetch[k], path) == 0;
             if (again)
                 continue;
             if (it->nfetch == MAX_FETCH)
@@ -784,7 +817,8 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
                                   "'fetch_files' names more than %d distinct paths (the most "
                                   "one request may read back)",
                                   MAX_FETCH);
-            if (!(it->fetch[it->nfetch] = strdup(json_string_value(e))))
+            if (!(it->fetch[it->nfetch] = strdup(path)) ||
+                !(it->fetch_as[it->nfetch] = strdup(json_string_value(e))))
                 return errbuf_set(err, "out of memory"), -ENOMEM;
             it->nfetch++;
         }
@@ -1095,18 +1129,21 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         json_t *ferrs = json_object();
         for (size_t i = 0; i < pr.nfiles; i++) {
             char *b64;
+            /* keyed by the path as the request named it ("/work/out.txt" stays so) */
+            const char *key = i < it->nfetch && it->fetch_as && it->fetch_as[i] ? it->fetch_as[i]
+                                                                                : pr.files[i].path;
             if (!pr.files[i].data) {
-                if (ferrs && pr.files[i].path)
-                    json_object_set_new(ferrs, pr.files[i].path, text_or_escaped(pr.files[i].err));
+                if (ferrs && key)
+                    json_object_set_new(ferrs, key, text_or_escaped(pr.files[i].err));
                 continue;
             }
             b64 = util_base64_encode(pr.files[i].data, pr.files[i].len);
             free(pr.files[i].data); /* one copy at a time */
             pr.files[i].data = NULL;
-            if (b64)
-                json_object_set_new(files, pr.files[i].path, json_string_nocheck(b64));
-            else if (ferrs)
-                json_object_set_new(ferrs, pr.files[i].path, json_string("out of memory"));
+            if (b64 && key)
+                json_object_set_new(files, key, json_string_nocheck(b64));
+            else if (ferrs && key)
+                json_object_set_new(ferrs, key, json_string("out of memory"));
             free(b64);
         }
         json_object_set_new(o, "status",

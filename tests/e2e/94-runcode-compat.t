@@ -216,5 +216,28 @@ except OSError:
     pass
 ok(st == 200 and j["run_result"]["stdout"].startswith("refused") and not accepted,
    "the host's 127.0.0.1 is not reachable from the sandbox", (st, text[:400], accepted))
+
+# --- absolute paths in files and fetch_files ------------------------------------------------
+# SandboxFusion takes a file's path as given (restore_files: os.path.join(dir, path), which an
+# absolute path replaces) and fetches os.path.abspath(os.path.join(cwd, path)). crucible's
+# program runs in /work, the sandbox's one place for files: "/work/..." is taken there, as
+# SandboxFusion would; an absolute path elsewhere is a 400 naming the rule.
+b64 = base64.b64encode(b"data 42\n").decode()
+st, j, text = s.run_code({"language": "python", "code":
+                          "import os\nprint(open('/work/in/a.txt').read().strip(), os.getcwd())\n"
+                          "open('/work/out.txt', 'w').write('written')\n",
+                          "files": {"/work/in/a.txt": b64},
+                          "fetch_files": ["/work/out.txt", "out.txt", "/work/missing.txt"]})
+ok(st == 200 and not model_errors(j) and j["status"] == "Success"
+   and j["run_result"]["stdout"] == "data 42 /work\n"
+   and base64.b64decode(j["files"].get("/work/out.txt", "")) == b"written"
+   and "/work/missing.txt" not in j["files"],
+   "files and fetch_files under /work/ by absolute path; the answer keyed as requested",
+   (st, text[:600]))
+for field, val in (("files", {"/etc/x": b64}), ("fetch_files", ["/tmp/x"]),
+                   ("fetch_files", ["/work/../etc/passwd"])):
+    st, j, text = s.run_code({"language": "python", "code": "print(1)", field: val})
+    ok(st == 400 and field in j["error"]["message"],
+       "%s %s: 400 naming the field" % (field, json.dumps(val)), text)
 s.stop()
 done()
