@@ -89,7 +89,7 @@ static const char USAGE[] =
     "  --stream-stall-s S  a batch waiting that long on a client that reads nothing of it\n"
     "                      is cancelled (default 60)\n"
     "\n"
-    "SandboxFusion clients (docs/API.md, \"Sizing for a trainer\"):\n"
+    "SandboxFusion clients (docs/API.md, /run_code \"Under load\"):\n"
     "  --run-code-margin S seconds a /run_code client waits beyond the request's\n"
     "                      compile_timeout + run_timeout (default 10, verl's); a request\n"
     "                      that cannot start in time to finish within that is answered 504\n"
