@@ -42,6 +42,7 @@ static const char USAGE[] =
     "                      [--max-output-kb KB] [--output-budget-mb MB]\n"
     "                      [--max-fetch-mb MB] [--stream-buffer-mb MB] [--stream-stall-s S]\n"
     "                      [--api-threads N] [--parse-budget MB]\n"
+    "                      [--run-code-margin S]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -51,6 +52,7 @@ static const char USAGE[] =
     "  --listen HOST:PORT  IPv4 address and port (default 127.0.0.1:8080; port 0: any free)\n"
     "  --slots N           jobs running at once (default: the number of CPUs)\n"
     "  --queue N           jobs waiting at most (default 1024); beyond it requests get 429\n"
+    "                      (not /run_code: its requests wait, bounded by --run-code-margin)\n"
     "  --memory MB         memory that running jobs may reserve in all (default: 3/4 of RAM)\n"
     "  --warm N            sandboxes kept ready for the default limits (default: --slots;\n"
     "                      0: none); each serves one job and is destroyed\n"
@@ -92,7 +94,13 @@ static const char USAGE[] =
     "  --stream-buffer-mb MB  unsent NDJSON of one batch before its further items wait\n"
     "                      (default 16)\n"
     "  --stream-stall-s S  a batch waiting that long on a client that reads nothing of it\n"
-    "                      is cancelled (default 60)\n";
+    "                      is cancelled (default 60)\n"
+    "\n"
+    "SandboxFusion clients (docs/API.md, /run_code \"Under load\"):\n"
+    "  --run-code-margin S seconds a /run_code client waits beyond the request's\n"
+    "                      compile_timeout + run_timeout (default 10, verl's); a request\n"
+    "                      that cannot start in time to finish within that is answered 504\n"
+    "                      (verl retries it); 0: it waits for a slot without limit\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
@@ -104,7 +112,8 @@ struct serve_args {
     size_t nimages;
     uint64_t max_connections, max_per_address, header_timeout, body_timeout; /* 0: default */
     uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
-    char *token; /* owned */
+    uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
+    char *token;              /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -121,6 +130,7 @@ struct serve {
     struct image_registry *images;
     struct metrics *m;
     struct pool *pool;
+    struct pool *run_code_pool; /* /run_code's shape: the default limits with lo up */
     struct store *store;
     struct api *api;
     struct api_config cfg;
@@ -242,7 +252,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_STREAMBUF,
         O_STALL,
         O_APITHREADS,
-        O_PARSEBUDGET
+        O_PARSEBUDGET,
+        O_RCMARGIN
     };
     /* The memory options: a table, one range and one error each. */
     static const struct {
@@ -283,6 +294,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"stream-stall-s", required_argument, NULL, O_STALL},
         {"api-threads", required_argument, NULL, O_APITHREADS},
         {"parse-budget", required_argument, NULL, O_PARSEBUDGET},
+        {"run-code-margin", required_argument, NULL, O_RCMARGIN},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -305,6 +317,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->max_fetch_mb = 32;
     a->stream_buffer_mb = 16;
     a->stream_stall_s = 60;
+    a->run_code_margin = 10;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -422,6 +435,14 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
                 rc = usage_error("--%s wants %s, got '%s'", ranges[k].name, ranges[k].what, optarg);
             break;
         }
+        case O_RCMARGIN:
+            /* the start deadline keeps 2 s of it for setup and the answer (api.c) */
+            if (!util_parse_u64(optarg, 0, 3600, &a->run_code_margin) ||
+                (a->run_code_margin > 0 && a->run_code_margin < 3))
+                rc = usage_error("--run-code-margin wants 0 (no limit) or seconds from 3 to "
+                                 "3600, got '%s'",
+                                 optarg);
+            break;
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -591,15 +612,24 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->cfg.max_fetch_bytes = (size_t)a->max_fetch_mb << 20;
     s->cfg.stream_buffer = (size_t)a->stream_buffer_mb << 20;
     s->cfg.stream_stall_s = (double)a->stream_stall_s;
+    s->cfg.run_code_margin = (double)a->run_code_margin;
     if (a->warm &&
         !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
         goto out_error;
+    if (a->warm) {
+        struct sandbox_limits shape = s->cfg.limits;
+        shape.loopback = true;
+        if (!(s->run_code_pool =
+                  pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->warm, s->m, &err)))
+            goto out_error;
+    }
     if (a->db_path && store_open(a->db_path, true, &s->store, &err) < 0)
         goto out_error;
     s->cfg.store = s->store;
     s->cfg.offload = s->offload;
     s->cfg.trace = s->rt.trace;
     s->cfg.pool = s->pool;
+    s->cfg.run_code_pool = s->run_code_pool;
     s->cfg.token = a->token;
     s->cfg.infra_retries = 2;
     s->cfg.max_batch = 10000;
@@ -635,6 +665,7 @@ static void serve_stop(struct serve *s)
     offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
     sched_free(s->sched);
     pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
+    pool_free(s->run_code_pool);
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */
     metrics_free(s->m);

@@ -36,6 +36,9 @@
 #define MAX_FETCH        100 /* distinct fetch_files paths of one /run_code request */
 #define FETCH_HELD       4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
 #define TRIM_AFTER_BYTES (1u << 20)
+/* /run_code: seconds of the client's margin kept for setting up a sandbox, tearing it down and
+ * sending the answer (the start deadline is that much before the client's budget runs out) */
+#define RUN_CODE_RESERVE_S 2.0
 
 struct api {
     struct sched *sched;
@@ -69,6 +72,7 @@ struct item {
     char *code;
     double compile_time;
     char **fetch;
+    char **fetch_as; /* /run_code: each fetch path as the request named it (the answer's key) */
     size_t nfetch;
     struct task task;
     bool has_task;
@@ -209,6 +213,7 @@ static void item_release(struct item *it)
     free(it->stdin_data);
     free(it->code);
     free_strv(it->fetch);
+    free_strv(it->fetch_as);
     if (it->has_task)
         task_release(&it->task);
     free(it->program);
@@ -324,6 +329,28 @@ static int bytes_field(const json_t *v, const char *what, char **out, size_t *le
     return errbuf_set(err, "%s must be a string or {\"base64\": \"...\"}", what);
 }
 
+/* run_code_path(path) — a /run_code path in the work directory's terms: SandboxFusion takes
+ * absolute paths as they are, and the sandbox's work directory is /work (the program's working
+ * directory), so "/work/X" is "X" there; any other path is left for sandbox_dest_valid, which
+ * refuses an absolute one (crucible writes and reads nowhere else). */
+static const char *run_code_path(const char *path)
+{
+    return strncmp(path, "/work/", 6) == 0 ? path + 6 : path;
+}
+
+/* run_code_path_error(path, why, err) — the 400 of a /run_code path sandbox_dest_valid refused. */
+static int run_code_path_error(const char *field, const char *path, const struct errbuf *why,
+                               struct errbuf *err)
+{
+    if (path[0] == '/' && strncmp(path, "/work/", 6) != 0)
+        return errbuf_set(err,
+                          "%s: '%.200s' is absolute outside /work/: a /run_code path is "
+                          "relative to the work directory or absolute under /work/ (where the "
+                          "program runs; the sandbox has no other place for files)",
+                          field, path);
+    return errbuf_set(err, "%s: %s", field, why->msg);
+}
+
 /* files_field(v, it, b64_only, err) — {"path": text | {"base64"}} (run_code: base64 text). */
 static int files_field(const json_t *v, struct item *it, bool b64_only, struct errbuf *err)
 {
@@ -344,10 +371,13 @@ static int files_field(const json_t *v, struct item *it, bool b64_only, struct e
         struct task_file *f = &it->files[it->nfiles];
         struct errbuf why = {{0}};
         char what[300];
-        if (!sandbox_dest_valid(path, &why))
-            return errbuf_set(err, "files: %s", why.msg);
+        /* b64_only: /run_code's files, which may name absolute paths under /work/ */
+        const char *dest = b64_only ? run_code_path(path) : path;
+        if (!sandbox_dest_valid(dest, &why))
+            return b64_only ? run_code_path_error("files", path, &why, err)
+                            : errbuf_set(err, "files: %s", why.msg);
         snprintf(what, sizeof(what), "files['%s']", path);
-        if (!(f->path = strdup(path)))
+        if (!(f->path = strdup(dest)))
             return errbuf_set(err, "out of memory"), -ENOMEM;
         it->nfiles++;
         if (b64_only) {
@@ -691,6 +721,7 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
 {
     const json_t *v, *e;
     double ct = 10, rt = 10;
+    bool own_memory = false;
     size_t i;
 
     it->limits = a->cfg.limits; /* server defaults; run_code has its own fields */
@@ -704,36 +735,53 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         return errbuf_set(err, "'language' must be a string");
     if (!(it->lang = program_language(json_string_value(v), err)))
         return -EINVAL;
+    /* SandboxFusion bounds neither timeout (a wall-clock wait); crucible takes up to its
+     * longest wall time, a day, and holds CPU time to its own most, an hour, under it. */
     if ((v = json_object_get(j, "compile_timeout")) && !json_is_null(v)) {
         ct = json_number_value(v);
-        if (!json_is_number(v) || !(ct >= sandbox_limit_ranges[LIM_CPU].min) ||
-            ct > sandbox_limit_ranges[LIM_CPU].max)
+        if (!json_is_number(v) || !(ct >= sandbox_limit_ranges[LIM_WALL].min) ||
+            ct > sandbox_limit_ranges[LIM_WALL].max)
             return errbuf_set(err, "'compile_timeout' must be a number of seconds from %g to %g",
-                              sandbox_limit_ranges[LIM_CPU].min, sandbox_limit_ranges[LIM_CPU].max);
+                              sandbox_limit_ranges[LIM_WALL].min,
+                              sandbox_limit_ranges[LIM_WALL].max);
     }
     if ((v = json_object_get(j, "run_timeout")) && !json_is_null(v)) {
         rt = json_number_value(v);
-        if (!json_is_number(v) || !(rt >= sandbox_limit_ranges[LIM_CPU].min) ||
-            rt > sandbox_limit_ranges[LIM_CPU].max)
+        if (!json_is_number(v) || !(rt >= sandbox_limit_ranges[LIM_WALL].min) ||
+            rt > sandbox_limit_ranges[LIM_WALL].max)
             return errbuf_set(err, "'run_timeout' must be a number of seconds from %g to %g",
-                              sandbox_limit_ranges[LIM_CPU].min, sandbox_limit_ranges[LIM_CPU].max);
+                              sandbox_limit_ranges[LIM_WALL].min,
+                              sandbox_limit_ranges[LIM_WALL].max);
     }
-    it->compile_time = ct;
-    it->limits.cpu_time = rt;
+    it->compile_time = fmin(ct, sandbox_limit_ranges[LIM_CPU].max);
+    it->limits.cpu_time = fmin(rt, sandbox_limit_ranges[LIM_CPU].max);
     it->limits.wall_time = rt;
+    /* SandboxFusion's programs may serve and call each other on 127.0.0.1 (its isolation
+     * tests: a server thread and its client in one program, two such programs at once on the
+     * same port): lo is up in the sandbox's own network namespace, where nothing leaves. */
+    it->limits.loopback = true;
+    /* The client waits compile_timeout + run_timeout + the margin (verl: requests' timeout);
+     * the job must start while what it may still need (its compile step, if any, and its run)
+     * fits in what is left: later it is answered 504, which verl retries, before the client
+     * gives up on it and scores the test failed. */
+    if (a->cfg.run_code_margin > 0)
+        it->job.deadline = it->owner->t0 + a->cfg.run_code_margin - RUN_CODE_RESERVE_S +
+                           (it->lang->compile ? 0 : ct);
     if ((v = json_object_get(j, "memory_limit_MB")) && !json_is_null(v)) {
         double mb = json_number_value(v);
         if (!json_is_number(v))
             return errbuf_set(err, "'memory_limit_MB' must be a number");
-        if (mb != -1) {
+        /* SandboxFusion: -1 (its default) and 0 set no limit of the request's own */
+        if (mb != -1 && mb != 0) {
             if (mb < sandbox_limit_ranges[LIM_MEMORY].min ||
                 mb > sandbox_limit_ranges[LIM_MEMORY].max || mb != floor(mb))
                 return errbuf_set(err,
-                                  "'memory_limit_MB' must be -1 or a whole number from %g "
-                                  "to %g",
+                                  "'memory_limit_MB' must be -1 or 0 (no limit of the "
+                                  "request's own) or a whole number from %g to %g",
                                   sandbox_limit_ranges[LIM_MEMORY].min,
                                   sandbox_limit_ranges[LIM_MEMORY].max);
             it->limits.memory_mb = (uint64_t)mb;
+            own_memory = true;
         }
     }
     if ((v = json_object_get(j, "stdin")) && !json_is_null(v)) {
@@ -750,18 +798,24 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
         if (!json_is_array(v) || json_array_size(v) > MAX_FILES)
             return errbuf_set(err, "'fetch_files' must be an array of paths");
         it->fetch = calloc(json_array_size(v) + 1, sizeof(char *));
-        if (!it->fetch)
+        it->fetch_as = calloc(json_array_size(v) + 1, sizeof(char *));
+        if (!it->fetch || !it->fetch_as)
             return errbuf_set(err, "out of memory"), -ENOMEM;
         json_array_foreach(v, i, e)
         {
             struct errbuf why = {{0}};
             bool again = false;
-            if (!json_is_string(e) || !sandbox_dest_valid(json_string_value(e), &why))
-                return errbuf_set(err, "fetch_files[%zu]: %s", i,
-                                  json_is_string(e) ? why.msg : "must be a string");
+            char field[40];
+            const char *path;
+            if (!json_is_string(e))
+                return errbuf_set(err, "fetch_files[%zu]: must be a string", i);
+            path = run_code_path(json_string_value(e));
+            snprintf(field, sizeof(field), "fetch_files[%zu]", i);
+            if (!sandbox_dest_valid(path, &why))
+                return run_code_path_error(field, json_string_value(e), &why, err);
             /* A path named twice is read once (SandboxFusion answers a map: one entry). */
             for (size_t k = 0; k < it->nfetch && !again; k++)
-                again = strcmp(it->fetch[k], json_string_value(e)) == 0;
+                again = strcmp(it->fetch[k], path) == 0;
             if (again)
                 continue;
             if (it->nfetch == MAX_FETCH)
@@ -769,20 +823,38 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
                                   "'fetch_files' names more than %d distinct paths (the most "
                                   "one request may read back)",
                                   MAX_FETCH);
-            if (!(it->fetch[it->nfetch] = strdup(json_string_value(e))))
+            if (!(it->fetch[it->nfetch] = strdup(path)) ||
+                !(it->fetch_as[it->nfetch] = strdup(json_string_value(e))))
                 return errbuf_set(err, "out of memory"), -ENOMEM;
             it->nfetch++;
         }
     }
     it->kind = K_RUNCODE;
     it->job.pids = build_pids(&it->limits, it->lang);
-    it->job.memory_mb = it->limits.memory_mb;
-    if (it->lang->compile && it->lang->compile_memory_mb > it->job.memory_mb)
-        it->job.memory_mb = it->lang->compile_memory_mb;
     if (output_cap_check(a, it, "", err) < 0)
         return -EINVAL;
-    it->job.memory_mb += output_reserve_mb(it, true) +
-                         (it->nfetch ? held_mb((uint64_t)a->cfg.max_fetch_bytes * FETCH_HELD) : 0);
+    {
+        uint64_t held = output_reserve_mb(it, true) +
+                        (it->nfetch ? held_mb((uint64_t)a->cfg.max_fetch_bytes * FETCH_HELD) : 0);
+        if (!own_memory) {
+            /* No limit of its own: the most this server gives a job without holding back
+             * another — a slot's share of the memory running jobs may reserve (--memory /
+             * --slots), less what its output holds; never below the server's default. */
+            struct sched_stats st;
+            uint64_t share;
+            sched_stats(a->sched, &st);
+            share = st.memory_mb / (st.slots ? st.slots : 1);
+            share = share > held ? share - held : 0;
+            if (share > (uint64_t)sandbox_limit_ranges[LIM_MEMORY].max)
+                share = (uint64_t)sandbox_limit_ranges[LIM_MEMORY].max;
+            if (share > it->limits.memory_mb)
+                it->limits.memory_mb = share;
+        }
+        it->job.memory_mb = it->limits.memory_mb;
+        if (it->lang->compile && it->lang->compile_memory_mb > it->job.memory_mb)
+            it->job.memory_mb = it->lang->compile_memory_mb;
+        it->job.memory_mb += held;
+    }
     return 0;
 }
 
@@ -962,7 +1034,8 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         .nfetch = it->nfetch,
         .fetch_max_total = it->owner->api->cfg.max_fetch_bytes,
         .infra_retries = it->vo.infra_retries,
-        .pool = it->owner->api->cfg.pool,
+        .pool =
+            it->kind == K_RUNCODE ? it->owner->api->cfg.run_code_pool : it->owner->api->cfg.pool,
     };
     struct program_result pr;
     struct errbuf err = {{0}};
@@ -1020,6 +1093,22 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
             } else if (s->status == RESULT_TIMEOUT) {
                 st = "TimeLimitExceeded";
                 failed = true;
+            } else if (s->status == RESULT_OUTPUT_LIMIT) {
+                /* SandboxFusion reads a program's output only once it has exited: output
+                 * past what its pipes buffer blocks the program until run_timeout, and the
+                 * answer is TimeLimitExceeded with the output so far. crucible answers the
+                 * same status (never "Finished" with return code 0 in a "Failed" answer),
+                 * and its message says what happened. */
+                st = "TimeLimitExceeded";
+                failed = true;
+                if (!msg[0])
+                    snprintf(msg, sizeof(msg),
+                             "%s: the output went over its limit of %llu KiB per stream (it "
+                             "was cut there and the program stopped)",
+                             k == 0 ? "compile" : "run",
+                             (unsigned long long)(k == 0 && it->limits.output_kb < 1024
+                                                      ? 1024
+                                                      : it->limits.output_kb));
             } else {
                 st = "Finished";
                 failed |= s->status != RESULT_OK;
@@ -1028,7 +1117,8 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
              * "s%" of them would fail the whole pack: a null result, the output lost) */
             sj = json_pack("{s:s,s:f,s:o,s:o,s:o}", "status", st, "execution_time", s->wall_time,
                            "return_code",
-                           s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT
+                           s->status == RESULT_SANDBOX_ERROR || s->status == RESULT_TIMEOUT ||
+                                   s->status == RESULT_OUTPUT_LIMIT
                                ? json_null()
                            : s->exit_code >= 0 ? json_integer(s->exit_code)
                                                : json_integer(-s->signal),
@@ -1045,18 +1135,21 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         json_t *ferrs = json_object();
         for (size_t i = 0; i < pr.nfiles; i++) {
             char *b64;
+            /* keyed by the path as the request named it ("/work/out.txt" stays so) */
+            const char *key = i < it->nfetch && it->fetch_as && it->fetch_as[i] ? it->fetch_as[i]
+                                                                                : pr.files[i].path;
             if (!pr.files[i].data) {
-                if (ferrs && pr.files[i].path)
-                    json_object_set_new(ferrs, pr.files[i].path, text_or_escaped(pr.files[i].err));
+                if (ferrs && key)
+                    json_object_set_new(ferrs, key, text_or_escaped(pr.files[i].err));
                 continue;
             }
             b64 = util_base64_encode(pr.files[i].data, pr.files[i].len);
             free(pr.files[i].data); /* one copy at a time */
             pr.files[i].data = NULL;
-            if (b64)
-                json_object_set_new(files, pr.files[i].path, json_string_nocheck(b64));
-            else if (ferrs)
-                json_object_set_new(ferrs, pr.files[i].path, json_string("out of memory"));
+            if (b64 && key)
+                json_object_set_new(files, key, json_string_nocheck(b64));
+            else if (ferrs && key)
+                json_object_set_new(ferrs, key, json_string("out of memory"));
             free(b64);
         }
         json_object_set_new(o, "status",
@@ -1351,7 +1444,14 @@ static void item_done(struct job *j)
     it->failed = item_failed(it);
     o->finished++;
     if (!o->batch) {
-        if (o->r) {
+        if (o->r && it->kind == K_RUNCODE && j->outcome == JOB_EXPIRED) {
+            /* a gateway's timeout: SandboxFusion clients (verl) retry 504, and only 504 */
+            count_request(a, o->route, 504, o->t0);
+            http_respond_error(o->r, 504, "not_started",
+                               "no slot was free in time to run the code within the client's "
+                               "budget (compile_timeout + run_timeout + %g s); retry",
+                               a->cfg.run_code_margin);
+        } else if (o->r) {
             /* the text, then the tree freed before the HTTP layer takes its copy */
             size_t len;
             char *text = dump_line(it->result, &len);
@@ -1473,7 +1573,12 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
             owner_discard(o);
             return;
         }
-    if (sched_reserve(a->sched, o->n) < 0) {
+    if (!o->batch && o->items[0].kind == K_RUNCODE) {
+        /* /run_code never answers 429 (SandboxFusion's clients score it a failed test): a
+         * full queue waits, bounded by the job's start deadline (504) and the connections */
+        if (sched_reserve(a->sched, 1) < 0)
+            sched_reserve_always(a->sched, 1);
+    } else if (sched_reserve(a->sched, o->n) < 0) {
         metrics_add(a->m, "rejected_overload_total", "requests answered 429", "", 1);
         fail(a, r, route, 429, "overloaded", "the queue is full");
         owner_discard(o);
@@ -1611,6 +1716,7 @@ static void parse_single(struct parsing *p)
         parsing_fail(p, 500, "internal", "out of memory");
         return;
     }
+    o->t0 = p->t0; /* deadlines count from the request's arrival, not from its parsing */
     if (p->kind == K_VERIFY)
         rc = parse_verify(a, j, &o->items[0], false, &err);
     else if (p->kind == K_RUNCODE)
@@ -1673,6 +1779,7 @@ static void parse_batch(struct parsing *p)
         parsing_fail(p, 500, "internal", "out of memory");
         return;
     }
+    o->t0 = p->t0; /* deadlines count from the request's arrival, not from its parsing */
     o->batch = true;
     seen_by = calloc(n + 1, sizeof(*seen_by));
     if (!seen_by) {

@@ -25,17 +25,21 @@ struct api_config {
     const char *token;                   /* bearer token, or NULL: no authentication */
     uint64_t max_pids;                   /* a job's limits.pids at most (--max-pids) */
     unsigned infra_retries;
-    size_t max_batch;        /* items per batch */
-    struct pool *pool;       /* warm sandboxes, or NULL */
-    struct store *store;     /* the task library (--db), or NULL */
-    struct offload *offload; /* the api workers: request bodies and library work */
-    bool trace;              /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
+    size_t max_batch;           /* items per batch */
+    struct pool *pool;          /* warm sandboxes, or NULL */
+    struct pool *run_code_pool; /* warm sandboxes with lo up, for /run_code, or NULL */
+    struct store *store;        /* the task library (--db), or NULL */
+    struct offload *offload;    /* the api workers: request bodies and library work */
+    bool trace;                 /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
     /* Memory held for jobs (docs/API.md "Limits of the server"). */
     uint64_t max_output_kb; /* most limits.output_kb a request or task may ask (--max-output-kb) */
     uint64_t output_budget; /* bytes of answers not yet sent, all jobs (--output-budget-mb) */
     size_t max_fetch_bytes; /* fetch_files bytes read back per request (--max-fetch-mb) */
     size_t stream_buffer;   /* unsent bytes of a batch stream before its items pause */
     double stream_stall_s;  /* a batch paused that long (client not reading) is cancelled */
+    /* /run_code: seconds its client waits beyond compile_timeout + run_timeout (verl: 10);
+     * a request that cannot start in time to answer within that gets 504; 0: no limit. */
+    double run_code_margin;
 };
 
 struct api;

@@ -279,6 +279,13 @@ int sched_reserve(struct sched *s, size_t n)
     return r;
 }
 
+void sched_reserve_always(struct sched *s, size_t n)
+{
+    pthread_mutex_lock(&s->mu);
+    s->reserved += n;
+    pthread_mutex_unlock(&s->mu);
+}
+
 void sched_unreserve(struct sched *s, size_t n)
 {
     pthread_mutex_lock(&s->mu);

@@ -70,6 +70,11 @@ void sched_free(struct sched *s);
 
 /* sched_reserve(s, n) — room for n more jobs in the queue: 0, or -EAGAIN when full. */
 int sched_reserve(struct sched *s, size_t n);
+/* sched_reserve_always(s, n) — room for n more jobs even past the queue's bound, for jobs
+ * whose clients would rather wait than be refused (/run_code: SandboxFusion's clients score a
+ * 429 as a failed test) and that carry a start deadline. What bounds them is the number of
+ * connections the server accepts, each waiting on one such job. */
+void sched_reserve_always(struct sched *s, size_t n);
 /* sched_unreserve(s, n) — gives back reservations that will not be submitted. */
 void sched_unreserve(struct sched *s, size_t n);
 
