@@ -312,8 +312,8 @@ unsigned api_tasks_route(struct store *s, struct http_request *r, char *route, s
     if (!rest && post)
         return route_import(s, r);
     if (!get) {
-        http_respond_error(r, 405, "method_not_allowed", "%s wants %s, not %s", route,
-                           rest ? "GET" : "GET or POST", method);
+        http_respond_error_with(r, 405, "Allow", rest ? "GET" : "GET, POST", "method_not_allowed",
+                                "%s wants %s, not %s", route, rest ? "GET" : "GET or POST", method);
         return 405;
     }
     if (!rest)
