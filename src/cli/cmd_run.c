@@ -169,37 +169,39 @@ static int check_fits(const struct run_opts *o, char *const *prog_argv)
     return 0;
 }
 
+/* The options of `crucible run` (getopt_long with "+h": the first non-option is PROGRAM). */
+enum {
+    O_IMAGE = 256,
+    O_STDIN,
+    O_FILE,
+    O_ENV,
+    O_NETWORK,
+    O_JSON,
+    O_CHECK,
+    O_EXIT_STATUS,
+    O_LIMIT = 300
+};
+static const struct option run_longopts[] = {
+    {"image", required_argument, NULL, O_IMAGE},
+    {"cpu-time", required_argument, NULL, O_LIMIT + LIM_CPU},
+    {"wall-time", required_argument, NULL, O_LIMIT + LIM_WALL},
+    {"memory", required_argument, NULL, O_LIMIT + LIM_MEMORY},
+    {"pids", required_argument, NULL, O_LIMIT + LIM_PIDS},
+    {"output", required_argument, NULL, O_LIMIT + LIM_OUTPUT},
+    {"disk", required_argument, NULL, O_LIMIT + LIM_DISK},
+    {"stdin", required_argument, NULL, O_STDIN},
+    {"file", required_argument, NULL, O_FILE},
+    {"env", required_argument, NULL, O_ENV},
+    {"network", required_argument, NULL, O_NETWORK},
+    {"json", no_argument, NULL, O_JSON},
+    {"check", no_argument, NULL, O_CHECK},
+    {"exit-status", required_argument, NULL, O_EXIT_STATUS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
 {
-    enum {
-        O_IMAGE = 256,
-        O_STDIN,
-        O_FILE,
-        O_ENV,
-        O_NETWORK,
-        O_JSON,
-        O_CHECK,
-        O_EXIT_STATUS,
-        O_LIMIT = 300
-    };
-    static const struct option longopts[] = {
-        {"image", required_argument, NULL, O_IMAGE},
-        {"cpu-time", required_argument, NULL, O_LIMIT + LIM_CPU},
-        {"wall-time", required_argument, NULL, O_LIMIT + LIM_WALL},
-        {"memory", required_argument, NULL, O_LIMIT + LIM_MEMORY},
-        {"pids", required_argument, NULL, O_LIMIT + LIM_PIDS},
-        {"output", required_argument, NULL, O_LIMIT + LIM_OUTPUT},
-        {"disk", required_argument, NULL, O_LIMIT + LIM_DISK},
-        {"stdin", required_argument, NULL, O_STDIN},
-        {"file", required_argument, NULL, O_FILE},
-        {"env", required_argument, NULL, O_ENV},
-        {"network", required_argument, NULL, O_NETWORK},
-        {"json", no_argument, NULL, O_JSON},
-        {"check", no_argument, NULL, O_CHECK},
-        {"exit-status", required_argument, NULL, O_EXIT_STATUS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     bool wall_set = false;
     int c, r;
 
@@ -208,7 +210,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     opterr = 0;
     optind = 1;
     /* '+': stop at the first non-option, so the program's own options are never ours. */
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+h", run_longopts, NULL)) != -1) {
         double v;
         switch (c) {
         case 'h':
@@ -316,26 +318,20 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     return check_fits(o, argv + optind);
 }
 
-/* exit_mode_wanted(argc, argv) — the --exit-status the command line asks for, looked up
- * before it is parsed, so that a usage error found before the option is reached still exits
- * as asked (125 for 'program'). The last one before "--" or PROGRAM counts, as in parse. */
+/* exit_mode_wanted(argc, argv) — the --exit-status the command line asks for, read by a
+ * getopt pass of its own before parse, so that a usage error found before the option is
+ * reached still exits as asked (125 for 'program'). The last one counts, as in parse. */
 static enum exit_mode exit_mode_wanted(int argc, char **argv)
 {
     enum exit_mode mode = EXIT_VERDICT;
+    int c;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = NULL;
-        if (strcmp(a, "--") == 0 || a[0] != '-')
-            break;
-        if (strncmp(a, "--exit-status=", 14) == 0)
-            v = a + 14;
-        else if (strcmp(a, "--exit-status") == 0 && i + 1 < argc)
-            v = argv[++i];
-        if (v && strcmp(v, "program") == 0)
-            mode = EXIT_PROGRAM;
-        else if (v)
-            mode = EXIT_VERDICT;
-    }
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", run_longopts, NULL)) != -1)
+        if (c == O_EXIT_STATUS)
+            mode = strcmp(optarg, "program") == 0 ? EXIT_PROGRAM : EXIT_VERDICT;
+    optind = 1;
     return mode;
 }
 
@@ -347,9 +343,10 @@ static int program_status(const struct result *res)
         return 0;
     case RESULT_RUNTIME_ERROR:
         if (res->exit_code == 127 && strncmp(res->message, "cannot execute", 14) == 0) {
+            /* "cannot execute 'PROGRAM': strerror(errno)" (sandbox_init.c) */
             const char *colon = strrchr(res->message, ':');
-            bool found = !colon || (strcmp(colon + 2, strerror(EACCES)) != 0 &&
-                                    strcmp(colon + 2, strerror(ENOEXEC)) != 0);
+            const char *why = colon && colon[1] == ' ' ? colon + 2 : "";
+            bool found = strcmp(why, strerror(EACCES)) != 0 && strcmp(why, strerror(ENOEXEC)) != 0;
             return found ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
         }
         return res->exit_code >= 0 && res->exit_code <= 255 ? res->exit_code : EXIT_CRUCIBLE;
@@ -395,13 +392,14 @@ int cmd_run(int argc, char **argv)
     struct result res;
     int prog = 0, r, status = 2, stdin_fd = -1, stop_fd = -1;
     bool program_said = false; /* status is the record's, by --exit-status=program */
+    enum exit_mode want = exit_mode_wanted(argc, argv);
     sigset_t stop;
 
     if (!o || !img) {
         fprintf(stderr, "crucible run: out of memory\n");
         goto out_free;
     }
-    o->exit_mode = exit_mode_wanted(argc, argv);
+    o->exit_mode = want;
     r = parse(argc, argv, o, &prog);
     if (r != 0) {
         status = r == 1 ? 0 : r;
@@ -499,7 +497,7 @@ out_files:
 out_free:
     /* status 2 is crucible's failure or the command line's: 125 when the caller asked for
      * the program's status (a record's own verdict was mapped above). */
-    if (status == 2 && !program_said && exit_mode_wanted(argc, argv) == EXIT_PROGRAM)
+    if (status == 2 && !program_said && want == EXIT_PROGRAM)
         status = EXIT_CRUCIBLE;
     free(o);
     free(img);

@@ -6,7 +6,7 @@
 # default (and --exit-status=verdict) stays 0/1/2.
 . "$(dirname "$0")/lib.sh"
 
-plan 33
+plan 34
 
 # --- the default is unchanged ----------------------------------------------------------
 cru run -- /bin/sh -c 'exit 3'
@@ -88,6 +88,8 @@ cru run --exit-status=program --bogus -- /bin/true
 is "$RC" 125 "program: a wrong option gives 125"
 cru run --bogus --exit-status=program -- /bin/true
 is "$RC" 125 "program: a wrong option before --exit-status gives 125 too"
+cru run --wall-time 5 --bogus --exit-status=program -- /bin/true
+is "$RC" 125 "program: ... also after an option with a value"
 cru run --exit-status=program --image /nonexistent/rootfs -- /bin/true
 is "$RC" 125 "program: an image that cannot be used gives 125"
 one_line "$ERR"
