@@ -67,6 +67,15 @@ $(BUILD)/gen/judge/harness/python.pyc.inc: src/judge/harness/python.py
 	else printf '#define HARNESS_PYC_PATH NULL\n#define HARNESS_PYC_DATA ""\n' >$@; fi
 $(BUILD)/obj/judge/lang.o: $(HARNESS_INC) $(BUILD)/gen/judge/harness/python.pyc.inc
 
+# build/gen/commit.h: the commit the binary is built from (crucible_build_info in /metrics),
+# "" outside a git checkout; rewritten only when it changed, so only metrics.o is rebuilt.
+$(BUILD)/gen/commit.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define CRUCIBLE_COMMIT "%s"\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null)" >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/obj/metrics.o: $(BUILD)/gen/commit.h
+FORCE:
+
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc -Itests -MMD -MP $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
@@ -109,5 +118,5 @@ format-check:
 clean:
 	rm -rf build build-san
 
-.PHONY: all check check-unit check-security check-hacks bench format format-check clean
+.PHONY: FORCE all check check-unit check-security check-hacks bench format format-check clean
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d)

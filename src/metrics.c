@@ -1,19 +1,29 @@
 /*
  * metrics.c — see metrics.h. Families and series live in small arrays searched linearly:
- * a service has tens of series, and renders them a few times a minute.
+ * a service has tens of series, and renders them a few times a minute. The process_*
+ * families are read from /proc/self on each render, as the Prometheus client libraries'
+ * process collector does.
  */
 #include "metrics.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "commit.h" /* build/gen/commit.h: CRUCIBLE_COMMIT */
+#include "version.h"
 
 enum kind { COUNTER, GAUGE, HISTOGRAM };
 
-static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                 0.1,    0.25,    0.5,    1,     2.5,    5,     10,   30,    60};
+/* From 100 µs (a warm sandbox's spawn) to an hour (a verification's longest wall time). */
+static const double buckets[] = {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                 0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10,
+                                 30,     60,      120,    300,   600,    1800,  3600};
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 
 struct series {
@@ -164,6 +174,99 @@ static void sample(FILE *f, const char *name, const char *suffix, const char *la
             labels[0] && extra[0] ? "," : "", extra, any ? "}" : "", value);
 }
 
+/* gauge(f, name, help, type, value) — a family of one unlabelled sample. */
+static void gauge(FILE *f, const char *name, const char *help, const char *type, double value)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, value);
+}
+
+/* render_build_info(f) — crucible_build_info{version, commit} 1 (commit left out when the
+ * build did not know it). */
+static void render_build_info(FILE *f)
+{
+    fprintf(f,
+            "# HELP crucible_build_info the crucible release and commit serving (always 1)\n"
+            "# TYPE crucible_build_info gauge\n"
+            "crucible_build_info{version=\"%s\"%s%s%s} 1\n",
+            CRUCIBLE_VERSION, CRUCIBLE_COMMIT[0] ? ",commit=\"" : "", CRUCIBLE_COMMIT,
+            CRUCIBLE_COMMIT[0] ? "\"" : "");
+}
+
+/* boot_time() — seconds since the epoch when the host booted (/proc/stat btime), or -1. */
+static double boot_time(void)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    char line[256];
+    double t = -1;
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "btime %lf", &t) == 1)
+            break;
+    fclose(f);
+    return t;
+}
+
+/* open_fds() — the descriptors this process holds (the listing's own not counted), or -1. */
+static double open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    double n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && atoi(e->d_name) != dirfd(d))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* render_process(f) — the process_* families of the Prometheus client libraries, read from
+ * /proc/self now; a family whose source cannot be read is left out. */
+static void render_process(FILE *f)
+{
+    unsigned long long utime, stime, start, vsize;
+    long threads, rss, tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+    char buf[1024], *p = NULL;
+    FILE *st = fopen("/proc/self/stat", "re");
+    struct rlimit rl;
+    double v, btime;
+    size_t n = 0;
+
+    if (st) {
+        n = fread(buf, 1, sizeof(buf) - 1, st);
+        fclose(st);
+    }
+    buf[n] = '\0';
+    /* comm may hold spaces and parentheses: the fields start after the last ')'. Field 3
+     * (state) onwards; utime 14, stime 15, num_threads 20, starttime 22, vsize 23, rss 24. */
+    if ((p = strrchr(buf, ')')) && tick > 0 &&
+        sscanf(p + 1,
+               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %ld %*d "
+               "%llu %llu %ld",
+               &utime, &stime, &threads, &start, &vsize, &rss) == 6) {
+        gauge(f, "process_cpu_seconds_total", "user and system CPU time spent in seconds",
+              "counter", (double)(utime + stime) / (double)tick);
+        gauge(f, "process_virtual_memory_bytes", "virtual memory size in bytes", "gauge",
+              (double)vsize);
+        gauge(f, "process_resident_memory_bytes", "resident memory size in bytes", "gauge",
+              (double)rss * (double)page);
+        if ((btime = boot_time()) >= 0)
+            gauge(f, "process_start_time_seconds",
+                  "start time of the process since the unix epoch in seconds", "gauge",
+                  btime + (double)start / (double)tick);
+        gauge(f, "process_threads", "threads in the process", "gauge", (double)threads);
+    }
+    if ((v = open_fds()) >= 0)
+        gauge(f, "process_open_fds", "open file descriptors", "gauge", v);
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        gauge(f, "process_max_fds", "the most open file descriptors (the soft limit)", "gauge",
+              rl.rlim_cur == RLIM_INFINITY ? 1.8446744073709552e19 : (double)rl.rlim_cur);
+}
+
 char *metrics_render(struct metrics *m)
 {
     static const char *const kinds[] = {"counter", "gauge", "histogram"};
@@ -195,6 +298,8 @@ char *metrics_render(struct metrics *m)
         }
     }
     pthread_mutex_unlock(&m->mu);
+    render_build_info(f);
+    render_process(f);
     if (fclose(f) != 0) {
         free(text);
         return NULL;

@@ -23,11 +23,14 @@ void metrics_set_total(struct metrics *m, const char *name, const char *help, co
 void metrics_set(struct metrics *m, const char *name, const char *help, const char *labels,
                  double v);
 /* metrics_observe(m, name, help, labels, seconds) — a histogram with buckets from 100 µs
- * to 60 s. */
+ * to 3600 s (jobs of up to an hour land in a finite bucket). */
 void metrics_observe(struct metrics *m, const char *name, const char *help, const char *labels,
                      double seconds);
 
-/* metrics_render(m) — the exposition text, malloc'd (caller frees); NULL on ENOMEM. */
+/* metrics_render(m) — the exposition text (Prometheus text format 0.0.4), malloc'd (caller
+ * frees); NULL on ENOMEM. After m's families: crucible_build_info{version,commit} 1 and the
+ * standard process_* families (CPU seconds, resident and virtual memory, open and max fds,
+ * start time, threads) read from /proc/self at the call. */
 char *metrics_render(struct metrics *m);
 
 /* metrics_label_escape(in, out, size) — a label value with \ " and newline escaped. */

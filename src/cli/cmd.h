@@ -6,7 +6,7 @@
 #ifndef CRUCIBLE_CMD_H
 #define CRUCIBLE_CMD_H
 
-#define CRUCIBLE_VERSION "0.1.0"
+#include "version.h"
 
 /* cmd_run(argc, argv) — `crucible run`: one command in a fresh sandbox. */
 int cmd_run(int argc, char **argv);

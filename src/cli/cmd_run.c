@@ -4,7 +4,9 @@
  * Parses and validates every option before any sandbox exists (a bad option is a
  * one-line error and exit 2), then runs the program once and prints either its output
  * (stdout to stdout, stderr to stderr, a one-line verdict on stderr when it did not end
- * ok) or, with --json, the result record.
+ * ok) or, with --json, the result record. The exit status is the verdict (0/1/2), or with
+ * --exit-status=program the program's own, in the convention of timeout(1) and docker run
+ * (exit_statuses below).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,10 +50,16 @@ static void run_usage(FILE *f)
         "  --env K=V            add K=V to the sandbox's environment\n"
         "  --network none|loopback   no network (default), or a private loopback only\n"
         "  --json               print the result record as JSON on stdout\n"
+        "  --exit-status MODE   'verdict' (default) or 'program': see below\n"
         "  --check              print which limits this host lets crucible enforce\n"
         "  -h, --help           this text\n\n"
-        "exit status: 0 the program exited 0; 1 it failed or hit a limit; 2 crucible\n"
-        "failed or the command line is wrong.\n",
+        "exit status (--exit-status=verdict): 0 the program exited 0; 1 it failed or hit a\n"
+        "limit; 2 crucible failed or the command line is wrong.\n"
+        "--exit-status=program (as timeout(1) and docker run): the program's own exit status;\n"
+        "128+N killed by signal N; 124 the CPU or wall-time limit; 137 the memory limit\n"
+        "(killed, as docker's OOM kill); 153 the output limit (128+SIGXFSZ); 126 PROGRAM\n"
+        "cannot be executed, 127 not found; 125 crucible failed or the command line is wrong.\n"
+        "A program that runs out of --pids sees its fork fail and exits as it chooses.\n",
         r[LIM_CPU].min, r[LIM_CPU].max, r[LIM_CPU].def, r[LIM_WALL].min, r[LIM_WALL].max,
         r[LIM_WALL].def, r[LIM_MEMORY].min, r[LIM_MEMORY].max, r[LIM_MEMORY].def, r[LIM_PIDS].min,
         r[LIM_PIDS].max, r[LIM_PIDS].def, r[LIM_OUTPUT].min, r[LIM_OUTPUT].max, r[LIM_OUTPUT].def,
@@ -80,6 +88,21 @@ static bool parse_limit(enum sandbox_limit_id id, const char *arg, double *out)
     return true;
 }
 
+/* What the exit status says: the verdict (0 ok, 1 failed, 2 crucible), or the program's. */
+enum exit_mode { EXIT_VERDICT, EXIT_PROGRAM };
+
+/* The exit statuses of --exit-status=program for what is not the program's own status:
+ * timeout(1)'s 124 and 125, the shell's 126 and 127, docker's 137 for an OOM kill. */
+enum {
+    EXIT_TIMEOUT = 124,  /* the CPU or wall-time limit (timeout(1)) */
+    EXIT_CRUCIBLE = 125, /* crucible failed, or its command line is wrong */
+    EXIT_NOT_EXECUTABLE = 126,
+    EXIT_NOT_FOUND = 127,
+    EXIT_SIGNAL_BASE = 128,      /* + the signal that killed the program */
+    EXIT_MEMORY = 128 + SIGKILL, /* 137: the memory limit's kill, as docker reports OOM */
+    EXIT_OUTPUT = 128 + SIGXFSZ, /* 153: the output limit, the signal of a file size limit */
+};
+
 struct run_opts {
     const char *image;
     struct sandbox_limits limits;
@@ -90,6 +113,7 @@ struct run_opts {
     char *env[MAX_ENV + 1];
     size_t nenv;
     bool json, check;
+    enum exit_mode exit_mode;
 };
 
 static void close_files(struct run_opts *o)
@@ -145,26 +169,39 @@ static int check_fits(const struct run_opts *o, char *const *prog_argv)
     return 0;
 }
 
+/* The options of `crucible run` (getopt_long with "+h": the first non-option is PROGRAM). */
+enum {
+    O_IMAGE = 256,
+    O_STDIN,
+    O_FILE,
+    O_ENV,
+    O_NETWORK,
+    O_JSON,
+    O_CHECK,
+    O_EXIT_STATUS,
+    O_LIMIT = 300
+};
+static const struct option run_longopts[] = {
+    {"image", required_argument, NULL, O_IMAGE},
+    {"cpu-time", required_argument, NULL, O_LIMIT + LIM_CPU},
+    {"wall-time", required_argument, NULL, O_LIMIT + LIM_WALL},
+    {"memory", required_argument, NULL, O_LIMIT + LIM_MEMORY},
+    {"pids", required_argument, NULL, O_LIMIT + LIM_PIDS},
+    {"output", required_argument, NULL, O_LIMIT + LIM_OUTPUT},
+    {"disk", required_argument, NULL, O_LIMIT + LIM_DISK},
+    {"stdin", required_argument, NULL, O_STDIN},
+    {"file", required_argument, NULL, O_FILE},
+    {"env", required_argument, NULL, O_ENV},
+    {"network", required_argument, NULL, O_NETWORK},
+    {"json", no_argument, NULL, O_JSON},
+    {"check", no_argument, NULL, O_CHECK},
+    {"exit-status", required_argument, NULL, O_EXIT_STATUS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
 static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
 {
-    enum { O_IMAGE = 256, O_STDIN, O_FILE, O_ENV, O_NETWORK, O_JSON, O_CHECK, O_LIMIT = 300 };
-    static const struct option longopts[] = {
-        {"image", required_argument, NULL, O_IMAGE},
-        {"cpu-time", required_argument, NULL, O_LIMIT + LIM_CPU},
-        {"wall-time", required_argument, NULL, O_LIMIT + LIM_WALL},
-        {"memory", required_argument, NULL, O_LIMIT + LIM_MEMORY},
-        {"pids", required_argument, NULL, O_LIMIT + LIM_PIDS},
-        {"output", required_argument, NULL, O_LIMIT + LIM_OUTPUT},
-        {"disk", required_argument, NULL, O_LIMIT + LIM_DISK},
-        {"stdin", required_argument, NULL, O_STDIN},
-        {"file", required_argument, NULL, O_FILE},
-        {"env", required_argument, NULL, O_ENV},
-        {"network", required_argument, NULL, O_NETWORK},
-        {"json", no_argument, NULL, O_JSON},
-        {"check", no_argument, NULL, O_CHECK},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     bool wall_set = false;
     int c, r;
 
@@ -173,7 +210,7 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     opterr = 0;
     optind = 1;
     /* '+': stop at the first non-option, so the program's own options are never ours. */
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+h", run_longopts, NULL)) != -1) {
         double v;
         switch (c) {
         case 'h':
@@ -210,6 +247,15 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
             break;
         case O_CHECK:
             o->check = true;
+            break;
+        case O_EXIT_STATUS:
+            if (strcmp(optarg, "verdict") == 0)
+                o->exit_mode = EXIT_VERDICT;
+            else if (strcmp(optarg, "program") == 0)
+                o->exit_mode = EXIT_PROGRAM;
+            else
+                return usage_error("--exit-status must be 'verdict' or 'program', not '%s'%s",
+                                   optarg, "");
             break;
         case '?':
             if (optopt)
@@ -272,6 +318,52 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
     return check_fits(o, argv + optind);
 }
 
+/* exit_mode_wanted(argc, argv) — the --exit-status the command line asks for, read by a
+ * getopt pass of its own before parse, so that a usage error found before the option is
+ * reached still exits as asked (125 for 'program'). The last one counts, as in parse. */
+static enum exit_mode exit_mode_wanted(int argc, char **argv)
+{
+    enum exit_mode mode = EXIT_VERDICT;
+    int c;
+
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+h", run_longopts, NULL)) != -1)
+        if (c == O_EXIT_STATUS)
+            mode = strcmp(optarg, "program") == 0 ? EXIT_PROGRAM : EXIT_VERDICT;
+    optind = 1;
+    return mode;
+}
+
+/* program_status(res) — the exit status --exit-status=program gives for a run's record. */
+static int program_status(const struct result *res)
+{
+    switch (res->status) {
+    case RESULT_OK:
+        return 0;
+    case RESULT_RUNTIME_ERROR:
+        if (res->exit_code == 127 && strncmp(res->message, "cannot execute", 14) == 0) {
+            /* "cannot execute 'PROGRAM': strerror(errno)" (sandbox_init.c) */
+            const char *colon = strrchr(res->message, ':');
+            const char *why = colon && colon[1] == ' ' ? colon + 2 : "";
+            bool found = strcmp(why, strerror(EACCES)) != 0 && strcmp(why, strerror(ENOEXEC)) != 0;
+            return found ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+        }
+        return res->exit_code >= 0 && res->exit_code <= 255 ? res->exit_code : EXIT_CRUCIBLE;
+    case RESULT_SIGNALED:
+        return EXIT_SIGNAL_BASE + res->signal;
+    case RESULT_TIMEOUT:
+        return EXIT_TIMEOUT;
+    case RESULT_MEMORY_LIMIT:
+        return EXIT_MEMORY;
+    case RESULT_OUTPUT_LIMIT:
+        return EXIT_OUTPUT;
+    case RESULT_SANDBOX_ERROR:
+    default:
+        return EXIT_CRUCIBLE;
+    }
+}
+
 static void print_text(const struct result *res)
 {
     if (res->out.len)
@@ -299,12 +391,15 @@ int cmd_run(int argc, char **argv)
     struct image *img = calloc(1, sizeof(*img));
     struct result res;
     int prog = 0, r, status = 2, stdin_fd = -1, stop_fd = -1;
+    bool program_said = false; /* status is the record's, by --exit-status=program */
+    enum exit_mode want = exit_mode_wanted(argc, argv);
     sigset_t stop;
 
     if (!o || !img) {
         fprintf(stderr, "crucible run: out of memory\n");
         goto out_free;
     }
+    o->exit_mode = want;
     r = parse(argc, argv, o, &prog);
     if (r != 0) {
         status = r == 1 ? 0 : r;
@@ -376,6 +471,10 @@ int cmd_run(int argc, char **argv)
     } else {
         status = res.status == RESULT_OK ? 0 : 1;
     }
+    if (o->exit_mode == EXIT_PROGRAM) {
+        status = program_status(&res);
+        program_said = true;
+    }
     result_release(&res);
 out_rt:
     sandbox_runtime_release(&rt);
@@ -396,6 +495,10 @@ out_files:
         close(stdin_fd);
     close_files(o);
 out_free:
+    /* status 2 is crucible's failure or the command line's: 125 when the caller asked for
+     * the program's status (a record's own verdict was mapped above). */
+    if (status == 2 && !program_said && want == EXIT_PROGRAM)
+        status = EXIT_CRUCIBLE;
     free(o);
     free(img);
     return status;

@@ -1994,7 +1994,8 @@ static void route_metrics(struct api *a, struct http_request *r)
         fail(a, r, "/metrics", 500, "internal", "out of memory");
         return;
     }
-    http_respond(r, 200, "text/plain; version=0.0.4", text, strlen(text), NULL, NULL);
+    http_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL,
+                 NULL);
     free(text);
 }
 
@@ -2007,7 +2008,7 @@ static bool authorized(const struct api *a, const struct http_request *r)
 
     if (!a->cfg.token)
         return true;
-    if (!h || strncmp(h, "Bearer ", 7) != 0)
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) /* the scheme is case-insensitive */
         return false;
     h += 7;
     tl = strlen(a->cfg.token);
@@ -2045,19 +2046,45 @@ static const struct route *route_find(const char *path)
     return NULL;
 }
 
+/* refuse_with(a, r, route, status, header, value, code, fmt...) — an error answer with the
+ * header its status calls for, counted. */
+static void refuse_with(struct api *a, struct http_request *r, const char *route, unsigned status,
+                        const char *header, const char *value, const char *code, const char *fmt,
+                        ...) __attribute__((format(printf, 8, 9)));
+static void refuse_with(struct api *a, struct http_request *r, const char *route, unsigned status,
+                        const char *header, const char *value, const char *code, const char *fmt,
+                        ...)
+{
+    char msg[768];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    count_request(a, route, status, 0);
+    http_respond_error_with(r, status, header, value, code, "%s", msg);
+}
+
 /* refuse(a, r) — answers 401, 404 or 405 when r may not go on (in that order: without the
- * token nothing about the routes is told); true when it answered. */
+ * token nothing about the routes is told); true when it answered. A 401 carries the bearer
+ * challenge of RFC 6750 (error="invalid_token" when a bearer token was given and is wrong;
+ * none when no credentials were, or another scheme), a 405 the methods the route takes. */
 static bool refuse(struct api *a, struct http_request *r)
 {
     const char *path = http_path(r), *method = http_method(r);
+    const char *auth = http_header(r, "Authorization");
     const struct route *rt = route_find(path);
 
     if (!(rt && rt->kind == -1) && !authorized(a, r)) {
-        fail(a, r,
-             rt                    ? rt->path
-             : is_tasks_path(path) ? "/v1/tasks"
-                                   : "other",
-             401, "unauthorized", "missing or wrong bearer token (Authorization: Bearer ...)");
+        bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
+        refuse_with(a, r,
+                    rt                    ? rt->path
+                    : is_tasks_path(path) ? "/v1/tasks"
+                                          : "other",
+                    401, "WWW-Authenticate",
+                    bearer ? "Bearer realm=\"crucible\", error=\"invalid_token\""
+                           : "Bearer realm=\"crucible\"",
+                    "unauthorized", "missing or wrong bearer token (Authorization: Bearer ...)");
         return true;
     }
     if (is_tasks_path(path))
@@ -2067,8 +2094,8 @@ static bool refuse(struct api *a, struct http_request *r)
         return true;
     }
     if (strcmp(method, rt->method) != 0) {
-        fail(a, r, rt->path, 405, "method_not_allowed", "%s wants %s, not %s", rt->path, rt->method,
-             method);
+        refuse_with(a, r, rt->path, 405, "Allow", rt->method, "method_not_allowed",
+                    "%s wants %s, not %s", rt->path, rt->method, method);
         return true;
     }
     return false;

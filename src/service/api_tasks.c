@@ -483,8 +483,8 @@ int api_tasks_route(struct store *s, struct offload *off, struct http_request *r
     }
     if (!rest && post) {
     } else if (!get) {
-        http_respond_error(r, 405, "method_not_allowed", "%s wants %s, not %s", route,
-                           rest ? "GET" : "GET or POST", method);
+        http_respond_error_with(r, 405, "Allow", rest ? "GET" : "GET, POST", "method_not_allowed",
+                                "%s wants %s, not %s", route, rest ? "GET" : "GET or POST", method);
         return 405;
     } else if (rest && !*rest) {
         http_respond_error(r, 404, "not_found", "GET /v1/tasks/{id} needs an id");

@@ -713,7 +713,10 @@ void http_respond(struct http_request *r, unsigned status, const char *content_t
     set_response(r, status, resp);
 }
 
-void http_respond_json(struct http_request *r, unsigned status, json_t *j)
+/* respond_json(r, status, j, header, value) — http_respond_json with one extra header (or
+ * NULL); j's reference is stolen. */
+static void respond_json(struct http_request *r, unsigned status, json_t *j, const char *header,
+                         const char *value)
 {
     char *text =
         j ? json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
@@ -733,9 +736,14 @@ void http_respond_json(struct http_request *r, unsigned status, json_t *j)
             text[n++] = '\n';
             text[n] = '\0';
         }
-        http_respond(r, status, "application/json", text, n, NULL, NULL);
+        http_respond(r, status, "application/json", text, n, header, value);
     }
     free(text);
+}
+
+void http_respond_json(struct http_request *r, unsigned status, json_t *j)
+{
+    respond_json(r, status, j, NULL, NULL);
 }
 
 void http_respond_error(struct http_request *r, unsigned status, const char *code, const char *fmt,
@@ -747,7 +755,21 @@ void http_respond_error(struct http_request *r, unsigned status, const char *cod
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    http_respond_json(r, status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg));
+    respond_json(r, status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg), NULL,
+                 NULL);
+}
+
+void http_respond_error_with(struct http_request *r, unsigned status, const char *header,
+                             const char *value, const char *code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    respond_json(r, status, json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg),
+                 header, value);
 }
 
 void http_stream_begin(struct http_request *r, unsigned status, const char *content_type)

@@ -95,6 +95,12 @@ void http_respond_json(struct http_request *r, unsigned status, json_t *j);
 void http_respond_error(struct http_request *r, unsigned status, const char *code, const char *fmt,
                         ...) __attribute__((format(printf, 4, 5)));
 
+/* http_respond_error_with(r, status, header, value, code, fmt, ...) — the same with one
+ * extra header (Allow on a 405, WWW-Authenticate on a 401). */
+void http_respond_error_with(struct http_request *r, unsigned status, const char *header,
+                             const char *value, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 /* Streaming (chunked): begin once, write any number of times, end once. */
 void http_stream_begin(struct http_request *r, unsigned status, const char *content_type);
 void http_stream_write(struct http_request *r, const char *data, size_t len);

@@ -217,7 +217,9 @@ def test_metrics(client):
     names = [line.split("{")[0].split()[0] for line in text.splitlines()
              if line.strip() and not line.startswith("#")]
     assert names, text
-    assert all(n.startswith("crucible_") for n in names), names
+    # crucible's own families, and the process_* ones every Prometheus client library exports
+    assert all(n.startswith(("crucible_", "process_")) for n in names), names
+    assert "crucible_build_info" in names and "process_resident_memory_bytes" in names, names
 
 
 # --- /v1/run -----------------------------------------------------------------------------
