@@ -8,6 +8,7 @@
  * (or was answered) and none of its jobs is still with the scheduler.
  */
 #include "service/api.h"
+#include "service/api_fuzz.h"
 
 #include <errno.h>
 #include <math.h>
@@ -1435,4 +1436,153 @@ struct api *api_new(struct sched *s, struct metrics *m, const struct api_config 
 void api_free(struct api *a)
 {
     free(a);
+}
+
+/* ---- request checking without a server (api_fuzz.h; the fuzz targets) ------------- */
+
+/* check_import(a, body, len, err) — route_import's per-line work, rolled back. */
+static int check_import(struct api *a, const char *body, size_t len, struct errbuf *err)
+{
+    const char *p = body, *end = body + len;
+    size_t good = 0, bad = 0;
+    json_t *seen = json_object();
+    int rc = 0;
+
+    if (!seen)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    if (a->cfg.store && store_begin(a->cfg.store, err) < 0) {
+        json_decref(seen);
+        return -EIO;
+    }
+    while (p < end && rc == 0) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        enum store_import_outcome out;
+        struct errbuf why = {{0}};
+        json_error_t je;
+        struct task t;
+        json_t *j = NULL;
+
+        memset(&t, 0, sizeof(t));
+        if (n > strspn(p, " \t\r")) { /* as route_import: blank lines are skipped */
+            if (!(j = json_loadb(p, n, JSON_REJECT_DUPLICATES, &je)) ||
+                task_from_json(j, &t, &why) < 0 || json_object_get(seen, t.id)) {
+                bad++;
+            } else if (a->cfg.store && store_import(a->cfg.store, &t, &out, err) < 0) {
+                rc = -EIO;
+            } else {
+                good++;
+                json_object_set_new(seen, t.id, json_true());
+            }
+            task_release(&t);
+            json_decref(j);
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    if (a->cfg.store)
+        store_rollback(a->cfg.store);
+    json_decref(seen);
+    if (rc == 0 && !good)
+        rc = errbuf_set(err, bad ? "no valid task in the body" : "the body holds no task");
+    return rc;
+}
+
+/* check_batch(a, j, &o, err) — route_batch's parsing of the items into a new owner *o
+ * (the caller discards it, even on error); nothing is admitted. */
+static int check_batch(struct api *a, const json_t *j, struct owner **op, struct errbuf *err)
+{
+    static const char *const keys[] = {"items", "priority", "deadline_s", NULL};
+    const json_t *items = json_object_get(j, "items"), *v;
+    struct item common;
+    struct owner *o;
+    size_t n, i;
+
+    if (only_keys(j, keys, err) < 0)
+        return -EINVAL;
+    n = json_is_array(items) ? json_array_size(items) : 0;
+    if (!json_is_array(items) || n > a->cfg.max_batch)
+        return errbuf_set(err, "'items' must be an array of at most %zu items", a->cfg.max_batch);
+    memset(&common, 0, sizeof(common));
+    if (common_fields(a, j, &common, err) < 0)
+        return -EINVAL;
+    if (!(*op = o = owner_new(a, NULL, "/v1/batch", n)))
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    o->batch = true;
+    json_array_foreach(items, i, v)
+    {
+        struct item *it = &o->items[i];
+        const json_t *kind = json_object_get(v, "kind"), *after, *e;
+        struct errbuf why = {{0}};
+        int rc;
+        size_t k;
+        if (!json_is_object(v) || !json_is_string(kind))
+            rc = errbuf_set(&why, "must be an object with \"kind\": \"run\" or \"verify\"");
+        else if (strcmp(json_string_value(kind), "run") == 0)
+            rc = parse_run(a, v, it, true, &why);
+        else if (strcmp(json_string_value(kind), "verify") == 0)
+            rc = parse_verify(a, v, it, true, &why);
+        else
+            rc = errbuf_set(&why, "unknown kind '%s' (run or verify)", json_string_value(kind));
+        after = json_object_get(v, "after");
+        if (rc == 0 && after && !json_is_array(after))
+            rc = errbuf_set(&why, "'after' must be an array of earlier item indices");
+        json_array_foreach(rc == 0 ? after : NULL, k, e)
+        {
+            json_int_t x = json_is_integer(e) ? json_integer_value(e) : -1;
+            if (x < 0 || (size_t)x >= i) {
+                rc = errbuf_set(&why, "after[%zu] must be the index of an earlier item", k);
+                break;
+            }
+        }
+        if (rc < 0) {
+            errbuf_set(err, "items[%zu]: %s", i, why.msg);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+int api_check_request(struct api *a, const char *route, const char *body, size_t len,
+                      struct errbuf *err)
+{
+    static const struct {
+        const char *path;
+        int kind; /* -3 batch, else enum kind */
+    } routes[] = {
+        {"/v1/run", K_RUN}, {"/v1/verify", K_VERIFY}, {"/run_code", K_RUNCODE}, {"/v1/batch", -3}};
+    struct owner *o = NULL;
+    json_error_t je;
+    json_t *j;
+    int rc = -ENOTSUP, kind = 0;
+
+    if (strcmp(route, "/v1/tasks") == 0)
+        return check_import(a, body, len, err);
+    for (size_t i = 0; i < sizeof(routes) / sizeof(routes[0]); i++)
+        if (strcmp(route, routes[i].path) == 0)
+            kind = routes[i].kind, rc = 0;
+    if (rc < 0)
+        return errbuf_set(err, "no route POST %s to check", route), -ENOTSUP;
+    if (!(j = json_loadb(body, len, JSON_REJECT_DUPLICATES, &je)))
+        return errbuf_set(err, "the body is not valid JSON: %s (line %d, column %d)", je.text,
+                          je.line, je.column);
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return errbuf_set(err, "the body must be a JSON object");
+    }
+    if (kind == -3) {
+        rc = check_batch(a, j, &o, err);
+    } else if (!(o = owner_new(a, NULL, route, 1))) {
+        errbuf_set(err, "out of memory");
+        rc = -ENOMEM;
+    } else if (kind == K_VERIFY) {
+        rc = parse_verify(a, j, &o->items[0], false, err);
+    } else if (kind == K_RUNCODE) {
+        rc = parse_run_code(a, j, &o->items[0], err);
+    } else {
+        rc = parse_run(a, j, &o->items[0], false, err);
+    }
+    json_decref(j);
+    if (o)
+        owner_discard(o);
+    return rc;
 }

@@ -1,0 +1,104 @@
+/*
+ * replay.c — a main() for a fuzz target built without libFuzzer: runs the target once over
+ * each file named, and over every regular file in each directory named (in name order), so
+ * the inputs a fuzzer once crashed on (fuzz/regress/NAME/) are replayed by `make check` with
+ * whatever compiler and sanitizers the suite is built with.
+ *
+ * Usage: NAME PATH...   Exits 0 after printing "NAME: N inputs"; a crash, a sanitizer
+ * report or an abort inside the target is the failure. 2 when a path cannot be read.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fuzz.h"
+
+static int replay_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    size_t len = 0, cap = 0, n;
+
+    if (!f) {
+        fprintf(stderr, "replay: cannot open '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    do {
+        if (len == cap) {
+            uint8_t *p = realloc(buf, cap = cap ? 2 * cap : 65536);
+            if (!p) {
+                fprintf(stderr, "replay: '%s': out of memory\n", path);
+                free(buf);
+                fclose(f);
+                return -1;
+            }
+            buf = p;
+        }
+        n = fread(buf + len, 1, cap - len, f);
+        len += n;
+    } while (n > 0);
+    fclose(f);
+    /* A copy of exactly len bytes: reading past the input is a bug ASan should see. */
+    {
+        uint8_t *exact = malloc(len ? len : 1);
+        if (!exact) {
+            free(buf);
+            return -1;
+        }
+        memcpy(exact, buf, len);
+        free(buf);
+        fprintf(stderr, "replay: %s\n", path);
+        LLVMFuzzerTestOneInput(exact, len);
+        free(exact);
+    }
+    return 0;
+}
+
+static int not_hidden(const struct dirent *d)
+{
+    return d->d_name[0] != '.';
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    unsigned count = 0;
+
+    for (int i = 1; i < argc; i++) {
+        struct stat st;
+        struct dirent **ents;
+        int n;
+
+        if (stat(argv[i], &st) < 0) {
+            fprintf(stderr, "replay: cannot stat '%s': %s\n", argv[i], strerror(errno));
+            return 2;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            if (replay_file(argv[i]) < 0)
+                return 2;
+            count++;
+            continue;
+        }
+        if ((n = scandir(argv[i], &ents, not_hidden, alphasort)) < 0) {
+            fprintf(stderr, "replay: cannot list '%s': %s\n", argv[i], strerror(errno));
+            return 2;
+        }
+        for (int k = 0; k < n; k++) {
+            char path[4096];
+            struct stat fst;
+            snprintf(path, sizeof(path), "%s/%s", argv[i], ents[k]->d_name);
+            if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode)) {
+                if (replay_file(path) < 0)
+                    return 2;
+                count++;
+            }
+            free(ents[k]);
+        }
+        free(ents);
+    }
+    printf("%s: %u inputs\n", name, count);
+    return 0;
+}
