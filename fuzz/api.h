@@ -34,7 +34,11 @@ static inline int fuzz_api_check(const char *route, const uint8_t *data, size_t 
         if (!(api = api_new(NULL, NULL, &cfg, NULL)))
             abort();
     }
-    api_check_request(api, route, (const char *)data, size, &err);
+    {
+        char *body = fuzz_strndup(data, size); /* NUL-terminated, as http_body gives it */
+        api_check_request(api, route, body, size, &err);
+        free(body);
+    }
     return 0;
 }
 

@@ -10,8 +10,9 @@
 #include "service/api.h"
 #include "util.h"
 
-/* api_check_request(a, route, body, len, err) — parses and validates body (len bytes, no NUL
- * needed) as the POST route would ("/v1/run", "/v1/verify", "/v1/batch", "/run_code", or
+/* api_check_request(a, route, body, len, err) — parses and validates body (len bytes and a NUL
+ * after them, as http_body gives it) as the POST route would ("/v1/run", "/v1/verify", "/v1/batch",
+ * "/run_code", or
  * "/v1/tasks": the import's JSONL lines, each through task_from_json and, when a has a
  * store, store_import inside a transaction that is rolled back), then frees everything:
  * nothing is reserved, submitted or committed. a needs no scheduler. 0 when the route would
