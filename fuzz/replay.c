@@ -89,7 +89,10 @@ int main(int argc, char **argv)
         for (int k = 0; k < n; k++) {
             char path[4096];
             struct stat fst;
-            snprintf(path, sizeof(path), "%s/%s", argv[i], ents[k]->d_name);
+            size_t dl = strlen(argv[i]);
+            snprintf(path, sizeof(path), "%.*s/%s",
+                     (int)(dl > 1 && argv[i][dl - 1] == '/' ? dl - 1 : dl), argv[i],
+                     ents[k]->d_name);
             if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode)) {
                 if (replay_file(path) < 0)
                     return 2;

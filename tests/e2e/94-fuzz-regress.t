@@ -2,7 +2,7 @@
 # The fuzz targets (fuzz/NAME.c) replayed over the inputs that once crashed them
 # (fuzz/regress/NAME/) and over their committed seeds (fuzz/corpus/NAME/), with the suite's
 # own compiler and sanitizers: `make check` builds BUILD/fuzz/NAME with fuzz/replay.c's main.
-# Each target is one test; a crash, a sanitizer report or an abort fails it. docs/TESTING.md
+# Each target is one test; a crash, a sanitizer report, an abort or a hang fails it. docs/TESTING.md
 # ("Fuzzing") says how an input gets here.
 . "$(dirname "$0")/lib.sh"
 
@@ -23,7 +23,8 @@ for n in "${names[@]}"; do
     for d in "$REPO_ROOT/fuzz/regress/$n" "$REPO_ROOT/fuzz/corpus/$n"; do
         [ -d "$d" ] && dirs+=("$d")
     done
-    (cd "$T" && TMPDIR=$T "$bin" "${dirs[@]}") >"$OUT" 2>"$ERR"
+    # a hang is a finding too (fuzz/run gives an input 10 s; this, under any load, 120 s)
+    (cd "$T" && TMPDIR=$T timeout -k 5 120 "$bin" "${dirs[@]}") >"$OUT" 2>"$ERR"
     RC=$?
     LAST_CMD="$bin ${dirs[*]}"
     ok "$RC" "fuzz target $n replays $(grep -o '[0-9]* inputs' "$OUT" || echo "its inputs") ($(ls "$REPO_ROOT/fuzz/regress/$n" 2>/dev/null | wc -l) regressions)"
