@@ -14,7 +14,7 @@
 #include "fuzz.h"
 #include "library/convert.h"
 
-static char fuzz_scratch[64];
+static char fuzz_scratch[256];
 
 static int fuzz_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -41,7 +41,7 @@ static inline const char *fuzz_scratch_dir(void)
     if (!fuzz_scratch[0]) {
         const char *tmp = getenv("TMPDIR");
         snprintf(fuzz_scratch, sizeof(fuzz_scratch), "%s/crucible-fuzz.XXXXXX",
-                 tmp && *tmp && strlen(tmp) < 32 ? tmp : "/tmp");
+                 tmp && *tmp && strlen(tmp) < 200 ? tmp : "/tmp");
         if (!mkdtemp(fuzz_scratch)) {
             perror("fuzz: mkdtemp");
             abort();
@@ -89,7 +89,7 @@ static inline void fuzz_convert(enum convert_format format, const char *path)
 static inline void fuzz_convert_file(enum convert_format format, const char *name,
                                      const uint8_t *data, size_t size)
 {
-    char path[128];
+    char path[512];
 
     snprintf(path, sizeof(path), "%s/%s", fuzz_scratch_dir(), name);
     fuzz_write(path, data, size);

@@ -8,7 +8,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct convert_opts o = {.format = CONVERT_MBPP};
     struct convert_stats st;
     struct errbuf err = {{0}};
-    char path[128], name[64], *text;
+    char path[512], name[64], *text;
 
     if (size < 1)
         return 0;

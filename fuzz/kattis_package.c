@@ -78,7 +78,7 @@ static void add_entry(const char *root, char *header, const uint8_t *data, size_
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const uint8_t *p = data, *end = data + size;
-    char root[128], header[256];
+    char root[512], header[256];
     unsigned entries = 0;
 
     snprintf(root, sizeof(root), "%s/pkg", fuzz_scratch_dir());
