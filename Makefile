@@ -118,5 +118,57 @@ format-check:
 clean:
 	rm -rf build build-san
 
+# ---- fuzzing (fuzz/; docs/TESTING.md, "Fuzzing") ------------------------------------------
+#   make fuzz-smoke      every target for FUZZ_SMOKE_SECONDS (CI), make fuzz for FUZZ_SECONDS
+#   make fuzz-build      the libFuzzer binaries only (build-fuzz/fuzz/NAME)
+# Each fuzz/NAME.c (replay.c aside) is a target for one parser of outside input, built two ways:
+# BUILD/fuzz/NAME with fuzz/replay.c's main and the suite's compiler (make check replays
+# fuzz/regress/NAME/ through it: tests/e2e/94-fuzz-regress.t), and build-fuzz/fuzz/NAME with
+# clang's libFuzzer, ASan and UBSan (a recursive make: BUILD=build-fuzz, FUZZ_MAIN the engine).
+FUZZ_SRC   := $(filter-out fuzz/replay.c,$(wildcard fuzz/*.c))
+FUZZ_NAMES := $(FUZZ_SRC:fuzz/%.c=%)
+FUZZ_BIN   := $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+FUZZ_CC    ?= clang
+FUZZ_MAIN  ?= $(BUILD)/fuzz/replay.o
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 20
+FUZZ_JOBS  ?= 2
+
+$(BUILD)/fuzz/replay.o: fuzz/replay.c fuzz/fuzz.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Ifuzz -c -o $@ $<
+
+$(BUILD)/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(filter %.o,$(FUZZ_MAIN)) $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -Ifuzz $(LDFLAGS) -o $@ $< $(FUZZ_MAIN) $(LIB_OBJ) $(LDLIBS)
+
+fuzz-replay: $(FUZZ_BIN)
+
+fuzz-build:
+	$(MAKE) BUILD=build-fuzz CC=$(FUZZ_CC) SANITIZE=fuzzer-no-link,address,undefined \
+	    WARN="$(filter-out -Werror -Wno-format-truncation,$(WARN)) -Wno-missing-field-initializers" FUZZ_MAIN=-fsanitize=fuzzer \
+	    $(FUZZ_NAMES:%=build-fuzz/fuzz/%)
+
+fuzz-smoke: fuzz-build
+	fuzz/run $(FUZZ_SMOKE_SECONDS) $(FUZZ_JOBS)
+
+fuzz: fuzz-build
+	fuzz/run $(FUZZ_SECONDS) $(FUZZ_JOBS)
+
+fuzz-format:
+	clang-format -i fuzz/*.[ch]
+
+fuzz-format-check:
+	clang-format --dry-run --Werror fuzz/*.[ch]
+
+fuzz-clean:
+	rm -rf build-fuzz
+
+check: $(FUZZ_BIN)
+format: fuzz-format
+format-check: fuzz-format-check
+clean: fuzz-clean
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-replay fuzz-format fuzz-format-check fuzz-clean
+
 .PHONY: FORCE all check check-unit check-security check-hacks bench format format-check clean
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d)

@@ -479,11 +479,15 @@ static int go_prepare(json_t *in, json_t *task, struct errbuf *err)
 /* Crates the Rust declarations import that are not in std. */
 static const char *const rust_crates[] = {"rand", "regex", "md5"};
 
-/* mentions(s, word) — does s contain word not inside a longer identifier? */
+/* mentions(s, word) — does s contain word not inside a longer identifier? An empty word
+ * (`use rand::;` imports no item) is in no text: strstr would find it at every position
+ * without moving on (found by fuzz/convert_humaneval_x: the loop never ended). */
 static bool mentions(const char *s, const char *word)
 {
     size_t n = strlen(word);
 
+    if (n == 0)
+        return false;
     for (const char *p = s; (p = strstr(p, word)); p += n) {
         bool before = p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
         bool after = isalnum((unsigned char)p[n]) || p[n] == '_';

@@ -347,7 +347,7 @@ static int program_add_file(struct package *k, struct program *p, const char *re
 
     if (json_object_size(p->files) >= PROGRAM_FILES_MAX) {
         if (!p->why && asprintf(&p->why, "more than %d files", PROGRAM_FILES_MAX) < 0)
-            return -ENOMEM;
+            return p->why = NULL, -ENOMEM; /* undefined after a failed asprintf */
         return 0;
     }
     e = kattis_pkg_read(&k->pkg, rel, PROGRAM_FILE_MAX, &buf, &len, &k->err);
@@ -358,7 +358,7 @@ static int program_add_file(struct package *k, struct program *p, const char *re
     if (!util_utf8_valid(buf, len) || memchr(buf, '\0', len)) {
         free(buf);
         if (!p->why && asprintf(&p->why, "'%s' is not UTF-8 text", rel) < 0)
-            return -ENOMEM;
+            return p->why = NULL, -ENOMEM;
         return 0;
     }
     e = json_object_set_new(p->files, name, json_stringn(buf, len)) ? -ENOMEM : 0;
@@ -397,7 +397,9 @@ static int program_add_dir(struct package *k, struct program *p, const char *rel
 
 /* program_load(k, p, rel) — the program at rel (a file, or a directory of files) and its
  * language as problemtools detects it. A directory with an executable 'build' script is a
- * program crucible cannot build (p->why says so). 0, -EINVAL (k->err) or -ENOMEM. */
+ * program crucible cannot build (p->why says so). 0, -EINVAL (k->err) or -ENOMEM; on an error
+ * p is released (its callers count only the programs that loaded: a half-loaded one was
+ * leaked, found by fuzz/kattis_package). */
 static int program_load(struct package *k, struct program *p, const char *rel)
 {
     struct kattis_file files[PROGRAM_FILES_MAX];
@@ -408,18 +410,25 @@ static int program_load(struct package *k, struct program *p, const char *rel)
     int e;
 
     memset(p, 0, sizeof(*p));
-    if (!(p->rel = strdup(rel)) || !(p->files = json_object()))
-        return -ENOMEM;
-    if ((e = kattis_pkg_stat(&k->pkg, rel, &st, &k->err)) < 0)
-        return e == -ENOMEM ? e : -EINVAL;
+    if (!(p->rel = strdup(rel)) || !(p->files = json_object())) {
+        e = -ENOMEM;
+        goto out_release;
+    }
+    if ((e = kattis_pkg_stat(&k->pkg, rel, &st, &k->err)) < 0) {
+        e = e == -ENOMEM ? e : -EINVAL;
+        goto out_release;
+    }
     p->dir = S_ISDIR(st.st_mode);
     if (p->dir) {
         char build[PATH_MAX];
         snprintf(build, sizeof(build), "%s/build", rel);
         if (kattis_pkg_stat(&k->pkg, build, &st, &k->err) == 0 && S_ISREG(st.st_mode) &&
             (st.st_mode & 0111)) {
-            if (asprintf(&p->why, "'%s' is built by its own 'build' script", rel) < 0)
-                return -ENOMEM;
+            if (asprintf(&p->why, "'%s' is built by its own 'build' script", rel) < 0) {
+                p->why = NULL;
+                e = -ENOMEM;
+                goto out_release;
+            }
             return 0;
         }
         e = program_add_dir(k, p, rel, "", 0);
@@ -428,7 +437,7 @@ static int program_load(struct package *k, struct program *p, const char *rel)
         e = program_add_file(k, p, rel, base ? base + 1 : rel);
     }
     if (e < 0)
-        return e;
+        goto out_release;
     json_object_foreach(p->files, name, text)
     {
         files[n].name = name;
@@ -437,6 +446,10 @@ static int program_load(struct package *k, struct program *p, const char *rel)
     }
     p->lang = kattis_lang_detect(files, n);
     return 0;
+
+out_release:
+    program_release(p);
+    return e;
 }
 
 /* program_json(p, type, flags, directory) — {["type",] "language", "code" or "files",

@@ -176,22 +176,34 @@ static int pkg_read(struct kattis_pkg *p, const char *rel, size_t max, char **bu
         return e;
     /* a stand-in is followed when it names a regular file beneath the package; one that
      * leads out of it is refused as the symlink would be; otherwise it is plain text */
+    /* on a refusal the text read is freed here: callers free *buf only on success (it was
+     * leaked, found by fuzz/kattis_package) */
     e = kattis_pkg_stat(p, target, &st, err);
-    if (e == -EXDEV || e == -ELOOP)
-        return errbuf_set(err,
-                          "'%s' stands for a symlink (git core.symlinks=false) to '%.*s', "
-                          "which leaves the package",
-                          rel, (int)*len, *buf);
+    if (e == -EXDEV || e == -ELOOP) {
+        errbuf_set(err,
+                   "'%s' stands for a symlink (git core.symlinks=false) to '%.*s', "
+                   "which leaves the package",
+                   rel, (int)*len, *buf);
+        goto out_free;
+    }
     if (e < 0 || !S_ISREG(st.st_mode)) {
         err->msg[0] = '\0';
         return 0;
     }
-    if (depth >= 8)
-        return errbuf_set(err, "'%s': a chain of more than 8 symlink stand-ins", rel);
+    if (depth >= 8) {
+        errbuf_set(err, "'%s': a chain of more than 8 symlink stand-ins", rel);
+        goto out_free;
+    }
     if (p->stand_ins++ == 0)
         snprintf(p->stand_in, sizeof(p->stand_in), "%s", rel);
     free(*buf);
     return pkg_read(p, target, max, buf, len, err, depth + 1);
+
+out_free:
+    free(*buf);
+    *buf = NULL;
+    *len = 0;
+    return -EINVAL;
 }
 
 int kattis_pkg_read(struct kattis_pkg *p, const char *rel, size_t max, char **buf, size_t *len,

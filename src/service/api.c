@@ -8,6 +8,7 @@
  * (or was answered) and none of its jobs is still with the scheduler.
  */
 #include "service/api.h"
+#include "service/api_fuzz.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -2190,4 +2191,77 @@ void api_free(struct api *a)
         return;
     pthread_mutex_destroy(&a->lock);
     free(a);
+}
+
+/* ---- request checking without a server (api_fuzz.h; the fuzz targets) ------------- */
+
+/* check_import(a, body, len, err) — route_import's per-line work, rolled back. */
+static int check_import(struct api *a, const char *body, size_t len, struct errbuf *err)
+{
+    const char *p = body, *end = body + len;
+    size_t good = 0, bad = 0;
+    json_t *seen = json_object();
+    int rc = 0;
+
+    if (!seen)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    if (a->cfg.store && store_begin(a->cfg.store, err) < 0) {
+        json_decref(seen);
+        return -EIO;
+    }
+    while (p < end && rc == 0) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        enum store_import_outcome out;
+        struct errbuf why = {{0}};
+        json_error_t je;
+        struct task t;
+        json_t *j = NULL;
+
+        memset(&t, 0, sizeof(t));
+        if (n > strspn(p, " \t\r")) { /* as route_import: blank lines are skipped */
+            if (!(j = json_loadb(p, n, JSON_REJECT_DUPLICATES, &je)) ||
+                task_from_json(j, &t, &why) < 0 || json_object_get(seen, t.id)) {
+                bad++;
+            } else if (a->cfg.store && store_import(a->cfg.store, &t, &out, err) < 0) {
+                rc = -EIO;
+            } else {
+                good++;
+                json_object_set_new(seen, t.id, json_true());
+            }
+            task_release(&t);
+            json_decref(j);
+        }
+        p += n + (nl ? 1 : 0);
+    }
+    if (a->cfg.store)
+        store_rollback(a->cfg.store);
+    json_decref(seen);
+    if (rc == 0 && !good)
+        rc = errbuf_set(err, bad ? "no valid task in the body" : "the body holds no task");
+    return rc;
+}
+
+int api_check_request(struct api *a, const char *route, const char *body, size_t len,
+                      struct errbuf *err)
+{
+    const struct route *rt = route_find(route);
+    struct parsing p = {.a = a, .route = route, .len = len, .t0 = util_now()};
+
+    if (strcmp(route, "/v1/tasks") == 0)
+        return check_import(a, body, len, err);
+    if (!rt || (rt->kind < 0 && rt->kind != ROUTE_BATCH))
+        return errbuf_set(err, "no route POST %s to check", route), -ENOTSUP;
+    /* What an api worker does with the body (parse_body frees it), minus the admission. */
+    if (!(p.body = malloc(len + 1)))
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    memcpy(p.body, body, len);
+    p.body[len] = '\0';
+    p.kind = rt->kind;
+    parsing_run(&p.work);
+    free(p.body);
+    if (!p.o)
+        return errbuf_set(err, "%s", p.msg), p.status >= 500 ? -EIO : -EINVAL;
+    owner_discard(p.o);
+    return 0;
 }

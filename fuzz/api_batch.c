@@ -1,0 +1,7 @@
+/* api_batch.c — fuzz target: POST /v1/batch bodies, parsed and validated as the route does. */
+#include "api.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    return fuzz_api_check("/v1/batch", data, size);
+}
