@@ -8,4 +8,4 @@
 # (docs/BENCHMARKS.md, "Soak"). CRUCIBLE= selects the binary under test.
 set -u
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.."
-exec python3 bench/soak --tap --requests "${SOAK_REQUESTS:-300}" --concurrency 6 --seed 10 --settle 150
+exec python3 bench/soak --tap --requests "${SOAK_REQUESTS:-200}" --concurrency 6 --seed 10 --settle 150
