@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 
 /* libmicrohttpd is loaded when a server starts, not linked: Debian's build pulls in GnuTLS
  * and p11-kit, whose start-up would otherwise cost every `crucible run` about 2 ms. */
@@ -95,7 +96,9 @@ struct http_request {
     bool too_large;
     bool handled; /* the handler has been called */
     bool suspended;
-    int watch_fd; /* the socket, watched for the client leaving while suspended; -1 */
+    int watch_fd; /* the socket, watched for the client leaving while suspended or while its
+                   * body arrives (see watch_upload); -1 */
+    unsigned upload_kicks; /* on_upload_gone calls */
     bool aborted;
     struct MHD_Response *resp; /* an answer waiting to be queued */
     unsigned status;
@@ -152,6 +155,37 @@ static void on_client_gone(void *arg, uint32_t events)
     r->aborted = true;
     notify_close(r, true);
     resume(r); /* the daemon then closes the connection and frees the request */
+}
+
+/* on_upload_gone — the client hung up while its body was arriving. libmicrohttpd (0.9.75,
+ * edge-triggered epoll) reads the data that came with the FIN, sees no further edge and
+ * never reads the end of file: the connection and its partial body stayed until the 120 s
+ * connection timeout (found by bench/soak: a partial body then an immediate close). Each
+ * shutdown of our reading side wakes the daemon's epoll (a new edge), so it reads on, sees
+ * the end and closes the connection (on_completed then drops this watch). The watch is
+ * level-triggered: it fires again while the daemon still has data to read, at most
+ * UPLOAD_KICKS times. Loop thread. */
+#define UPLOAD_KICKS 256
+static void on_upload_gone(void *arg, uint32_t events)
+{
+    struct http_request *r = arg;
+
+    (void)events;
+    (void)shutdown(r->watch_fd, SHUT_RD);
+    if (++r->upload_kicks >= UPLOAD_KICKS) {
+        loop_del(r->srv->loop, r->watch_fd);
+        r->watch_fd = -1;
+    }
+}
+
+/* watch_upload(r) — watches the socket of a request whose body is still to come. */
+static void watch_upload(struct http_request *r)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci && loop_add(r->srv->loop, ci->connect_fd, EPOLLRDHUP, on_upload_gone, r) == 0)
+        r->watch_fd = ci->connect_fd;
 }
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
@@ -216,6 +250,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         if (cl && strtoull(cl, NULL, 10) > s->max_body)
             r->too_large = true;
         *con_cls = r;
+        if (cl && strtoull(cl, NULL, 10) > 0)
+            watch_upload(r);
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -244,6 +280,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         r->len += n;
         r->body[r->len] = '\0';
         return MHD_YES;
+    }
+    if (!r->suspended && r->watch_fd >= 0) { /* the body is complete: the upload watch ends */
+        loop_del(s->loop, r->watch_fd);
+        r->watch_fd = -1;
     }
     if (r->aborted)
         return MHD_NO;
