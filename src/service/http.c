@@ -130,7 +130,9 @@ struct http_request {
     bool http11;  /* the client speaks HTTP/1.1 (may get an interim 100) */
     bool probed;  /* the client half-closed: only a hang-up or an error means it left */
     bool suspended;
-    int watch_fd; /* the socket, watched for the client leaving while suspended; -1 */
+    int watch_fd; /* the socket, watched for the client leaving while suspended or while its
+                   * body arrives (see watch_upload); -1 */
+    unsigned upload_kicks; /* on_upload_gone calls */
     bool aborted;
     struct MHD_Response *resp; /* an answer waiting to be queued */
     unsigned status;
@@ -350,6 +352,37 @@ static void on_client_gone(void *arg, uint32_t events)
     resume(r); /* the daemon then closes the connection and frees the request */
 }
 
+/* on_upload_gone — the client hung up while its body was arriving. libmicrohttpd (0.9.75,
+ * edge-triggered epoll) reads the data that came with the FIN, sees no further edge and
+ * never reads the end of file: the connection and its partial body stayed until the 120 s
+ * connection timeout (found by bench/soak: a partial body then an immediate close). Each
+ * shutdown of our reading side wakes the daemon's epoll (a new edge), so it reads on, sees
+ * the end and closes the connection (on_completed then drops this watch). The watch is
+ * level-triggered: it fires again while the daemon still has data to read, at most
+ * UPLOAD_KICKS times. Loop thread. */
+#define UPLOAD_KICKS 256
+static void on_upload_gone(void *arg, uint32_t events)
+{
+    struct http_request *r = arg;
+
+    (void)events;
+    (void)shutdown(r->watch_fd, SHUT_RD);
+    if (++r->upload_kicks >= UPLOAD_KICKS) {
+        loop_del(r->srv->loop, r->watch_fd);
+        r->watch_fd = -1;
+    }
+}
+
+/* watch_upload(r) — watches the socket of a request whose body is still to come. */
+static void watch_upload(struct http_request *r)
+{
+    const union MHD_ConnectionInfo *ci;
+
+    ci = mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci && loop_add(r->srv->loop, ci->connect_fd, EPOLLRDHUP, on_upload_gone, r) == 0)
+        r->watch_fd = ci->connect_fd;
+}
+
 static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct http_request *r = cls;
@@ -425,8 +458,11 @@ static enum MHD_Result on_headers(struct http_server *s, struct http_request *r)
     if (!r->resp && cl && strtoull(cl, NULL, 10) > s->max_body)
         http_respond_error(r, 413, "too_large", "the request body is larger than %zu bytes",
                            s->max_body);
-    if (!r->resp)
+    if (!r->resp) {
+        if (cl && strtoull(cl, NULL, 10) > 0) /* a body to come: notice a client that leaves */
+            watch_upload(r);
         return MHD_YES;
+    }
     r->handled = true;
     if (c)
         conn_enter(c, PHASE_BUSY);
@@ -481,6 +517,10 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *c, const char
         size_t n = *upload_data_size;
         *upload_data_size = 0;
         return on_body(s, r, upload_data, n);
+    }
+    if (!r->suspended && r->watch_fd >= 0) { /* the body is complete: the upload watch ends */
+        loop_del(s->loop, r->watch_fd);
+        r->watch_fd = -1;
     }
     if (r->aborted)
         return MHD_NO;
