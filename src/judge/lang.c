@@ -478,6 +478,18 @@ static const struct lang langs[] = {
         .no_entry = "Object name not found (the program must declare an object, as in "
                     "`object Main`)",
     },
+    {
+        .name = "kotlin_script",
+        .aliases = ARGV("kts"),
+        .source = "main.kts",
+        /* SandboxFusion runs `kotlin FILE.kts`: the script is compiled and run in one step,
+         * within the run's limits (Debian's Kotlin 1.3 takes it as kotlinc -script). */
+        .run = ARGV("/usr/bin/kotlinc", "-script", "main.kts"),
+        .env = ARGV("JAVA_OPTS=-XX:-UsePerfData -XX:+UseSerialGC"),
+        .toolchain = "/usr/bin/kotlinc",
+        .package = "kotlin",
+        .extensions = ARGV(".kts"),
+    },
 };
 
 struct lang_steps lang_steps(const struct lang *l, bool for_tests)
