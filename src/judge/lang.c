@@ -86,6 +86,18 @@ static const char harness_rust[] =
 #include "judge/harness/rust.rs.inc"
     ;
 
+/* Lua: crucible's stand-in for LuaUnit, which MultiPL-E's Lua tests require
+ * (harness/luaunit.lua). */
+static const char harness_luaunit[] =
+#include "judge/harness/luaunit.lua.inc"
+    ;
+
+/* C#: System.Diagnostics.Debug whose failed asserts end the process, as in a .NET Debug
+ * build (harness/csharp_debug.cs). */
+static const char harness_csharp_debug[] =
+#include "judge/harness/csharp_debug.cs.inc"
+    ;
+
 static const struct lang_file files_python[] = {
     {"_crucible_harness.py", harness_python, 0},
     {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
@@ -352,9 +364,15 @@ static const struct lang langs[] = {
     {
         .name = "lua",
         .source = "main.lua",
-        .run = ARGV("/usr/bin/lua5.4", "main.lua"),
-        .toolchain = "/usr/bin/lua5.4",
-        .package = "lua5.4",
+        /* Lua 5.2, SandboxFusion's; with crucible's luaunit module last on the module path
+         * (written to /tmp first: $0 is its text) */
+        .run =
+            ARGV("/bin/sh", "-c",
+                 "mkdir -p /tmp/crucible-lua && printf '%s' \"$0\" >/tmp/crucible-lua/luaunit.lua "
+                 "&& LUA_PATH=';;/tmp/crucible-lua/?.lua' exec /usr/bin/lua5.2 \"$@\"",
+                 harness_luaunit, "main.lua"),
+        .toolchain = "/usr/bin/lua5.2",
+        .package = "lua5.2",
         .extensions = ARGV(".lua"),
     },
     {
@@ -416,8 +434,13 @@ static const struct lang langs[] = {
         .source = "Program.cs",
         /* Mono's C# compiler (SandboxFusion's `dotnet run` is not in Debian); a compile
          * error is the compile step's, where dotnet run shows it as a failed run. */
-        .compile =
-            ARGV("/usr/bin/mcs", "-optimize+", "-r:System.Numerics", "-out:main.exe", "Program.cs"),
+        /* -d:DEBUG -d:TRACE as a dotnet Debug build; with crucible's Debug class (written to
+         * /tmp first: $0 is its text), whose failed asserts end the program as .NET's do */
+        .compile = ARGV("/bin/sh", "-c",
+                        "printf '%s' \"$0\" >/tmp/crucible_debug.cs && exec /usr/bin/mcs "
+                        "-optimize+ -d:DEBUG -d:TRACE -nowarn:436 -r:System.Numerics "
+                        "-out:main.exe \"$@\" /tmp/crucible_debug.cs",
+                        harness_csharp_debug, "Program.cs"),
         .run = ARGV("/usr/bin/mono", "main.exe"),
         .toolchain = "/usr/bin/mcs",
         .package = "mono-mcs",

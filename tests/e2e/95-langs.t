@@ -5,13 +5,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from langs import CASES, Server, check_language  # noqa: E402
+from langs import CASES, Server, check_language, check_multipl_e  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
 s = Server()
 for lang in ("php", "ruby", "perl", "lua", "R", "racket", "typescript", "csharp", "D_ut",
              "verilog"):
     check_language(s, lang, CASES[lang])
+check_multipl_e(s, ("php", "ruby", "perl", "lua", "R", "racket", "typescript", "csharp", "D_ut"))
 
 # SandboxFusion's names crucible refuses: a 400 saying what is supported and why not these
 for name in ("cuda", "python_gpu", "julia", "swift", "lean", "sql", "jest", "cobol"):

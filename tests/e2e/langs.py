@@ -35,8 +35,8 @@ CASES = {
              "my ($a, $b) = split ' ', <STDIN>;\nprint $a + $b, \"\\n\";\n",
              "my $x = (1 + ;\n",
              "die 'boom';\n"),
-    "lua": ("/usr/bin/lua5.4", "lua5.4", False,
-            "local a, b = io.read('n', 'n')\nprint(math.tointeger(a + b))\n",
+    "lua": ("/usr/bin/lua5.2", "lua5.2", False,
+            "local a, b = io.read('*n', '*n')\nprint(string.format('%d', a + b))\n",
             "local x = (1 +\n",
             "error('boom')\n"),
     "R": ("/usr/bin/Rscript", "r-base-core", False,
@@ -236,3 +236,125 @@ def check_language(s, lang, case, mode=False):
        "%s: crucible verify --language %s of a stdio task: accepted; a wrong one is not" % (
            lang, lang), "%s %s %s / %s %s" % (rc, json.dumps(j)[:800], err[:400], rc2,
                                             json.dumps(j2)[:400]))
+
+
+# MultiPL-E-style programs (HumanEval/0, has_close_elements: a solution, then the tests in the
+# shape MultiPL-E gives each language, as SandboxFusion's request code sends them), each with
+# a right and a wrong solution, and what SandboxFusion answers for each: Success or Failed
+# from its runner's exit status. Racket's rackunit reports a failed check on stderr and exits 0,
+# so SandboxFusion answers Success for the wrong one too, and so must crucible.
+HCE = {
+    "php": ("<?php\nfunction has_close_elements($numbers, $threshold) {\n"
+            "  for ($i = 0; $i < count($numbers); $i++)\n"
+            "    for ($j = $i + 1; $j < count($numbers); $j++)\n"
+            "      if (abs($numbers[$i] - $numbers[$j]) < $threshold) return %s;\n"
+            "  return %s;\n}\n\n"
+            "function candidate(...$args) {\n    return has_close_elements(...$args);\n}\n\n"
+            "function test(): void {\n"
+            "    if (candidate(array(1.0, 2.0, 3.9, 4.0, 5.0, 2.2), 0.3) !== true) { throw new "
+            "Exception(\"Test failed!\"); }\n"
+            "    if (candidate(array(1.0, 2.0, 3.9, 4.0, 5.0, 2.2), 0.05) !== false) { throw new "
+            "Exception(\"Test failed!\"); }\n}\n\ntest();"),
+    "ruby": ("def has_close_elements(numbers, threshold)\n"
+             "  numbers.combination(2).each { |a, b| return %s if (a - b).abs < threshold }\n"
+             "  %s\nend\n"
+             "require 'test/unit'\nclass TestHumanEval < Test::Unit::TestCase\n"
+             "  def test_has_close_elements\n    candidate = method(:has_close_elements)\n"
+             "    assert_equal(true, candidate.call([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3))\n"
+             "    assert_equal(false, candidate.call([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05))\n"
+             "  end\nend\n"),
+    "perl": ("sub has_close_elements {\n  my ($numbers, $threshold) = @_;\n"
+             "  for my $i (0..$#$numbers) { for my $j ($i+1..$#$numbers) {\n"
+             "    return %s if abs($numbers->[$i] - $numbers->[$j]) < $threshold; } }\n"
+             "  return %s;\n}\n\nuse Test::Deep;\n\n\nsub testhumaneval {\n"
+             "    my $candidate = \\&has_close_elements;\n"
+             "        if(eq_deeply($candidate->([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3),1)) {\n"
+             "        print \"ok!\" }else{\n        exit 1;\n        }\n"
+             "        if(eq_deeply($candidate->([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05),\"\")) {\n"
+             "        print \"ok!\" }else{\n        exit 1;\n        }\n}\n\ntesthumaneval();"),
+    "lua": ("local function has_close_elements(numbers, threshold)\n"
+            "  for i = 1, #numbers do\n    for j = i + 1, #numbers do\n"
+            "      if math.abs(numbers[i] - numbers[j]) < threshold then return %s end\n"
+            "    end\n  end\n  return %s\nend\n"
+            "lu = require('luaunit')\n\nfunction test_humaneval()\n"
+            "local candidate = has_close_elements\n"
+            "    lu.assertEquals(candidate({1.0, 2.0, 3.9, 4.0, 5.0, 2.2}, 0.3), true)\n"
+            "    lu.assertEquals(candidate({1.0, 2.0, 3.9, 4.0, 5.0, 2.2}, 0.05), false)\n"
+            "end\n\nos.exit(lu.LuaUnit.run())"),
+    "R": ("has_close_elements <- function(numbers, threshold) {\n"
+          "  for (i in seq_along(numbers)) for (j in seq_along(numbers))\n"
+          "    if (i != j && abs(numbers[i] - numbers[j]) < threshold) return(%s)\n"
+          "  return(%s)\n}\n"
+          "test_humaneval <- function() {\ncandidate <- has_close_elements\n"
+          "    if(!identical(candidate(c(1.0, 2.0, 3.9, 4.0, 5.0, 2.2), 0.3), TRUE)){quit('no', 1)}\n"
+          "    if(!identical(candidate(c(1.0, 2.0, 3.9, 4.0, 5.0, 2.2), 0.05), FALSE)){quit('no', 1)}\n"
+          "}\ntest_humaneval()"),
+    "racket": ("#lang racket\n\n(define (has_close_elements numbers threshold)\n"
+               "  (for*/or ([(a i) (in-indexed numbers)] [(b j) (in-indexed numbers)])\n"
+               "    (and (< i j) (< (abs (- a b)) threshold) %s)))\n(define unused %s)\n"
+               "(require rackunit)\n\n(define (test-humaneval) \n"
+               "  (let (( candidate has_close_elements))\n"
+               "    (check-equal? (candidate (list 1.0 2.0 3.9 4.0 5.0 2.2) 0.3) #t)\n"
+               "    (check-equal? (candidate (list 1.0 2.0 3.9 4.0 5.0 2.2) 0.05) #f)\n))\n\n"
+               "(test-humaneval)"),
+    "typescript": ("function has_close_elements(numbers: number[], threshold: number): boolean {\n"
+                   "  for (let i = 0; i < numbers.length; i++)\n"
+                   "    for (let j = i + 1; j < numbers.length; j++)\n"
+                   "      if (Math.abs(numbers[i] - numbers[j]) < threshold) return %s;\n"
+                   "  return %s;\n}\n\n"
+                   "declare var require: any;\nconst assert = require('node:assert');\n\n\n"
+                   "function test() {\n  let candidate = has_close_elements;\n"
+                   "  assert.deepEqual(candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3),true);\n"
+                   "  assert.deepEqual(candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05),false);\n"
+                   "}\n\ntest();"),
+    "csharp": ("using System;\nusing System.Numerics;\nusing System.Diagnostics;\n"
+               "using System.Collections.Generic;\nusing System.Linq;\nusing System.Text;\n"
+               "using System.Security.Cryptography;\nclass Problem {\n"
+               "    public static bool HasCloseElements(List<float> numbers, float threshold) {\n"
+               "        for (int i = 0; i < numbers.Count; i++)\n"
+               "            for (int j = i + 1; j < numbers.Count; j++)\n"
+               "                if (Math.Abs(numbers[i] - numbers[j]) < threshold) return %s;\n"
+               "        return %s;\n    }\n"
+               "    public static void Main(string[] args) {\n"
+               "    Debug.Assert(HasCloseElements((new List<float>(new float[]{(float)1.0f, "
+               "(float)2.0f, (float)3.9f, (float)4.0f, (float)5.0f, (float)2.2f})), (0.3f)) == (true));\n"
+               "    Debug.Assert(HasCloseElements((new List<float>(new float[]{(float)1.0f, "
+               "(float)2.0f, (float)3.9f, (float)4.0f, (float)5.0f, (float)2.2f})), (0.05f)) == (false));\n"
+               "    }\n\n}\n"),
+    "D_ut": ("import std.math;\nimport std.typecons;\n"
+             "bool has_close_elements(float[] numbers, float threshold) {\n"
+             "    foreach (i; 0 .. numbers.length)\n        foreach (j; i + 1 .. numbers.length)\n"
+             "            if (abs(numbers[i] - numbers[j]) < threshold) return %s;\n"
+             "    return %s;\n}\n\nunittest\n{\n    alias candidate = has_close_elements;\n\n"
+             "    assert(candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == true);\n"
+             "    assert(candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) == false);\n}\n"
+             "void main(){}"),
+}
+TRUTH = {"php": ("true", "false"), "ruby": ("true", "false"), "perl": ("1", "''"),
+         "lua": ("true", "false"), "R": ("TRUE", "FALSE"), "racket": ("#t", "#f"),
+         "typescript": ("true", "false"), "csharp": ("true", "false"), "D_ut": ("true", "false")}
+
+
+def check_multipl_e(s, langs):
+    """Each language's MultiPL-E-style pair: the outcome SandboxFusion's runner gives."""
+    jobs = []
+    for lang in langs:
+        if not os.path.exists(CASES[lang][0]):
+            skip("%s: MultiPL-E-style samples" % lang, "%s is not installed" % CASES[lang][0])
+            continue
+        t, f = TRUTH[lang]
+        right = HCE[lang] % (t, f)
+        wrong = HCE[lang] % (f, f)  # never close: the first test fails
+        want_wrong = "Success" if lang == "racket" else "Failed"
+        jobs.append((lang, right, "Success", "right"))
+        jobs.append((lang, wrong, want_wrong, "wrong"))
+    with ThreadPoolExecutor(4) as ex:
+        futs = [(lang, want, what, ex.submit(s.post, "/run_code",
+                                             {"code": code, "language": lang, "run_timeout": 60,
+                                              "compile_timeout": 120, "memory_limit_MB": 2048}))
+                for lang, code, want, what in jobs]
+        for lang, want, what, fut in futs:
+            st, j, text = fut.result()
+            ok(st == 200 and j["status"] == want,
+               "%s: MultiPL-E-style HumanEval/0, %s solution: %s, as SandboxFusion answers" % (
+                   lang, what, want), brief(j))
