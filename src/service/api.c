@@ -341,7 +341,8 @@ static const struct lang *program_language(const char *name, struct errbuf *err)
     errbuf_set(err,
                "unknown language '%s' (known: %s; and the test modes pytest, go_test and junit; "
                "SandboxFusion's cuda, python_gpu (a GPU), julia, swift, lean (not packaged in "
-               "Debian 12) and sql (no runner in SandboxFusion either) are not supported)",
+               "Debian 12), jest (Debian 12's jest does not install) and sql (no runner in "
+               "SandboxFusion either) are not supported)",
                name, names);
     return NULL;
 }
