@@ -86,11 +86,72 @@ static const char harness_rust[] =
 #include "judge/harness/rust.rs.inc"
     ;
 
+/* Lua: crucible's stand-in for LuaUnit, which MultiPL-E's Lua tests require
+ * (harness/luaunit.lua). */
+static const char harness_luaunit[] =
+#include "judge/harness/luaunit.lua.inc"
+    ;
+
+/* C#: System.Diagnostics.Debug whose failed asserts end the process, as in a .NET Debug
+ * build (harness/csharp_debug.cs). */
+static const char harness_csharp_debug[] =
+#include "judge/harness/csharp_debug.cs.inc"
+    ;
+
 static const struct lang_file files_python[] = {
     {"_crucible_harness.py", harness_python, 0},
     {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
     {NULL, NULL, 0},
 };
+
+static bool is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           (unsigned char)c >= 0x80;
+}
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* span(code, len, i, pred) — the index after the run of pred characters from i. */
+static size_t span(const char *code, size_t len, size_t i, bool (*pred)(char))
+{
+    while (i < len && pred(code[i]))
+        i++;
+    return i;
+}
+
+/* scala_entry(code, len, e) — the scala row's hook: the class `scala NAME` runs, found as
+ * SandboxFusion finds it: the first match of object\s+(\w+)|(\s+extends\s+\w+\s*)\{ in
+ * the text (comments and strings included, no word boundary); its name when the object
+ * alternative matched first, no entry (a compile error) otherwise or when none does. The
+ * file stays main.scala: scalac takes any name. */
+static void scala_entry(const char *code, size_t len, struct lang_entry *e)
+{
+    e->source[0] = '\0';
+    e->entry[0] = '\0';
+    for (size_t i = 0; i < len; i++) {
+        size_t j, k;
+
+        if (len - i > 6 && memcmp(code + i, "object", 6) == 0 &&
+            (j = span(code, len, i + 6, is_space)) > i + 6 &&
+            (k = span(code, len, j, is_word)) > j) {
+            if (k - j < sizeof(e->entry)) {
+                memcpy(e->entry, code + j, k - j);
+                e->entry[k - j] = '\0';
+            }
+            return;
+        }
+        /* the other alternative: \s+extends\s+\w+\s*\{ (a match names nothing) */
+        if ((j = span(code, len, i, is_space)) > i && len - j > 7 &&
+            memcmp(code + j, "extends", 7) == 0 && (k = span(code, len, j + 7, is_space)) > j + 7 &&
+            (j = span(code, len, k, is_word)) > k && (k = span(code, len, j, is_space)) < len &&
+            code[k] == '{')
+            return;
+    }
+}
 
 /* java_entry(code, len, e) — the java row's hook: Different.java and Different for
  * `public class Different`, Main.java (the row's) when no top-level class is public. */
@@ -264,6 +325,194 @@ static const struct lang langs[] = {
         .compile_memory_mb = 2048,
         .extensions = ARGV(".rs"),
     },
+    /* The languages below follow SandboxFusion's runners (sandbox/runners/{major,minor}.py):
+     * the same interpreter or compiler and flags, the same kind of file; docs/API.md has the
+     * table of its names and what differs. */
+    {
+        .name = "php",
+        .source = "main.php",
+        /* SandboxFusion strips the leading white space and adds "<?php\n" when the text does
+         * not start with it (plain PHP code would otherwise be printed, not run): done here in
+         * place, then `php -f`. */
+        .run = ARGV("/bin/sh", "-c",
+                    "/usr/bin/php -n -r '$c = ltrim(file_get_contents($argv[1])); "
+                    "if (strncmp($c, \"<?php\", 5) != 0) $c = \"<?php\\n\" . $c; "
+                    "file_put_contents($argv[1], $c);' \"$0\" && exec /usr/bin/php -f \"$0\"",
+                    "main.php"),
+        .toolchain = "/usr/bin/php",
+        .package = "php-cli",
+        .extensions = ARGV(".php"),
+    },
+    {
+        .name = "ruby",
+        .aliases = ARGV("rb"),
+        .source = "main.rb",
+        .run = ARGV("/usr/bin/ruby", "main.rb"),
+        .toolchain = "/usr/bin/ruby",
+        .package = "ruby",
+        .extensions = ARGV(".rb"),
+    },
+    {
+        .name = "perl",
+        .aliases = ARGV("pl"),
+        .source = "main.pl",
+        .run = ARGV("/usr/bin/perl", "main.pl"),
+        .toolchain = "/usr/bin/perl",
+        .package = "perl",
+        .extensions = ARGV(".pl"),
+    },
+    {
+        .name = "lua",
+        .source = "main.lua",
+        /* Lua 5.2, SandboxFusion's; with crucible's luaunit module last on the module path
+         * (written to /tmp first: $0 is its text) */
+        .run =
+            ARGV("/bin/sh", "-c",
+                 "mkdir -p /tmp/crucible-lua && printf '%s' \"$0\" >/tmp/crucible-lua/luaunit.lua "
+                 "&& LUA_PATH=';;/tmp/crucible-lua/?.lua' exec /usr/bin/lua5.2 \"$@\"",
+                 harness_luaunit, "main.lua"),
+        .toolchain = "/usr/bin/lua5.2",
+        .package = "lua5.2",
+        .extensions = ARGV(".lua"),
+    },
+    {
+        .name = "r",
+        .aliases = ARGV("rscript"),
+        .source = "main.R",
+        .run = ARGV("/usr/bin/Rscript", "main.R"),
+        .toolchain = "/usr/bin/Rscript",
+        .package = "r-base-core",
+        .extensions = ARGV(".R", ".r"),
+    },
+    {
+        .name = "racket",
+        .aliases = ARGV("rkt"),
+        .source = "main.rkt",
+        .run = ARGV("/usr/bin/racket", "main.rkt"),
+        .toolchain = "/usr/bin/racket",
+        .package = "racket",
+        .extensions = ARGV(".rkt"),
+    },
+    {
+        .name = "typescript",
+        .aliases = ARGV("ts"),
+        .source = "main.ts",
+        /* SandboxFusion runs tsx, which strips the types without checking them: a type error
+         * does not stop the program, a syntax error does. Here TypeScript's own transpiler
+         * (transpileModule: no type check) turns main.ts into CommonJS, run as main.ts is. */
+        .run = ARGV("/usr/bin/node", "-e",
+                    "const ts = require('typescript'), fs = require('fs'), path = require('path');"
+                    "const Module = require('module');"
+                    "const f = path.resolve(process.argv[1]);"
+                    "const r = ts.transpileModule(fs.readFileSync(f, 'utf8'), {fileName: f,"
+                    " reportDiagnostics: true, compilerOptions: {module: ts.ModuleKind.CommonJS,"
+                    " target: ts.ScriptTarget.ES2020, esModuleInterop: true}});"
+                    "const errs = (r.diagnostics || []).filter("
+                    "d => d.category === ts.DiagnosticCategory.Error);"
+                    "if (errs.length) {"
+                    " for (const d of errs) {"
+                    "  const at = d.file && d.start !== undefined ?"
+                    "   d.file.getLineAndCharacterOfPosition(d.start) : null;"
+                    "  console.error((at ? 'main.ts:' + (at.line + 1) + ':' + (at.character + 1) +"
+                    "   ' - ' : '') + 'error TS' + d.code + ': ' +"
+                    "   ts.flattenDiagnosticMessageText(d.messageText, '\\n'));"
+                    " }"
+                    " process.exit(1);"
+                    "}"
+                    "const m = new Module(f, null); m.filename = f;"
+                    "m.paths = Module._nodeModulePaths(path.dirname(f));"
+                    "process.argv.splice(1, 1, f); require.main = m; m._compile(r.outputText, f);",
+                    "main.ts"),
+        .env = ARGV("NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs"),
+        .toolchain = "/usr/share/nodejs/typescript/package.json",
+        .package = "node-typescript",
+        .extensions = ARGV(".ts"),
+    },
+    {
+        .name = "csharp",
+        .aliases = ARGV("cs", "c#"),
+        .source = "Program.cs",
+        /* Mono's C# compiler (SandboxFusion's `dotnet run` is not in Debian); a compile
+         * error is the compile step's, where dotnet run shows it as a failed run. */
+        /* -d:DEBUG -d:TRACE as a dotnet Debug build; with crucible's Debug class (written to
+         * /tmp first: $0 is its text), whose failed asserts end the program as .NET's do */
+        .compile = ARGV("/bin/sh", "-c",
+                        "printf '%s' \"$0\" >/tmp/crucible_debug.cs && exec /usr/bin/mcs "
+                        "-optimize+ -d:DEBUG -d:TRACE -nowarn:436 -r:System.Numerics "
+                        "-out:main.exe \"$@\" /tmp/crucible_debug.cs",
+                        harness_csharp_debug, "Program.cs"),
+        .run = ARGV("/usr/bin/mono", "main.exe"),
+        .toolchain = "/usr/bin/mcs",
+        .package = "mono-mcs",
+        .compile_cpu = 30,
+        .compile_wall = 60,
+        .compile_memory_mb = 1024,
+        .extensions = ARGV(".cs"),
+        .compile_all = true,
+    },
+    {
+        .name = "d",
+        .aliases = ARGV("D_ut", "dlang"),
+        .source = "main.d",
+        /* SandboxFusion's D_ut: dmd FILE -unittest -of=test (ldmd2 takes dmd's flags): the
+         * unittest blocks run before main, and a failed one fails the run. */
+        .compile = ARGV("/usr/bin/ldmd2", "main.d", "-unittest", "-of=main"),
+        .run = ARGV("./main"),
+        .toolchain = "/usr/bin/ldmd2",
+        .package = "ldc",
+        .compile_cpu = 60,
+        .compile_wall = 120,
+        .compile_memory_mb = 2048,
+        .extensions = ARGV(".d"),
+        .compile_all = true,
+    },
+    {
+        .name = "verilog",
+        .aliases = ARGV("systemverilog", "sv"),
+        .source = "main.sv",
+        /* SandboxFusion's flags (verilog-eval's): the test bench is the module tb. */
+        .compile = ARGV("/usr/bin/iverilog", "-Wall", "-Winfloop", "-Wno-timescale", "-g2012", "-s",
+                        "tb", "-o", "test.vvp", "main.sv"),
+        .run = ARGV("/usr/bin/vvp", "-n", "test.vvp"),
+        .toolchain = "/usr/bin/iverilog",
+        .package = "iverilog",
+        .compile_cpu = 30,
+        .compile_wall = 60,
+        .compile_memory_mb = 1024,
+        .extensions = ARGV(".sv", ".v"),
+        .compile_all = true,
+    },
+    {
+        .name = "scala",
+        .source = "main.scala",
+        .compile =
+            ARGV("/usr/bin/scalac", "-J-XX:-UsePerfData", "-J-XX:+UseSerialGC", "main.scala"),
+        .run = ARGV("/usr/bin/scala", "-J-XX:-UsePerfData", "-J-XX:+UseSerialGC", "Main"),
+        .env = ARGV("JAVA_OPTS=-XX:-UsePerfData -XX:+UseSerialGC"),
+        .toolchain = "/usr/bin/scalac",
+        .package = "scala",
+        .compile_cpu = 60,
+        .compile_wall = 120,
+        .compile_memory_mb = 2048,
+        .extensions = ARGV(".scala"),
+        .compile_all = true,
+        .entry_arg = "Main",
+        .entry = scala_entry,
+        .no_entry = "Object name not found (the program must declare an object, as in "
+                    "`object Main`)",
+    },
+    {
+        .name = "kotlin_script",
+        .aliases = ARGV("kts"),
+        .source = "main.kts",
+        /* SandboxFusion runs `kotlin FILE.kts`: the script is compiled and run in one step,
+         * within the run's limits (Debian's Kotlin 1.3 takes it as kotlinc -script). */
+        .run = ARGV("/usr/bin/kotlinc", "-script", "main.kts"),
+        .env = ARGV("JAVA_OPTS=-XX:-UsePerfData -XX:+UseSerialGC"),
+        .toolchain = "/usr/bin/kotlinc",
+        .package = "kotlin",
+        .extensions = ARGV(".kts"),
+    },
 };
 
 struct lang_steps lang_steps(const struct lang *l, bool for_tests)
@@ -323,23 +572,30 @@ static const char *const *subst(struct lang_plan *p, const char *const *argv, co
     return out;
 }
 
-/* no_main(p, compile) — the compile step for a Java program without main: javac runs (its
- * own errors come first), then the step fails saying what is missing. */
-static const char *const *no_main(struct lang_plan *p, const char *const *compile)
+/* no_main(l, p, compile) — the compile step for a program without an entry point (a Java
+ * program without main): the compiler runs (its own errors come first), then the step fails
+ * saying what is missing (l->no_entry). */
+static const char *const *no_main(const struct lang *l, struct lang_plan *p,
+                                  const char *const *compile)
 {
-    static const char *const wrap[] = {
-        "/bin/sh", "-c",
-        "\"$0\" \"$@\" || exit; echo 'error: no class declares public static void "
-        "main(String[]), so there is nothing to run' >&2; exit 1"};
+    const char *what = l->no_entry ? l->no_entry
+                                   : "no class declares public static void main(String[]), so "
+                                     "there is nothing to run";
+    char *script;
     size_t n = 0;
     const char **out;
 
     while (compile[n])
         n++;
+    if (asprintf(&script, "\"$0\" \"$@\" || exit; echo 'error: %s' >&2; exit 1", what) < 0 ||
+        !keep(p, script))
+        return NULL;
     out = keep(p, calloc(n + 4, sizeof(*out)));
     if (!out)
         return NULL;
-    memcpy(out, wrap, sizeof(wrap));
+    out[0] = "/bin/sh";
+    out[1] = "-c";
+    out[2] = script;
     memcpy(out + 3, compile, n * sizeof(*out));
     return out;
 }
@@ -368,7 +624,7 @@ int lang_plan_program(const struct lang *l, bool for_tests, const char *code, si
     if (for_tests)
         return 0;
     if (!e.entry[0]) {
-        if (p->compile && !(p->compile = no_main(p, p->compile)))
+        if (p->compile && !(p->compile = no_main(l, p, p->compile)))
             goto nomem;
         return 0;
     }
@@ -450,7 +706,7 @@ int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t 
                 if (is_source(l, files[i].path) && (files[i].path == mainfile) == (pass == 0))
                     l->entry(files[i].data, files[i].len, &e);
         if (!e.entry[0]) {
-            if (p->compile && !(p->compile = no_main(p, p->compile)))
+            if (p->compile && !(p->compile = no_main(l, p, p->compile)))
                 goto nomem;
         } else if (l->entry_arg) {
             const char *entry = keep(p, strdup(e.entry));

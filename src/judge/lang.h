@@ -67,6 +67,8 @@ struct lang {
     /* entry(code, len, e) — derives the file name and the entry from the text (Java: the
      * public class and the class with main), or NULL when the row's names always hold. */
     void (*entry)(const char *code, size_t len, struct lang_entry *e);
+    const char *no_entry; /* the compile error when entry finds no entry point (a line of text
+                           * without quotes), or NULL for Java's */
 };
 
 /* The source, compile and run of a harness: the assert harness may build a unit-test binary

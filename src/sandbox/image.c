@@ -43,6 +43,13 @@ static const char *const host_etc_allow[] = {
     "inputrc",
     "magic",
     "gcc",
+    /* configuration the language table's toolchains read (docs/API.md): without it R finds no
+     * Renviron and no default packages, Racket no compiled collections (it compiles them
+     * anew, for tens of seconds), Mono no assembly map, LDC (D) no runtime library */
+    "R",
+    "racket",
+    "mono",
+    "ldc2.conf",
 };
 
 static int add_entry(struct image *img, const char *base, const char *rel, struct errbuf *err)

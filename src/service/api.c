@@ -23,6 +23,7 @@
 
 #include "service/api_tasks.h"
 #include "service/offload.h"
+#include "judge/java.h"
 #include "judge/lang.h"
 #include "sandbox/pool.h"
 #include "judge/program.h"
@@ -269,21 +270,85 @@ static const struct lang pytest_mode = {
     .package = "python3-pytest",
 };
 
+/* SandboxFusion's "go_test" mode: the code is a Go file of tests (package main, func TestX(t
+ * *testing.T)) and `go test FILE` runs it, so the exit status is go test's (0 every test
+ * passed, 1 a test failed, 1 or 2 a build error, which shows in the run's output as in
+ * SandboxFusion, where there is no compile step either) and the output its report ("ok ..."
+ * or "--- FAIL"). The file is main_test.go; Go runs as the go row sets it up (GOPATH mode
+ * with Debian's testify, which SandboxFusion's go.mod also provides). -vet=off: SandboxFusion's
+ * go test also runs go vet's few test checks, which cost seconds with an empty build cache
+ * and fail only programs with vet findings (docs/API.md). */
+static const struct lang go_test_mode = {
+    .name = "go_test",
+    .source = "main_test.go",
+    .run = (const char *const[]){"/usr/bin/go", "test", "-vet=off", "main_test.go", NULL},
+    .env = (const char *const[]){"GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go:/usr/share/gocode",
+                                 "GO111MODULE=off", "CGO_ENABLED=1", NULL},
+    .toolchain = "/usr/bin/go",
+    .package = "golang-go",
+};
+
+#define JUNIT_JAR "/usr/share/java/junit-platform-console-standalone.jar"
+
+/* junit_entry(code, len, e) — the junit mode's file: PUBLICCLASS.java, else Main.java
+ * (SandboxFusion's rule). The entry is never derived: the console launcher finds the tests. */
+static void junit_entry(const char *code, size_t len, struct lang_entry *e)
+{
+    struct java_entry je;
+
+    java_find_entry(code, len, &je);
+    e->source[0] = '\0';
+    if (je.public_class[0] && strlen(je.public_class) + 5 < sizeof(e->source))
+        snprintf(e->source, sizeof(e->source), "%s.java", je.public_class);
+    snprintf(e->entry, sizeof(e->entry), "-"); /* no main needed */
+}
+
+/* SandboxFusion's "junit" mode: the code is Java with JUnit 5 tests; every .java file of the
+ * work directory (the request's files too) is compiled (a compile error is compile_error) and
+ * JUnit's console launcher scans the class path and runs every test it finds: exit status 0
+ * when all passed (none found is 0 too), 1 when one failed. The launcher's jar is Debian's
+ * junit5 (SandboxFusion's is 1.8.2; its API jar is on the same class path). */
+static const struct lang junit_mode = {
+    .name = "junit",
+    .source = "Main.java",
+    .compile = (const char *const[]){"/bin/sh", "-c",
+                                     "exec /usr/bin/javac -J-XX:-UsePerfData -J-XX:+UseSerialGC "
+                                     "-encoding UTF-8 -cp .:" JUNIT_JAR " *.java",
+                                     "Main.java", NULL},
+    .run = (const char *const[]){"/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-jar",
+                                 JUNIT_JAR, "--disable-banner", "--disable-ansi-colors",
+                                 "--details=tree", "--class-path", ".:" JUNIT_JAR,
+                                 "--scan-class-path", NULL},
+    .toolchain = JUNIT_JAR,
+    .package = "junit5",
+    .compile_cpu = 30,
+    .compile_wall = 60,
+    .compile_memory_mb = 2048,
+    .entry = junit_entry,
+};
+
+/* The run modes of /run_code and /v1/run that are not languages of the table. */
+static const struct lang *const run_modes[] = {&pytest_mode, &go_test_mode, &junit_mode};
+
 /* program_language(name, err) — what runs a program of /v1/run and /run_code: a language of
- * the table or the pytest mode; NULL with err naming the known ones. */
+ * the table or a run mode (pytest, go_test, junit); NULL with err naming the known ones and
+ * saying why SandboxFusion's others are not. */
 static const struct lang *program_language(const char *name, struct errbuf *err)
 {
     const struct lang *l = lang_find(name);
-    char names[256];
+    char names[1024];
 
     if (l)
         return l;
-    if (strcasecmp(name, pytest_mode.name) == 0)
-        return &pytest_mode;
+    for (size_t i = 0; i < sizeof(run_modes) / sizeof(run_modes[0]); i++)
+        if (strcasecmp(name, run_modes[i]->name) == 0)
+            return run_modes[i];
     lang_names(names, sizeof(names));
     errbuf_set(err,
-               "unknown language '%s' (known: %s; and pytest, which runs the code as a file of "
-               "pytest tests)",
+               "unknown language '%s' (known: %s; and the test modes pytest, go_test and junit; "
+               "SandboxFusion's cuda, python_gpu (a GPU), julia, swift, lean (not packaged in "
+               "Debian 12), jest (Debian 12's jest does not install) and sql (no runner in "
+               "SandboxFusion either) are not supported)",
                name, names);
     return NULL;
 }
@@ -294,7 +359,7 @@ static const struct lang *program_language(const char *name, struct errbuf *err)
 static int solution_language(const json_t *v, const struct task *t, const struct lang **out,
                              struct errbuf *err)
 {
-    char names[256];
+    char names[1024];
 
     *out = NULL;
     if (!v || json_is_null(v))
@@ -1041,8 +1106,9 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
     struct program_result pr;
     struct errbuf err = {{0}};
 
-    if (it->lang == &pytest_mode && !lang_available(it->lang, it->img, &err)) {
-        /* python3 -m pytest would fail as failing tests do: say it is ours */
+    if (!lang_available(it->lang, it->img, &err)) {
+        /* a missing toolchain is ours, not the program's (python3 -m pytest would fail as
+         * failing tests do): say which package provides it */
         memset(&pr, 0, sizeof(pr));
         result_init(&pr.run);
         result_fail(&pr.run, "%s", err.msg);

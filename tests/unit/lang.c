@@ -117,5 +117,41 @@ int main(void)
            "c files: one source");
         lang_plan_release(&p);
     }
+    {
+        /* Scala: SandboxFusion's rule, the first match of object\s+(\w+) or of
+         * \s+extends\s+\w+\s*{ (which names nothing) */
+        const struct lang *scala = lang_find("scala");
+        const char *two = "// helpers\nobject  Helper_1 { }\nobject Main { def main(a: "
+                          "Array[String]) = () }\n";
+        ok(scala && lang_plan_program(scala, false, two, strlen(two), &p) == 0 &&
+               strcmp(p.source, "main.scala") == 0 && strcmp(p.run[3], "Helper_1") == 0,
+           "scala: runs the first object (Helper_1), as SandboxFusion");
+        lang_plan_release(&p);
+        const char *ext = "class A extends B {}\nobject Main { }\n";
+        ok(lang_plan_program(scala, false, ext, strlen(ext), &p) == 0 &&
+               strcmp(p.compile[0], "/bin/sh") == 0,
+           "scala: an `extends X {` before any object names nothing: a compile error");
+        has(p.compile, "Object name not found", "... saying so as SandboxFusion does");
+        lang_plan_release(&p);
+        const char *none = "class A { }\n";
+        ok(lang_plan_program(scala, false, none, strlen(none), &p) == 0 &&
+               strcmp(p.compile[0], "/bin/sh") == 0,
+           "scala: no object, a compile error");
+        lang_plan_release(&p);
+        const char *cut = "object";
+        ok(lang_plan_program(scala, false, cut, strlen(cut), &p) == 0 &&
+               strcmp(p.compile[0], "/bin/sh") == 0,
+           "scala: a text ending in 'object' names nothing");
+        lang_plan_release(&p);
+    }
+    {
+        /* every SandboxFusion name crucible supports is found, with its own case */
+        const char *names[] = {"php",        "ruby",   "perl", "lua",     "R",     "racket",
+                               "typescript", "csharp", "D_ut", "verilog", "scala", "kotlin_script"};
+        int found = 0;
+        for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+            found += lang_find(names[i]) != NULL;
+        ok(found == 12, "SandboxFusion's language names are rows of the table (%d of 12)", found);
+    }
     return done_testing();
 }
