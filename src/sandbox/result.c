@@ -180,8 +180,7 @@ void result_stream_cut(struct result_stream *st, size_t len)
         st->data = shrunk;
 }
 
-/* text_json(s) — a JSON string of s, escaping invalid UTF-8 (messages quote user input). */
-static json_t *text_json(const char *s)
+json_t *result_text_json(const char *s)
 {
     json_t *j;
     char *esc;
@@ -216,8 +215,8 @@ json_t *result_to_json(const struct result *r)
     e |= set_stream(o, "stderr", &r->err);
     e |= json_object_set_new(o, "stdout_truncated", json_boolean(r->out.truncated));
     e |= json_object_set_new(o, "stderr_truncated", json_boolean(r->err.truncated));
-    e |= json_object_set_new(o, "image", text_json(r->image));
-    e |= json_object_set_new(o, "message", text_json(r->message));
+    e |= json_object_set_new(o, "image", result_text_json(r->image));
+    e |= json_object_set_new(o, "message", result_text_json(r->message));
     if (e) {
         json_decref(o);
         return NULL;

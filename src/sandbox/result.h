@@ -80,5 +80,8 @@ void result_stream_cut(struct result_stream *st, size_t len);
 
 /* result_text_escape(data, len) — the escaped UTF-8 form used above (malloc'd, caller frees). */
 char *result_text_escape(const char *data, size_t len);
+/* result_text_json(s) — s as a JSON string, its invalid UTF-8 escaped as above (messages and
+ * paths quote what a sandbox or a client wrote). NULL when out of memory. */
+json_t *result_text_json(const char *s);
 
 #endif

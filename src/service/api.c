@@ -960,20 +960,6 @@ static void run_in_sandbox(struct item *it, const struct sandbox_runtime *rt,
     pool_release(pool, sb);
 }
 
-/* text_or_escaped(s) — a JSON string of s, invalid UTF-8 escaped as \xHH. */
-static json_t *text_or_escaped(const char *s)
-{
-    char *esc;
-    json_t *j;
-
-    if (util_utf8_valid(s, strlen(s)))
-        return json_string(s);
-    esc = result_text_escape(s, strlen(s));
-    j = esc ? json_string_nocheck(esc) : NULL;
-    free(esc);
-    return j;
-}
-
 /* stream_text(st) — a captured stream as a JSON string: as it is (NUL bytes too) when valid
  * UTF-8, else with the invalid bytes escaped as \xHH (result_text_escape). */
 static json_t *stream_text(const struct result_stream *st)
@@ -1207,7 +1193,7 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
                                                                                 : pr.files[i].path;
             if (!pr.files[i].data) {
                 if (ferrs && key)
-                    json_object_set_new(ferrs, key, text_or_escaped(pr.files[i].err));
+                    json_object_set_new(ferrs, key, result_text_json(pr.files[i].err));
                 continue;
             }
             b64 = util_base64_encode(pr.files[i].data, pr.files[i].len);
