@@ -129,6 +129,9 @@ struct http_request {
     bool handled; /* the handler has been called */
     bool http11;  /* the client speaks HTTP/1.1 (may get an interim 100) */
     bool probed;  /* the client half-closed: only a hang-up or an error means it left */
+    char *direct; /* a half-closed client's answer, written by us: [doff, dlen) to go */
+    size_t dlen, doff;
+    bool direct_done, direct_sent; /* ... it is over; it all went out */
     bool suspended;
     int watch_fd; /* the socket, watched for the client leaving while suspended or while its
                    * body arrives (see watch_upload); -1 */
@@ -564,7 +567,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         r->srv->live = r->next;
     if (r->next)
         r->next->prev = r->prev;
-    notify_close(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    notify_close(r, r->direct_done ? !r->direct_sent : toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
     if (r->traffic >= HTTP_TRIM_AFTER) /* after the daemon dropped its copy of the answer */
         r->srv->trim = true;
     if (r->resp)
@@ -573,6 +576,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
     free(r->path);
     free(r->body);
     free(r->sbuf);
+    free(r->direct);
     free(r);
     *con_cls = NULL;
 }
@@ -739,13 +743,87 @@ static void set_response(struct http_request *r, unsigned status, struct MHD_Res
     resume(r);
 }
 
+/* on_direct_writable — writes what is left of a half-closed client's answer; once it is out
+ * (or the client turned out to have gone), the daemon is told to close the connection. */
+static void on_direct_writable(void *arg, uint32_t events)
+{
+    struct http_request *r = arg;
+    bool sent;
+
+    while (r->doff < r->dlen) {
+        ssize_t n =
+            send(r->watch_fd, r->direct + r->doff, r->dlen - r->doff, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            r->doff += (size_t)n;
+            continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) && !(events & EPOLLERR))
+            return; /* the rest when the socket is writable again */
+        break;
+    }
+    sent = r->doff == r->dlen;
+    free(r->direct);
+    r->direct = NULL;
+    r->direct_done = true;
+    r->direct_sent = sent; /* on_completed tells the close callback (not now: the caller of
+                            * http_respond may be the owner the callback frees) */
+    r->aborted = true; /* on_access refuses: the daemon closes the connection, sending nothing */
+    resume(r);
+}
+
+/* respond_direct(r, ...) — the answer of a half-closed (probed) client, written here rather
+ * than by the daemon: libmicrohttpd 0.9.75 reads the client's end of file as soon as the
+ * connection is resumed and closes it as aborted, racing its own answer (with three
+ * half-closed clients at once about one answer in ten was lost). So the whole answer, with
+ * "Connection: close", goes out on the socket from the loop; false when r is not such a
+ * request (the daemon answers). */
+static bool respond_direct(struct http_request *r, unsigned status, const char *content_type,
+                           const char *body, size_t len, const char *header, const char *value)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f;
+    int fd = r->watch_fd;
+
+    if (!r->probed || !r->suspended || fd < 0 || r->resp || r->streaming || r->direct)
+        return false;
+    if (!(f = open_memstream(&buf, &size)))
+        return false;
+    fprintf(f, "HTTP/1.1 %u %s\r\nServer: crucible\r\nConnection: close\r\n", status,
+            http_reason(status));
+    if (content_type)
+        fprintf(f, "Content-Type: %s\r\n", content_type);
+    if (header)
+        fprintf(f, "%s: %s\r\n", header, value);
+    fprintf(f, "Content-Length: %zu\r\n\r\n", len);
+    fwrite(body, 1, len, f);
+    if (fclose(f) != 0 || !buf) {
+        free(buf);
+        return false;
+    }
+    loop_del(r->srv->loop, fd);
+    if (loop_add(r->srv->loop, fd, EPOLLOUT, on_direct_writable, r) < 0) {
+        free(buf);
+        r->watch_fd = -1;
+        return false;
+    }
+    r->direct = buf;
+    r->dlen = size;
+    r->doff = 0;
+    r->status = status;
+    on_direct_writable(r, 0);
+    return true;
+}
+
 void http_respond(struct http_request *r, unsigned status, const char *content_type,
                   const char *body, size_t len, const char *header, const char *value)
 {
-    struct MHD_Response *resp =
-        mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *resp;
 
     r->traffic += len;
+    if (respond_direct(r, status, content_type, body, len, header, value))
+        return;
+    resp = mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     if (resp && content_type)
         mhd.add_response_header(resp, "Content-Type", content_type);
     if (resp && header)
@@ -909,6 +987,8 @@ const char *http_reason(unsigned status)
         return "Internal Server Error";
     case 503:
         return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
     default:
         return "";
     }

@@ -25,7 +25,9 @@
  * it), or, inside a stream, a single space between lines (JSON whitespace: it leads the
  * next line). A client that has really gone answers the probe with a reset; that, or any
  * hang-up or socket error, runs the close callback with aborted=true. A half-closed
- * client gets its answer. HTTP/1.0 clients are not probed: their FIN means gone.
+ * client gets its answer, written by this module on the socket with "Connection: close"
+ * (libmicrohttpd would read the end of file first and drop it). HTTP/1.0 clients are not
+ * probed: their FIN means gone.
  */
 #ifndef CRUCIBLE_HTTP_H
 #define CRUCIBLE_HTTP_H
