@@ -22,14 +22,33 @@ static inline int fuzz_api_check(const char *route, const uint8_t *data, size_t 
     struct errbuf err = {{0}};
 
     if (!api) {
-        struct api_config cfg = {.host = &host, .infra_retries = 2, .max_batch = 64};
+        /* crucible serve's defaults (cmd_serve.c): what a request is checked against */
+        struct api_config cfg = {.host = &host,
+                                 .infra_retries = 2,
+                                 .max_batch = 64,
+                                 .max_pids = 1024,
+                                 .max_output_kb = 8192,
+                                 .output_budget = 1024u << 20,
+                                 .max_fetch_bytes = 32u << 20,
+                                 .stream_buffer = 16u << 20,
+                                 .stream_stall_s = 60,
+                                 .run_code_margin = 10,
+                                 .slot_memory_mb = 4096};
+        struct image_registry *images;
         struct store *store = NULL;
         if (image_resolve("host", &host, &err) < 0 ||
             store_open(":memory:", true, &store, &err) < 0) {
             fprintf(stderr, "fuzz: %s\n", err.msg);
             abort();
         }
+        /* one registered image besides "host" (requests are only checked, never run) */
+        if (!(images = image_registry_new(&host)) ||
+            image_registry_add(images, "small=/usr", &err) < 0) {
+            fprintf(stderr, "fuzz: %s\n", err.msg[0] ? err.msg : "out of memory");
+            abort();
+        }
         sandbox_limits_default(&cfg.limits);
+        cfg.images = images;
         cfg.store = store;
         if (!(api = api_new(NULL, NULL, &cfg, NULL)))
             abort();

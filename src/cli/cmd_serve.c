@@ -613,6 +613,7 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->cfg.stream_buffer = (size_t)a->stream_buffer_mb << 20;
     s->cfg.stream_stall_s = (double)a->stream_stall_s;
     s->cfg.run_code_margin = (double)a->run_code_margin;
+    s->cfg.slot_memory_mb = a->memory / (a->slots ? a->slots : 1);
     if (a->warm &&
         !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
         goto out_error;

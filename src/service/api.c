@@ -906,10 +906,7 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
             /* No limit of its own: the most this server gives a job without holding back
              * another — a slot's share of the memory running jobs may reserve (--memory /
              * --slots), less what its output holds; never below the server's default. */
-            struct sched_stats st;
-            uint64_t share;
-            sched_stats(a->sched, &st);
-            share = st.memory_mb / (st.slots ? st.slots : 1);
+            uint64_t share = a->cfg.slot_memory_mb;
             share = share > held ? share - held : 0;
             if (share > (uint64_t)sandbox_limit_ranges[LIM_MEMORY].max)
                 share = (uint64_t)sandbox_limit_ranges[LIM_MEMORY].max;

@@ -29,6 +29,7 @@ struct api_config {
     struct pool *pool;          /* warm sandboxes, or NULL */
     struct pool *run_code_pool; /* warm sandboxes with lo up, for /run_code, or NULL */
     struct store *store;        /* the task library (--db), or NULL */
+    uint64_t slot_memory_mb;    /* --memory / --slots: what /run_code gives a job without a limit */
     struct offload *offload;    /* the api workers: request bodies and library work */
     bool trace;                 /* per-job phase timings on stderr ($CRUCIBLE_TRACE) */
     /* Memory held for jobs (docs/API.md "Limits of the server"). */
