@@ -64,19 +64,21 @@ ok(answer.startswith(b"HTTP/1.1 401") and b"unauthorized" in answer,
 ok(grown < 16 * 1024, "... and the server's peak RSS grew by %d KiB, not by the body" % grown)
 
 # Expect: 100-continue on a refused request: the refusal, never a "100 Continue" first.
-c = s.connect(b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1000\r\n\r\n")
+c = s.connect(b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+              b"Content-Length: 1000\r\n\r\n")
 answer = read_all(c)
 c.close()
 ok(answer.startswith(b"HTTP/1.1 401"), "Expect: 100-continue without a token: a 401, no 100", answer[:200])
-c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nExpect: 100-continue\r\n"
-              b"Content-Length: %d\r\n\r\n" % (TOKEN.encode(), 65 << 20))
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+              b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (TOKEN.encode(), 65 << 20))
 answer = read_all(c)
 c.close()
 ok(answer.startswith(b"HTTP/1.1 413") and b"too_large" in answer,
    "Expect: 100-continue with a declared 65 MiB body: 413 at once, no 100", answer[:200])
 body = json.dumps({"command": ["/bin/echo", "continued"]}).encode()
-c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nExpect: 100-continue\r\n"
-              b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (TOKEN.encode(), len(body)))
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+              b"Expect: 100-continue\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+              % (TOKEN.encode(), len(body)))
 first = c.recv(100)
 c.sendall(body)
 answer = first + read_all(c)
@@ -140,7 +142,8 @@ s.stop()
 
 # --- chunked bodies without a Content-Length: capped while read --------------------------------
 s = Server("--slots", "1", "--warm", "0", "--max-body", "1", tmp=TMP, timeout=30)
-c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+              b"Connection: close\r\n\r\n")
 piece = b"%x\r\n%s\r\n" % (64 << 10, b" " * (64 << 10))
 try:
     for _ in range(48):  # 3 MiB
@@ -153,8 +156,8 @@ c.close()
 ok(answer.startswith(b"HTTP/1.1 413") and b"too_large" in answer,
    "a 3 MiB chunked body under --max-body 1: 413", answer[:200])
 body = json.dumps({"command": ["/bin/echo", "chunked"]}).encode()
-c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-           + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+              b"Connection: close\r\n\r\n" + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
 answer = read_all(c)
 c.close()
 ok(answer.startswith(b"HTTP/1.1 200") and b"chunked\\n" in answer, "a small chunked body is read and run",
