@@ -28,6 +28,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -113,8 +114,10 @@ class Server:
             time.sleep(0.02)
         if self.port is None:
             self.log.seek(0)
-            raise SystemExit("Bail out! crucible serve did not start (%s): %s"
-                             % (" ".join(cmd[1:]), self.log.read()[-500:]))
+            why = self.log.read()[-500:].strip().replace("\n", " ")
+            print("Bail out! crucible serve did not start (%s): %s" % (" ".join(cmd[1:]), why))
+            sys.stdout.flush()
+            raise SystemExit(255)
         time.sleep(settle)
 
     def _read_port(self):
