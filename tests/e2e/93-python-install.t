@@ -37,18 +37,17 @@ run_in() {
 # run and verify through it, loading the reward function the way verl resolves
 # `pkg://crucible_client.rewards` (verl/utils/import_utils.py, load_module).
 cat >"$T/check.py" <<'EOF'
-import importlib, os, socket, subprocess, sys, time
+import importlib, os, sys
 want_under = sys.argv[1]
+sys.path.insert(0, os.environ["E2E_DIR"])
+from serverlib import Server
 import crucible_client
 from crucible_client import Client
 where = os.path.realpath(crucible_client.__file__)
 assert where.startswith(os.path.realpath(want_under)), "imported from %s, not under %s" % (where, want_under)
-s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-log = open(os.path.join(os.environ["T"], "serve-%d.log" % port), "wb")
-proc = subprocess.Popen([os.environ["CRUCIBLE"], "serve", "--listen", "127.0.0.1:%d" % port, "--slots", "1"],
-                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+srv = Server("--slots", "1", tmp=os.environ["T"], quiet=False)
 try:
-    c = Client("http://127.0.0.1:%d" % port, timeout=120)
+    c = Client("http://127.0.0.1:%d" % srv.port, timeout=120)
     c.wait_ready(30)
     r = c.run(code="print(6 * 7)", language="python")
     assert r["stdout"] == "42\n", r
@@ -60,10 +59,9 @@ try:
     assert score == 1.0, score
     print("ok", crucible_client.__version__, where)
 finally:
-    proc.terminate()
-    proc.wait(30)
+    srv.stop()
 EOF
-export T
+export T E2E_DIR
 
 # venv NAME — a fresh venv at $T/NAME (no system site packages).
 venv() {

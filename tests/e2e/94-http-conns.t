@@ -10,80 +10,39 @@ import http.client
 import json
 import os
 import resource
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, skip, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import CRUCIBLE, done, ok, skip  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-http-conns-")
+TMP = tmpdir("crucible-http-conns-")
 PARTIAL = b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Type: applic"
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--quiet",
-                                         "--slots", "1", "--warm", "0",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 10
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.1)
-        self.port = int(open(self.port_file).read())
-
-    def healthz(self, timeout=5):
-        """/healthz from 127.0.0.1: the status, or the error that stopped it."""
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-            c.request("GET", "/healthz")
-            r = c.getresponse()
-            r.read()
-            c.close()
-            return r.status
-        except (OSError, http.client.HTTPException) as e:
-            return repr(e)
-
-    def fds(self):
-        return len(os.listdir("/proc/%d/fd" % self.p.pid))
-
-    def fds_settle(self, below, within):
-        """Waits until the server holds fewer than `below` descriptors; the last count."""
-        t0 = time.time()
-        n = self.fds()
-        while n >= below and time.time() - t0 < within:
-            time.sleep(0.2)
-            n = self.fds()
-        return n
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+def serve(*args):
+    """A server for these tests: one slot, no warm sandboxes."""
+    return Server("--slots", "1", "--warm", "0", *args, tmp=TMP, settle=0.1)
 
 
-def stall(port, addr, data=PARTIAL):
+def fds_settle(srv, below, within):
+    """Waits until the server holds fewer than `below` descriptors; the last count."""
+    t0 = time.time()
+    n = srv.fd_count()
+    while n >= below and time.time() - t0 < within:
+        time.sleep(0.2)
+        n = srv.fd_count()
+    return n
+
+
+def stall(srv, addr, data=PARTIAL):
     """A connection from addr that sends part of a request and then waits; None if refused."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind((addr, 0))
-    s.settimeout(10)
     try:
-        s.connect(("127.0.0.1", port))
-        s.sendall(data)
+        return srv.connect(data, timeout=10, source=addr)
     except OSError:
-        s.close()
         return None
-    return s
 
 
 def closed_by_server(s):
@@ -114,12 +73,12 @@ ok(all(o in helptext for o in ("--max-connections", "--max-per-address", "--head
                                "--body-timeout")), "serve --help lists the connection options")
 
 # --- one address, many connections -------------------------------------------------------------
-s = Server("--header-timeout", "4", "--max-per-address", "50")
-base = s.fds()
-socks = [stall(s.port, "127.0.0.2") for _ in range(300)]
+s = serve("--header-timeout", "4", "--max-per-address", "50")
+base = s.fd_count()
+socks = [stall(s, "127.0.0.2") for _ in range(300)]
 time.sleep(1)
 held = [c for c in socks if c is not None and not closed_by_server(c)]
-n = s.fds()
+n = s.fd_count()
 ok(len(held) <= 50 and n <= base + 50 + 5,
    "--max-per-address 50: 300 connections from 127.0.0.2, %d kept (server: %d fds, baseline %d)"
    % (len(held), n, base))
@@ -131,14 +90,14 @@ for c in socks:
 
 # --- 4,200 idle half-sent requests from 200 addresses, 21 each ------------------------------
 t0 = time.time()
-socks = [stall(s.port, "127.0.%d.%d" % (1 + i // 200, 2 + i % 200)) for i in range(4200)]
+socks = [stall(s, "127.0.%d.%d" % (1 + i // 200, 2 + i % 200)) for i in range(4200)]
 opened = time.time() - t0
 kept = sum(1 for c in socks if c is not None)
 st = s.healthz()
-n = s.fds()
+n = s.fd_count()
 ok(st == 200, "4,200 idle half-sent requests from 200 addresses (%d accepted in %.1f s; server: %d fds): /healthz answers"
    % (kept, opened, n), st)
-after = s.fds_settle(base + 10, 15)
+after = fds_settle(s, base + 10, 15)
 gone = sum(1 for c in socks if c is not None and closed_by_server(c))
 ok(after < base + 10 and gone == kept,
    "the header timeout closed them: %d of %d closed by the server, %d fds (baseline %d)"
@@ -149,7 +108,7 @@ for c in socks:
 
 # --- trickling: a byte a second is never idle, and still dropped at the timeout ------------------
 def trickle(data, seconds):
-    c = stall(s.port, "127.0.0.3", data[:1])
+    c = stall(s, "127.0.0.3", data[:1])
     t0 = time.time()
     i = 1
     while time.time() - t0 < seconds:
@@ -171,9 +130,9 @@ ok(t is not None and t < 10, "headers trickled a byte every 0.5 s: dropped at th
    % (t and round(t, 1)))
 s.stop()
 
-s = Server("--body-timeout", "3")
+s = serve("--body-timeout", "3")
 head = b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
-c = stall(s.port, "127.0.0.4", head)
+c = stall(s, "127.0.0.4", head)
 t0 = time.time()
 dropped = None
 while time.time() - t0 < 12:
@@ -193,11 +152,11 @@ ok(dropped is not None and dropped < 9, "a body trickled a byte every 0.5 s: dro
 s.stop()
 
 # --- a full table: the oldest connection still sending headers makes room -----------------------
-s = Server("--max-connections", "200", "--header-timeout", "60")
-base = s.fds()
-socks = [stall(s.port, "127.0.1.%d" % (2 + i % 100)) for i in range(600)]
+s = serve("--max-connections", "200", "--header-timeout", "60")
+base = s.fd_count()
+socks = [stall(s, "127.0.1.%d" % (2 + i % 100)) for i in range(600)]
 time.sleep(0.5)
-n = s.fds()
+n = s.fd_count()
 st = s.healthz()
 oldest_closed = sum(1 for c in socks[:300] if c is not None and closed_by_server(c))
 newest_open = sum(1 for c in socks[-100:] if c is not None and not closed_by_server(c))
@@ -210,7 +169,7 @@ ok(oldest_closed == 300 and newest_open >= 90,
 # A request in progress is not dropped for room: a running job keeps its connection.
 c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=30)
 c.request("POST", "/v1/run", body=json.dumps({"command": ["/bin/sh", "-c", "sleep 1; echo kept"]}))
-more = [stall(s.port, "127.0.2.%d" % (2 + i % 100)) for i in range(300)]
+more = [stall(s, "127.0.2.%d" % (2 + i % 100)) for i in range(300)]
 try:
     r = c.getresponse()
     res = (r.status, json.loads(r.read())["stdout"])

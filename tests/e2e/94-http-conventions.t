@@ -11,62 +11,29 @@ import http.client
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, skip, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import CRUCIBLE, done, ok, skip  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-http-conv-")
+TMP = tmpdir("crucible-http-conv-")
 TOKEN = "conventions-token"
 AUTH = {"Authorization": "Bearer " + TOKEN}
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
-        self.started = time.time()
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--quiet",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 20
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-
-    def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        text = r.read().decode()
-        c.close()
-        return r.status, r, text
-
-    def proc_status(self, key):
-        for line in open("/proc/%d/status" % self.p.pid):
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+def answer(srv, method, path, body=None, headers=None):
+    """(status, the response for its headers, the body as text)."""
+    r, data = srv.exchange(method, path, body, headers)
+    return r.status, r, data.decode()
 
 
 token_file = os.path.join(TMP, "token")
 with open(token_file, "w") as f:
     f.write(TOKEN + "\n")
-srv = Server("--token-file", token_file, "--db", os.path.join(TMP, "library.db"))
+srv = Server("--token-file", token_file, "--db", os.path.join(TMP, "library.db"), tmp=TMP)
 
 # ---- 401: WWW-Authenticate (RFC 6750 section 3) ------------------------------------------
 for method, path, headers, want, why in [
@@ -79,13 +46,13 @@ for method, path, headers, want, why in [
     ("GET", "/v1/tasks", {"Authorization": "Basic dXNlcjpwYXNz"}, 'Bearer realm="crucible"',
      "another scheme: the challenge, no error"),
 ]:
-    st, r, text = srv.request(method, path, body=b"{}" if method == "POST" else None,
+    st, r, text = answer(srv, method, path, body=b"{}" if method == "POST" else None,
                               headers=headers)
     ok(st == 401 and r.getheader("WWW-Authenticate") == want,
        "401 %s %s: WWW-Authenticate %s (%s)" % (method, path, want, why),
        (st, r.getheaders(), text))
 
-st, r, text = srv.request("GET", "/metrics", headers={"Authorization": "bearer " + TOKEN})
+st, r, text = answer(srv, "GET", "/metrics", headers={"Authorization": "bearer " + TOKEN})
 ok(st == 200, "the right token with a lower-case scheme is accepted", (st, text))
 
 # ---- 405: Allow (RFC 9110 section 15.5.6) --------------------------------------------------
@@ -99,17 +66,17 @@ for method, path, allow in [
     ("POST", "/v1/tasks/stats", "GET"),
     ("PUT", "/v1/tasks/some/id", "GET"),
 ]:
-    st, r, text = srv.request(method, path, body=b"{}" if method in ("POST", "PUT") else None,
+    st, r, text = answer(srv, method, path, body=b"{}" if method in ("POST", "PUT") else None,
                               headers=AUTH)
     ok(st == 405 and r.getheader("Allow") == allow, "405 %s %s: Allow: %s" % (method, path, allow),
        (st, r.getheaders(), text))
 
 # ---- /metrics --------------------------------------------------------------------------------
 # One job first, so that the latency histograms exist.
-st, r, text = srv.request("POST", "/v1/run", body=json.dumps({"command": ["/bin/true"]}),
+st, r, text = answer(srv, "POST", "/v1/run", body=json.dumps({"command": ["/bin/true"]}),
                           headers=dict(AUTH, **{"Content-Type": "application/json"}))
 ok(st == 200, "a job ran", (st, text))
-st, r, text = srv.request("GET", "/metrics", headers=AUTH)
+st, r, text = answer(srv, "GET", "/metrics", headers=AUTH)
 ok(st == 200 and r.getheader("Content-Type") == "text/plain; version=0.0.4; charset=utf-8",
    "/metrics: Content-Type text/plain; version=0.0.4; charset=utf-8",
    (st, r.getheader("Content-Type")))
@@ -190,11 +157,11 @@ for name, kind in [("process_cpu_seconds_total", "counter"),
        (typed.get(name), samples.get(name)))
 
 rss = value("process_resident_memory_bytes") or 0
-vmrss = srv.proc_status("VmRSS") * 1024
+vmrss = srv.status_kb("VmRSS") * 1024
 ok(vmrss / 2 < rss < vmrss * 2, "process_resident_memory_bytes %d is the server's VmRSS (%d)"
    % (rss, vmrss))
 vsz = value("process_virtual_memory_bytes") or 0
-ok(abs(vsz - srv.proc_status("VmSize") * 1024) < 64 << 20,
+ok(abs(vsz - srv.status_kb("VmSize") * 1024) < 64 << 20,
    "process_virtual_memory_bytes %d is the server's VmSize" % vsz)
 start = value("process_start_time_seconds") or 0
 ok(abs(start - srv.started) < 5, "process_start_time_seconds %.2f: when the server started "
@@ -226,8 +193,8 @@ for line in open("/proc/%d/limits" % srv.p.pid):
         soft = line.split()[3]
 ok(soft is not None and maxfds == float(soft), "process_max_fds %d: its soft limit (%s)"
    % (maxfds, soft))
-ok(value("process_threads") == srv.proc_status("Threads"),
-   "process_threads: the server's threads (%s)" % srv.proc_status("Threads"))
+ok(value("process_threads") == srv.status_kb("Threads"),
+   "process_threads: the server's threads (%s)" % srv.status_kb("Threads"))
 cpu = value("process_cpu_seconds_total")
 ok(cpu is not None and 0 <= cpu < 600, "process_cpu_seconds_total %s" % cpu)
 

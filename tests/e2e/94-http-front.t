@@ -11,84 +11,23 @@ import http.client
 import json
 import os
 import select
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, track  # noqa: E402
+from serverlib import Server, read_all, tmpdir  # noqa: E402
+from taplib import done, ok  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-http-front-")
+TMP = tmpdir("crucible-http-front-")
 TOKEN = "front-door-token"
 AUTH = {"Authorization": "Bearer " + TOKEN}
-
-
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--quiet",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 10
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-
-    def request(self, method, path, body=None, headers=None):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        c.request(method, path, body=body, headers=headers or {})
-        r = c.getresponse()
-        text = r.read().decode()
-        c.close()
-        try:
-            return r.status, json.loads(text), text
-        except ValueError:
-            return r.status, None, text
-
-    def status(self, key):
-        for line in open("/proc/%d/status" % self.p.pid):
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-
-
-def raw(srv, head, timeout=10):
-    s = socket.create_connection(("127.0.0.1", srv.port), timeout=timeout)
-    s.sendall(head)
-    return s
-
-
-def read_all(s, limit=1 << 20):
-    data = b""
-    try:
-        while len(data) < limit:
-            d = s.recv(65536)
-            if not d:
-                break
-            data += d
-    except (ConnectionResetError, socket.timeout):
-        pass
-    return data
 
 
 tok = os.path.join(TMP, "token")
 with open(tok, "w") as f:
     f.write(TOKEN + "\n")
-s = Server("--slots", "1", "--warm", "0", "--token-file", tok)
+s = Server("--slots", "1", "--warm", "0", "--token-file", tok, tmp=TMP, timeout=30)
 
 # --- 1. auth and routing on the headers -----------------------------------------------------
 probes = [("GET", "/v1/run"), ("PUT", "/v1/batch"), ("GET", "/no/such/route"), ("POST", "/metrics"),
@@ -103,9 +42,9 @@ ok(st405 == 405 and st404 == 404, "token: with it, a wrong method is 405 and an 
 
 # Headers declaring a 60 MiB body, no token, then body bytes streamed: the 401 comes back
 # before the body, and the server never holds it.
-hwm0 = s.status("VmHWM")
-c = raw(s, b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-           b"Content-Length: %d\r\n\r\n" % (60 << 20))
+hwm0 = s.status_kb("VmHWM")
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % (60 << 20))
 chunk = b"[" * (1 << 20)
 sent, answer = 0, b""
 t0 = time.time()
@@ -120,25 +59,27 @@ while sent < (60 << 20) and time.time() - t0 < 30:
 answer = read_all(c)
 c.close()
 time.sleep(0.2)
-grown = s.status("VmHWM") - hwm0
+grown = s.status_kb("VmHWM") - hwm0
 ok(answer.startswith(b"HTTP/1.1 401") and b"unauthorized" in answer,
    "a 60 MiB body without a token: 401 before the body (%d MiB of it sent)" % (sent >> 20), answer[:300])
 ok(grown < 16 * 1024, "... and the server's peak RSS grew by %d KiB, not by the body" % grown)
 
 # Expect: 100-continue on a refused request: the refusal, never a "100 Continue" first.
-c = raw(s, b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 1000\r\n\r\n")
+c = s.connect(b"POST /v1/verify HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+              b"Content-Length: 1000\r\n\r\n")
 answer = read_all(c)
 c.close()
 ok(answer.startswith(b"HTTP/1.1 401"), "Expect: 100-continue without a token: a 401, no 100", answer[:200])
-c = raw(s, b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nExpect: 100-continue\r\n"
-           b"Content-Length: %d\r\n\r\n" % (TOKEN.encode(), 65 << 20))
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+              b"Expect: 100-continue\r\nContent-Length: %d\r\n\r\n" % (TOKEN.encode(), 65 << 20))
 answer = read_all(c)
 c.close()
 ok(answer.startswith(b"HTTP/1.1 413") and b"too_large" in answer,
    "Expect: 100-continue with a declared 65 MiB body: 413 at once, no 100", answer[:200])
 body = json.dumps({"command": ["/bin/echo", "continued"]}).encode()
-c = raw(s, b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nExpect: 100-continue\r\n"
-           b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (TOKEN.encode(), len(body)))
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+              b"Expect: 100-continue\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+              % (TOKEN.encode(), len(body)))
 first = c.recv(100)
 c.sendall(body)
 answer = first + read_all(c)
@@ -207,7 +148,7 @@ ok(all(answered), "48 half-closed clients, 6 at a time: every one gets its own a
 s2.stop()
 
 # A client that really leaves while its job runs: the job is cancelled, not run out.
-c = raw(s, b"")
+c = s.connect(b"")
 body = json.dumps({"command": ["/bin/sleep", "30"]}).encode()
 c.sendall(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n"
           % (TOKEN.encode(), len(body)) + body)
@@ -229,8 +170,9 @@ ok(s.request("GET", "/healthz")[0] == 200, "the server is still up")
 s.stop()
 
 # --- chunked bodies without a Content-Length: capped while read --------------------------------
-s = Server("--slots", "1", "--warm", "0", "--max-body", "1")
-c = raw(s, b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+s = Server("--slots", "1", "--warm", "0", "--max-body", "1", tmp=TMP, timeout=30)
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+              b"Connection: close\r\n\r\n")
 piece = b"%x\r\n%s\r\n" % (64 << 10, b" " * (64 << 10))
 try:
     for _ in range(48):  # 3 MiB
@@ -243,8 +185,8 @@ c.close()
 ok(answer.startswith(b"HTTP/1.1 413") and b"too_large" in answer,
    "a 3 MiB chunked body under --max-body 1: 413", answer[:200])
 body = json.dumps({"command": ["/bin/echo", "chunked"]}).encode()
-c = raw(s, b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-        + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+c = s.connect(b"POST /v1/run HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+              b"Connection: close\r\n\r\n" + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
 answer = read_all(c)
 c.close()
 ok(answer.startswith(b"HTTP/1.1 200") and b"chunked\\n" in answer, "a small chunked body is read and run",

@@ -8,71 +8,21 @@
 import http.client
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import done, ok  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-memory-")
+TMP = tmpdir("crucible-memory-")
 MB = 1024
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log_path = os.path.join(TMP, "log-%d" % time.monotonic_ns())
-        self.log = open(self.log_path, "w+")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--warm", "0",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 10
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-
-    def request(self, method, path, body=None, timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request(method, path, body=None if body is None else json.dumps(body))
-        r = c.getresponse()
-        text = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(text), text
-        except ValueError:
-            return r.status, None, text
-
-    def status(self, key):
-        """A field of /proc/PID/status in KiB (VmRSS, VmHWM)."""
-        for line in open("/proc/%d/status" % self.p.pid):
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
-
-    def events(self, name):
-        out = []
-        for line in open(self.log_path):
-            try:
-                j = json.loads(line)
-            except ValueError:
-                continue
-            if j.get("event") == name:
-                out.append(j)
-        return out
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+def serve(*args):
+    """A server with no warm sandboxes that logs its events (no --quiet)."""
+    return Server("--warm", "0", *args, tmp=TMP, quiet=False, timeout=60)
 
 
 # Each item prints 2 MiB: a 2 MiB line of the stream.
@@ -80,7 +30,7 @@ TWO_MB = {"kind": "run", "command": ["python3", "-c", "import os\nos.write(1, b'
           "limits": {"output_kb": 4096}}
 
 # --- a client that reads keeps getting every line ----------------------------------------
-s = Server("--slots", "2", "--stream-buffer-mb", "1", "--stream-stall-s", "3")
+s = serve("--slots", "2", "--stream-buffer-mb", "1", "--stream-stall-s", "3")
 s.request("POST", "/v1/run", {"command": ["true"]})
 c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=60)
 c.request("POST", "/v1/batch", body=json.dumps({"items": [TWO_MB] * 12}))
@@ -94,9 +44,9 @@ ok(r.status == 200 and len(lines) == 12 and all(len(x["result"]["stdout"]) == 2 
 s.stop()
 
 # --- a client that stops reading ---------------------------------------------------------
-s = Server("--slots", "2", "--stream-buffer-mb", "1", "--stream-stall-s", "3")
+s = serve("--slots", "2", "--stream-buffer-mb", "1", "--stream-stall-s", "3")
 s.request("POST", "/v1/run", {"command": ["true"]})
-base = s.status("VmHWM")
+base = s.status_kb("VmHWM")
 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
 sock.connect(("127.0.0.1", s.port))
@@ -112,7 +62,7 @@ while time.time() - t0 < 40 and not cancelled:
     health.append(st)
     cancelled = [e for e in s.events("batch_cancelled") if "did not read" in e.get("reason", "")]
     time.sleep(0.5)
-grew = s.status("VmHWM") - base
+grew = s.status_kb("VmHWM") - base
 ok(cancelled, "a batch whose client stops reading is cancelled, with the reason logged",
    s.events("batch_cancelled"))
 ok(cancelled and cancelled[0]["finished"] < 40,
@@ -129,13 +79,13 @@ s.stop()
 img = os.path.join(TMP, "rootfs")
 for d in ("usr", "bin", "lib", "etc"):
     os.makedirs(os.path.join(img, d), exist_ok=True)
-s = Server("--slots", "2", "--queue", "20000", "--image", "small=" + img)
+s = serve("--slots", "2", "--queue", "20000", "--image", "small=" + img)
 s.request("POST", "/v1/run", {"command": ["true"]})
-base = s.status("VmHWM")
+base = s.status_kb("VmHWM")
 items = [{"kind": "run", "command": ["false"]}] + \
     [{"kind": "run", "command": ["true"], "image": "small", "after": [0]} for _ in range(9999)]
 st, _, text = s.request("POST", "/v1/batch", {"items": items}, timeout=120)
-grew = s.status("VmHWM") - base
+grew = s.status_kb("VmHWM") - base
 lines = [json.loads(x) for x in text.splitlines()]
 ok(st == 200 and len(lines) == 10000 and sum(1 for x in lines if x.get("skipped")) == 9999,
    "a 10,000-item batch naming an image: answered (its items skipped after item 0 failed)",

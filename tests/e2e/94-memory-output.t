@@ -6,61 +6,22 @@
 # once per distinct path, capped in count and in bytes (--max-fetch-mb), with what could
 # not be read reported in fetch_errors. Standard library only.
 import base64
-import http.client
 import json
 import os
-import signal
 import subprocess
 import sys
-import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import CRUCIBLE, done, ok  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-memory-")
+TMP = tmpdir("crucible-memory-")
 MB = 1024
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--warm", "0",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 10
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-
-    def post(self, path, body, timeout=120):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request("POST", path, body=json.dumps(body))
-        r = c.getresponse()
-        text = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(text), text
-        except ValueError:
-            return r.status, None, text
-
-    def status(self, key):
-        """A field of /proc/PID/status in KiB (VmRSS, VmHWM)."""
-        for line in open("/proc/%d/status" % self.p.pid):
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+def serve(*args):
+    """A server with no warm sandboxes that logs its events (no --quiet)."""
+    return Server("--warm", "0", *args, tmp=TMP, quiet=False, timeout=120)
 
 
 def spew(n_mb):
@@ -70,15 +31,15 @@ def spew(n_mb):
 
 
 # --- the output a request may capture is capped (--max-output-kb, default 8192) -----------
-s = Server("--slots", "2")
+s = serve("--slots", "2")
 st, j, text = s.post("/v1/run", {"command": ["true"]})  # warm up: the baseline after one job
-base = s.status("VmHWM")
+base = s.status_kb("VmHWM")
 st, j, text = s.post("/v1/run", {"command": spew(32), "limits": {"output_kb": 1 << 20}})
 ok(st == 400 and "limits.output_kb" in j["error"]["message"] and "8192" in j["error"]["message"]
    and "--max-output-kb" in j["error"]["message"],
    "output_kb above the server's cap: 400 naming the field and the cap", text[:400])
 st, j, text = s.post("/v1/run", {"command": spew(32), "limits": {"output_kb": 8192}})
-grew = s.status("VmHWM") - base
+grew = s.status_kb("VmHWM") - base
 ok(st == 200 and j["status"] == "output_limit" and j["stdout_truncated"]
    and len(base64.b64decode(j["stdout_base64"])) == 8192 * 1024,
    "32 MiB of 0xff per stream at the cap: output_limit, truncated at 8 MiB", str(text[:300]))
@@ -94,15 +55,15 @@ ok(st == 400 and "task's limits.output_kb" in j["error"]["message"],
 # A verification keeps excerpts of each test's output, not the output: 30 tests printing
 # 7 MiB each held 210 MiB until the last one ran.
 s.stop()
-s = Server("--slots", "2")
+s = serve("--slots", "2")
 st, j, text = s.post("/v1/run", {"command": ["true"]})
-base = s.status("VmHWM")
+base = s.status_kb("VmHWM")
 st, j, text = s.post("/v1/verify", {"task": {"id": "many-big", "language": "python", "harness": "stdio",
                                              "limits": {"output_kb": 8192},
                                              "tests": [{"name": "t%d" % i, "input": "", "expected": "1\n"}
                                                        for i in range(30)]},
                                     "solution": "import os\nos.write(1, b'x' * (7 << 20))\n"})
-grew = s.status("VmHWM") - base
+grew = s.status_kb("VmHWM") - base
 ok(st == 200 and j["verdict"] == "wrong_answer" and len(j["tests"]) == 30
    and all(len(t["stdout"]) == 512 for t in j["tests"]),
    "a verification of 30 tests printing 7 MiB each: answered with 512-byte excerpts", str(text[:300]))
@@ -110,11 +71,11 @@ ok(grew < 120 * MB, "server peak RSS grew %d MiB (< 120) for it" % (grew // MB))
 s.stop()
 
 # --- the server-wide budget for answers not yet sent ---------------------------------------
-s = Server("--slots", "2", "--output-budget-mb", "16")
+s = serve("--slots", "2", "--output-budget-mb", "16")
 st, j, text = s.post("/v1/run", {"command": ["true"]})
-base = s.status("VmHWM")
+base = s.status_kb("VmHWM")
 st, j, text = s.post("/v1/run", {"command": spew(8), "limits": {"output_kb": 8192}})
-grew = s.status("VmHWM") - base
+grew = s.status_kb("VmHWM") - base
 ok(st == 200 and "output_limited" in j and "--output-budget-mb" in j["output_limited"]
    and j["stdout_truncated"] and len(base64.b64decode(j["stdout_base64"])) < 1 << 20,
    "over the output budget: the output is cut and output_limited says why",
@@ -126,13 +87,13 @@ ok(st == 200 and j["stdout"] == "small\n" and "output_limited" not in j,
 s.stop()
 
 # --- fetch_files: de-duplicated, capped, unreadable entries reported ----------------------
-s = Server("--slots", "2", "--max-fetch-mb", "12")
+s = serve("--slots", "2", "--max-fetch-mb", "12")
 st, j, text = s.post("/run_code", {"code": "print(1)", "language": "python"})
-base = s.status("VmHWM")
+base = s.status_kb("VmHWM")
 make8 = "open('big.bin', 'wb').write(b'x' * (8 << 20))\n"
 st, j, text = s.post("/run_code", {"code": make8, "language": "python",
                                    "fetch_files": ["big.bin"] * 20})
-grew = s.status("VmHWM") - base
+grew = s.status_kb("VmHWM") - base
 ok(st == 200 and j["status"] == "Success" and list(j["files"]) == ["big.bin"]
    and len(base64.b64decode(j["files"]["big.bin"])) == 8 << 20,
    "fetch_files naming one 8 MiB file 20 times: read once", str(text[:300]))

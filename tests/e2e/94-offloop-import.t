@@ -11,7 +11,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import done, ok, skip  # noqa: E402
-from offloop import SANITIZED, TMP, Server, big_request_with_probes  # noqa: E402
+from offloop import SANITIZED, TMP, big_request_with_probes, serve  # noqa: E402
 
 N = 50000
 
@@ -25,7 +25,7 @@ def task(i):
 
 
 body = "".join(json.dumps(task(i)) + "\n" for i in range(N)).encode()
-s = Server("--slots", "1", "--warm", "0", "--db", os.path.join(TMP, "lib.db"))
+s = serve("--slots", "1", "--warm", "0", "--db", os.path.join(TMP, "lib.db"))
 
 # Warm up: the library's first answers (schema, caches) are part of the baseline.
 small = "".join(json.dumps(task(N + i)) + "\n" for i in range(20))

@@ -6,14 +6,13 @@
 # checked. Memory is read from /proc/PID/status with generous bounds; no timing is asserted.
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import CRUCIBLE, done, ok, skip  # noqa: E402
-from offloop import SANITIZED, Server, big_request_with_probes  # noqa: E402
+from offloop import SANITIZED, big_request_with_probes, serve  # noqa: E402
 
 MB = 1 << 20
 
@@ -27,7 +26,7 @@ p = subprocess.run([CRUCIBLE, "serve", "--help"], capture_output=True, text=True
 ok("--api-threads" in p.stdout and "--parse-budget" in p.stdout, "serve --help lists the new options",
    p.stdout)
 
-s = Server("--slots", "1", "--warm", "0", "--api-threads", "1")
+s = serve("--slots", "1", "--warm", "0", "--api-threads", "1")
 
 # Warm the server up: a few requests of each kind it will see, so the baseline includes
 # what every server holds after its first answers.
@@ -73,9 +72,9 @@ ok(st == 200 and j["status"] == "ok", "brackets inside strings are not nesting",
 
 # --- a client that leaves while its body is parsed ----------------------------------------
 for _ in range(3):
-    c = socket.create_connection(("127.0.0.1", s.port))
     small = b'{"items": [' + b",".join(b'"x"' for _ in range(2 * MB)) + b"]}"
-    c.sendall(b"POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(small) + small)
+    c = s.connect(b"POST /v1/batch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(small)
+                  + small, timeout=None)
     time.sleep(0.1)  # the body is in: its parse has started (pacing only, not asserted)
     c.close()
 st, j, text = s.request("GET", "/healthz")

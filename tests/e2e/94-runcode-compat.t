@@ -18,18 +18,15 @@ import http.client
 import json
 import os
 import random
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import done, ok  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-runcode-compat-")
+TMP = tmpdir("crucible-runcode-compat-")
 
 
 def model_errors(j):
@@ -66,67 +63,38 @@ def model_errors(j):
     return errs
 
 
+def run_code(srv, body, timeout=120):
+    """POST /run_code: (status, the answer's JSON or None, its text)."""
+    return srv.post("/run_code", body, timeout=timeout)
+
+
 def run_of(j):
     """j's run_result as a dict ({} when the answer has none: a failed check, not a crash)."""
     return ((j or {}).get("run_result") or {}) if isinstance(j, dict) else {}
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log"), "a")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 15
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-
-    def run_code(self, body, timeout=120):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request("POST", "/run_code", body=json.dumps(body))
-        r = c.getresponse()
-        text = r.read()
-        c.close()
-        try:
-            return r.status, json.loads(text), text
-        except ValueError:
-            return r.status, None, text
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-
-
-s = Server("--memory", "4096", "--slots", "2")
+s = Server("--memory", "4096", "--slots", "2", tmp=TMP, quiet=False)
 
 # --- bytes that are not UTF-8 --------------------------------------------------------------
-st, j, text = s.run_code({"language": "python", "code":
-                          "import os\nos.write(1, b'ok \\xff\\xfe end\\n')\n"
-                          "os.write(2, b'bad \\xc3( tail')\n"})
+st, j, text = run_code(s, {"language": "python", "code":
+                           "import os\nos.write(1, b'ok \\xff\\xfe end\\n')\n"
+                           "os.write(2, b'bad \\xc3( tail')\n"})
 ok(st == 200 and not model_errors(j) and j["status"] == "Success" and bool(run_of(j))
    and run_of(j).get("stdout", "").startswith("ok ") and run_of(j).get("stdout", "").endswith(" end\n")
    and "tail" in run_of(j).get("stderr", ""),
    "output that is not UTF-8: run_result kept, text around the bad bytes intact",
    (st, model_errors(j), text[:600]))
-st, j, text = s.run_code({"language": "cpp", "code":
-                          "#include <cstdio>\nint main(){fputs(\"x\\xff\\n\", stdout);"
-                          "fputs(\"\\xfe\", stderr);return 3;}\n"})
+st, j, text = run_code(s, {"language": "cpp", "code":
+                           "#include <cstdio>\nint main(){fputs(\"x\\xff\\n\", stdout);"
+                           "fputs(\"\\xfe\", stderr);return 3;}\n"})
 ok(st == 200 and not model_errors(j) and j["status"] == "Failed"
    and run_of(j).get("return_code") == 3 and run_of(j).get("stdout", "").startswith("x"),
    "a compiled program's bad bytes and exit code 3: Failed with its run_result",
    (st, model_errors(j), text[:600]))
 
 # --- output over the limit -------------------------------------------------------------------
-st, j, text = s.run_code({"language": "python", "run_timeout": 10,
-                          "code": "import sys\nsys.stdout.write('x' * (20 << 20))\n"})
+st, j, text = run_code(s, {"language": "python", "run_timeout": 10,
+                           "code": "import sys\nsys.stdout.write('x' * (20 << 20))\n"})
 rr = (j or {}).get("run_result") or {}
 ok(st == 200 and not model_errors(j) and j["status"] == "Failed"
    and rr.get("status") == "TimeLimitExceeded" and rr.get("return_code") is None
@@ -142,29 +110,29 @@ for mb in (-1, 0, None):
     body = {"language": "python", "code": ALLOC, "run_timeout": 30}
     if mb is not None:
         body["memory_limit_MB"] = mb
-    st, j, text = s.run_code(body)
+    st, j, text = run_code(s, body)
     ok(st == 200 and not model_errors(j) and j["status"] == "Success"
        and run_of(j).get("stdout") == "ok\n",
        "memory_limit_MB %s: 900 MB fit (a slot's share of --memory, not the 512 MB default)"
        % ("omitted" if mb is None else mb), (st, text[:500]))
-st, j, text = s.run_code({"language": "python", "code": ALLOC, "run_timeout": 30,
-                          "memory_limit_MB": 256})
+st, j, text = run_code(s, {"language": "python", "code": ALLOC, "run_timeout": 30,
+                           "memory_limit_MB": 256})
 ok(st == 200 and not model_errors(j) and j["status"] == "Failed",
    "memory_limit_MB 256: the same program fails", (st, text[:500]))
-st, j, text = s.run_code({"language": "python", "code": "print(1)", "memory_limit_MB": -2})
+st, j, text = run_code(s, {"language": "python", "code": "print(1)", "memory_limit_MB": -2})
 ok(st == 400 and "memory_limit_MB" in j["error"]["message"], "memory_limit_MB -2: 400", text)
 
 # --- timeouts above an hour ------------------------------------------------------------------
-st, j, text = s.run_code({"language": "python", "code": "print(1)", "run_timeout": 7200,
-                          "compile_timeout": 5000})
+st, j, text = run_code(s, {"language": "python", "code": "print(1)", "run_timeout": 7200,
+                           "compile_timeout": 5000})
 ok(st == 200 and not model_errors(j) and j["status"] == "Success",
    "run_timeout 7200 and compile_timeout 5000: accepted (SandboxFusion bounds neither)",
    (st, text[:400]))
-st, j, text = s.run_code({"language": "cpp", "code": "int main(){return 0;}",
-                          "run_timeout": 3601, "compile_timeout": 3601})
+st, j, text = run_code(s, {"language": "cpp", "code": "int main(){return 0;}",
+                           "run_timeout": 3601, "compile_timeout": 3601})
 ok(st == 200 and not model_errors(j) and j["status"] == "Success",
    "a compiled language with both timeouts above an hour runs", (st, text[:400]))
-st, j, text = s.run_code({"language": "python", "code": "print(1)", "run_timeout": 100000})
+st, j, text = run_code(s, {"language": "python", "code": "print(1)", "run_timeout": 100000})
 ok(st == 400 and "run_timeout" in j["error"]["message"] and "86400" in j["error"]["message"],
    "run_timeout above a day: 400 naming crucible's most", text)
 
@@ -188,13 +156,13 @@ for host in ("127.0.0.1", "localhost"):
     print("Test Passed" if b"special string" in body else "Test Failed", host)
 '''
 port = random.randint(30000, 60000)
-st, j, text = s.run_code({"language": "python", "code": SERVE % (port, 0.1), "run_timeout": 10})
+st, j, text = run_code(s, {"language": "python", "code": SERVE % (port, 0.1), "run_timeout": 10})
 ok(st == 200 and not model_errors(j) and j["status"] == "Success"
    and run_of(j).get("stdout", "").count("Test Passed") == 2,
    "a program serves and calls itself on 127.0.0.1 and localhost", (st, text[:800]))
 res = [None, None]
 ths = [threading.Thread(target=lambda k=k: res.__setitem__(
-    k, s.run_code({"language": "python", "code": SERVE % (port, 1), "run_timeout": 10})))
+    k, run_code(s, {"language": "python", "code": SERVE % (port, 1), "run_timeout": 10})))
     for k in range(2)]
 for t in ths:
     t.start()
@@ -209,10 +177,10 @@ lsock.bind(("127.0.0.1", 0))
 lsock.listen(4)
 lsock.settimeout(0.1)
 hport = lsock.getsockname()[1]
-st, j, text = s.run_code({"language": "python", "run_timeout": 10, "code":
-                          "import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d),"
-                          " timeout=2)\n    print('reached')\nexcept OSError as e:\n"
-                          "    print('refused', e)\n" % hport})
+st, j, text = run_code(s, {"language": "python", "run_timeout": 10, "code":
+                           "import socket\ntry:\n    socket.create_connection(('127.0.0.1', %d),"
+                           " timeout=2)\n    print('reached')\nexcept OSError as e:\n"
+                           "    print('refused', e)\n" % hport})
 accepted = False
 try:
     lsock.accept()
@@ -228,11 +196,11 @@ ok(st == 200 and run_of(j).get("stdout", "").startswith("refused") and not accep
 # program runs in /work, the sandbox's one place for files: "/work/..." is taken there, as
 # SandboxFusion would; an absolute path elsewhere is a 400 naming the rule.
 b64 = base64.b64encode(b"data 42\n").decode()
-st, j, text = s.run_code({"language": "python", "code":
-                          "import os\nprint(open('/work/in/a.txt').read().strip(), os.getcwd())\n"
-                          "open('/work/out.txt', 'w').write('written')\n",
-                          "files": {"/work/in/a.txt": b64},
-                          "fetch_files": ["/work/out.txt", "out.txt", "/work/missing.txt"]})
+st, j, text = run_code(s, {"language": "python", "code":
+                           "import os\nprint(open('/work/in/a.txt').read().strip(), os.getcwd())\n"
+                           "open('/work/out.txt', 'w').write('written')\n",
+                           "files": {"/work/in/a.txt": b64},
+                           "fetch_files": ["/work/out.txt", "out.txt", "/work/missing.txt"]})
 ok(st == 200 and not model_errors(j) and j["status"] == "Success"
    and run_of(j).get("stdout") == "data 42 /work\n"
    and base64.b64decode(j["files"].get("/work/out.txt", "")) == b"written"
@@ -241,7 +209,7 @@ ok(st == 200 and not model_errors(j) and j["status"] == "Success"
    (st, text[:600]))
 for field, val in (("files", {"/etc/x": b64}), ("fetch_files", ["/tmp/x"]),
                    ("fetch_files", ["/work/../etc/passwd"])):
-    st, j, text = s.run_code({"language": "python", "code": "print(1)", field: val})
+    st, j, text = run_code(s, {"language": "python", "code": "print(1)", field: val})
     ok(st == 400 and field in j["error"]["message"],
        "%s %s: 400 naming the field" % (field, json.dumps(val)), text)
 s.stop()

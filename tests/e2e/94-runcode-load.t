@@ -19,12 +19,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import CRUCIBLE, done, ok  # noqa: E402
 
 
 
@@ -112,16 +112,9 @@ def score(api_response, error_msg, expected):
     return -1
 
 
-tmp = tempfile.mkdtemp(prefix="crucible-runcode-load-")
-port_file = os.path.join(tmp, "port")
-log = open(os.path.join(tmp, "log"), "w+")
-server = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--port-file",
-                                 port_file], stdout=subprocess.DEVNULL, stderr=log))
-deadline = time.time() + 15
-while time.time() < deadline and not os.path.exists(port_file) and server.poll() is None:
-    time.sleep(0.05)
-time.sleep(0.1)
-url = "http://127.0.0.1:%s/run_code" % open(port_file).read().strip()
+tmp = tmpdir("crucible-runcode-load-")
+server = Server(tmp=tmp, quiet=False, settle=0.1)
+url = "http://127.0.0.1:%d/run_code" % server.port
 
 results = [None] * CLIENTS
 barrier = threading.Barrier(CLIENTS)
@@ -158,22 +151,13 @@ ok(429 not in statuses and all(isinstance(s, int) for s in statuses),
    "no 429 and no client-side timeout (%d requests, %d answered 504)"
    % (len(statuses), statuses.count(504)), sorted(set(map(str, statuses))))
 ok(len(correct) == 48, "48 correct solutions, 16 loops")
-server.terminate()
-server.wait(timeout=30)
+server.stop()
 
 # --- a full queue waits (no 429); a client that left holds nothing -----------------------
 # One slot, a queue of one: an infinite loop holds the slot for 3 s while six clients queue
 # behind it (past --queue) and give up after half a second; then one more client asks.
-port_file2 = os.path.join(tmp, "port2")
-server = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--slots", "1",
-                                 "--queue", "1", "--port-file", port_file2],
-                                stdout=subprocess.DEVNULL, stderr=log))
-deadline = time.time() + 15
-while time.time() < deadline and not os.path.exists(port_file2) and server.poll() is None:
-    time.sleep(0.05)
-time.sleep(0.1)
-port = int(open(port_file2).read())
-url = "http://127.0.0.1:%d/run_code" % port
+server = Server("--slots", "1", "--queue", "1", tmp=tmp, quiet=False, settle=0.1)
+url = "http://127.0.0.1:%d/run_code" % server.port
 
 
 def run_code(code, run_timeout, timeout):
@@ -205,9 +189,7 @@ ok(st == 200 and j["status"] == "Success" and j["run_result"]["stdout"] == "5\n"
    "the next client is answered once the loop ends", (st, j))
 ok(holder["r"][0] == 200 and holder["r"][1]["run_result"]["status"] == "TimeLimitExceeded",
    "the loop ran to its time limit", holder)
-metrics = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-metrics.request("GET", "/metrics")
-text = metrics.getresponse().read().decode()
+text = server.request("GET", "/metrics", timeout=10)[2]
 cancelled = [l for l in text.splitlines()
              if l.startswith("crucible_jobs_completed_total") and 'kind="run_code"' in l
              and 'status="cancelled"' in l]
@@ -216,8 +198,7 @@ ran = [l for l in text.splitlines()
 ok(len(cancelled) == 1 and cancelled[0].endswith(" 6") and len(ran) == 1 and ran[0].endswith(" 2"),
    "the six that left were cancelled in the queue and never ran (2 jobs ran)",
    "\n".join(cancelled + ran))
-server.terminate()
-server.wait(timeout=30)
+server.stop()
 
 # --- the option: validated, listed ---------------------------------------------------------
 for bad in ("2", "-1", "3601", "ten"):

@@ -11,75 +11,23 @@
 import http.client
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from taplib import CRUCIBLE, done, ok, skip, track  # noqa: E402
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import CRUCIBLE, done, ok, skip  # noqa: E402
 
-TMP = tempfile.mkdtemp(prefix="crucible-trust-")
+TMP = tmpdir("crucible-trust-")
 os.chmod(TMP, 0o755)  # the sandbox user walks to a directory image through it
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--quiet",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 15
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        if not os.path.exists(self.port_file):
-            self.log.seek(0)
-            raise SystemExit("Bail out! crucible serve did not start: " + self.log.read()[-500:])
-        self.port = int(open(self.port_file).read())
-
-    def request(self, method, path, body=None, timeout=60):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        data = body if isinstance(body, (bytes, str)) or body is None else json.dumps(body)
-        c.request(method, path, body=data)
-        r = c.getresponse()
-        text = r.read().decode(errors="replace")
-        c.close()
-        try:
-            j = json.loads(text)
-        except ValueError:
-            j = None
-        return r.status, j, text
-
-    def post(self, path, body, **kw):
-        return self.request("POST", path, body, **kw)
-
-    def metric(self, name):
-        text = self.request("GET", "/metrics")[2]
-        for line in text.splitlines():
-            if line.startswith(name + " ") or line.startswith(name + "{"):
-                return float(line.rsplit(" ", 1)[1])
-        return None
-
-    def ran(self):
-        """Jobs the server finished (any kind, any status)."""
-        text = self.request("GET", "/metrics")[2]
-        return sum(float(l.rsplit(" ", 1)[1]) for l in text.splitlines()
-                   if l.startswith("crucible_jobs_completed_total"))
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            return self.p.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            return None
+def ran(srv):
+    """Jobs the server finished (any kind, any status)."""
+    return sum(float(l.rsplit(" ", 1)[1]) for l in srv.metrics().splitlines()
+               if l.startswith("crucible_jobs_completed_total"))
 
 
 def serve_exit(*args):
@@ -141,8 +89,8 @@ db = os.path.join(TMP, "lib.db")
 args = ["--slots", "2", "--db", db, "--images-file", images_file]
 if have_img:
     args += ["--image", "hello=" + img]
-s = Server(*args)
-before = s.ran()
+s = Server(*args, tmp=TMP)
+before = ran(s)
 probe = {"command": ["/bin/cat", "/token"], "image": secret_dir}
 st, j, text = s.post("/v1/run", probe)
 ok(st == 400 and "'%s'" % secret_dir in err_of(j) and "--image NAME=DIR" in err_of(j)
@@ -166,7 +114,7 @@ imported = st == 200
 st, j, text = s.post("/v1/verify", {"task_id": "t/img", "solution": "x = 1"})
 ok(imported and st == 400 and "task: image" in err_of(j),
    "/v1/verify of a library task whose image is a host directory: 400", text)
-ok(s.ran() == before, "nothing ran for any of the refused requests", (before, s.ran()))
+ok(ran(s) == before, "nothing ran for any of the refused requests", (before, ran(s)))
 if have_img:
     st, j, text = s.post("/v1/run", {"command": ["/hello"], "image": "hello"})
     ok(st == 200 and j["status"] == "ok" and j["stdout"] == "inside the registered image\n"
@@ -226,7 +174,7 @@ rc = s.stop()
 ok(rc == 0, "the server stops cleanly on SIGTERM", rc)
 
 # --- pids: a cap per job, a budget for all running jobs -------------------------------------------
-s = Server("--slots", "2", "--max-pids", "150", "--pids", "200", "--warm", "0")
+s = Server("--slots", "2", "--max-pids", "150", "--pids", "200", "--warm", "0", tmp=TMP)
 st, j, text = s.post("/v1/run", {"command": ["/bin/true"], "limits": {"pids": 151}})
 ok(st == 400 and "limits.pids" in err_of(j) and "--max-pids" in err_of(j),
    "/v1/run limits.pids above --max-pids: 400 naming the option", text)
@@ -281,5 +229,4 @@ ok(st == 200 and seen["running"] == 2 and seen["pids"] == 42,
 ok(s.metric("crucible_pids_reserved") == 0, "pids_reserved returns to 0", s.metric("crucible_pids_reserved"))
 rc = s.stop()
 ok(rc == 0, "the server stops cleanly on SIGTERM (exit 0; a sanitizer's report would change it)", rc)
-shutil.rmtree(TMP, ignore_errors=True)
 done()

@@ -5,10 +5,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from langs import CASES, MODES, Server, check_language  # noqa: E402
+from langs import CASES, MODES, check_language, serve  # noqa: E402
 from taplib import done  # noqa: E402
 
-s = Server()
+s = serve()
 for lang in ("scala", "kotlin_script"):
     check_language(s, lang, CASES[lang])
 for mode in ("junit", "go_test"):

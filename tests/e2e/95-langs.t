@@ -5,10 +5,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from langs import CASES, Server, check_language, check_multipl_e  # noqa: E402
+from langs import CASES, check_language, check_multipl_e, serve  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
-s = Server()
+s = serve()
 for lang in ("php", "ruby", "perl", "lua", "R", "racket", "typescript", "csharp", "D_ut",
              "verilog"):
     check_language(s, lang, CASES[lang])

@@ -6,18 +6,16 @@ that compile) or a failed run (interpreters, as SandboxFusion answers them); a r
 error is a Failed run with the program's exit status. Then `crucible verify --language` of
 a stdio task with the correct program is accepted and a wrong one is not. A language whose
 toolchain is not installed is skipped, saying which package scripts/install-deps adds."""
-import http.client
 import json
 import os
-import signal
 import subprocess
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from taplib import CRUCIBLE, ok, skip, track
+from serverlib import Server, tmpdir
+from taplib import CRUCIBLE, ok, skip
 
-TMP = tempfile.mkdtemp(prefix="crucible-langs-")
+TMP = tmpdir("crucible-langs-")
 
 # name: (toolchain path, package, compiles?, correct (stdin "3 4" -> "7"), compile error,
 #        runtime error)
@@ -120,38 +118,9 @@ MODES = {
 }
 
 
-class Server:
-    def __init__(self, *args):
-        self.port_file = os.path.join(TMP, "port-%d" % time.monotonic_ns())
-        self.log = open(os.path.join(TMP, "log-%d" % time.monotonic_ns()), "w+")
-        self.p = track(subprocess.Popen([CRUCIBLE, "serve", "--listen", "127.0.0.1:0",
-                                         "--port-file", self.port_file] + list(args),
-                                        stdout=subprocess.DEVNULL, stderr=self.log))
-        deadline = time.time() + 20
-        while time.time() < deadline and not os.path.exists(self.port_file):
-            if self.p.poll() is not None:
-                break
-            time.sleep(0.02)
-        time.sleep(0.05)
-        self.port = int(open(self.port_file).read())
-
-    def post(self, path, body, timeout=300):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        c.request("POST", path, json.dumps(body))
-        r = c.getresponse()
-        text = r.read().decode()
-        c.close()
-        try:
-            return r.status, json.loads(text), text
-        except ValueError:
-            return r.status, None, text
-
-    def stop(self):
-        self.p.send_signal(signal.SIGTERM)
-        try:
-            self.p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
+def serve(*args):
+    """A server with the toolchains' patience: 300 s for an answer, 60 s to stop."""
+    return Server(*args, tmp=TMP, quiet=False, timeout=300, stop_timeout=60)
 
 
 def run_code(s, lang, code):
