@@ -135,7 +135,7 @@ def verify(lang, code):
             "limits": {"cpu_time": 60, "wall_time": 120, "memory_mb": 2048},
             "tests": [{"name": "a", "stdin": "3 4\n", "expected": "7\n"},
                       {"name": "b", "stdin": "3 4\n", "expected": "7\n"}]}
-    tf = os.path.join(TMP, "task-%s.json" % lang)
+    tf = os.path.join(TMP, "task-%s-%d.json" % (lang, time.monotonic_ns()))  # one per call: two run at once
     sf = os.path.join(TMP, "sol-%s-%d" % (lang, time.monotonic_ns()))
     open(tf, "w").write(json.dumps(task))
     open(sf, "w").write(code)
