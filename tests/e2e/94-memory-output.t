@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serverlib import Server, tmpdir  # noqa: E402
+from serverlib import Server, ok_rss, tmpdir  # noqa: E402
 from taplib import CRUCIBLE, done, ok  # noqa: E402
 
 TMP = tmpdir("crucible-memory-")
@@ -45,7 +45,7 @@ ok(st == 200 and j["status"] == "output_limit" and j["stdout_truncated"]
    "32 MiB of 0xff per stream at the cap: output_limit, truncated at 8 MiB", str(text[:300]))
 # 8 MiB per stream of bytes that are not UTF-8 answered as escaped text plus base64: about
 # 16 MiB x 13 at the very worst; the old server took over 1 GB for this job's 32 MiB.
-ok(grew < 300 * MB, "server peak RSS grew %d MiB (< 300) for it" % (grew // MB))
+ok_rss(grew < 300 * MB, "server peak RSS grew %d MiB (< 300) for it" % (grew // MB))
 st, j, text = s.post("/v1/verify", {"task": {"id": "big-out", "language": "python", "harness": "stdio",
                                              "limits": {"output_kb": 65536},
                                              "tests": [{"name": "t", "input": "", "expected": "1\n"}]},
@@ -67,7 +67,7 @@ grew = s.status_kb("VmHWM") - base
 ok(st == 200 and j["verdict"] == "wrong_answer" and len(j["tests"]) == 30
    and all(len(t["stdout"]) == 512 for t in j["tests"]),
    "a verification of 30 tests printing 7 MiB each: answered with 512-byte excerpts", str(text[:300]))
-ok(grew < 120 * MB, "server peak RSS grew %d MiB (< 120) for it" % (grew // MB))
+ok_rss(grew < 120 * MB, "server peak RSS grew %d MiB (< 120) for it" % (grew // MB))
 s.stop()
 
 # --- the server-wide budget for answers not yet sent ---------------------------------------
@@ -80,7 +80,7 @@ ok(st == 200 and "output_limited" in j and "--output-budget-mb" in j["output_lim
    and j["stdout_truncated"] and len(base64.b64decode(j["stdout_base64"])) < 1 << 20,
    "over the output budget: the output is cut and output_limited says why",
    json.dumps({k: v for k, v in (j or {}).items() if "std" not in k})[:400])
-ok(grew < 150 * MB, "server peak RSS grew %d MiB (< 150) with a 16 MB budget" % (grew // MB))
+ok_rss(grew < 150 * MB, "server peak RSS grew %d MiB (< 150) with a 16 MB budget" % (grew // MB))
 st, j, text = s.post("/v1/run", {"command": ["echo", "small"]})
 ok(st == 200 and j["stdout"] == "small\n" and "output_limited" not in j,
    "the budget is given back once answered: the next job's output is whole", text[:300])
@@ -97,7 +97,7 @@ grew = s.status_kb("VmHWM") - base
 ok(st == 200 and j["status"] == "Success" and list(j["files"]) == ["big.bin"]
    and len(base64.b64decode(j["files"]["big.bin"])) == 8 << 20,
    "fetch_files naming one 8 MiB file 20 times: read once", str(text[:300]))
-ok(grew < 100 * MB, "server peak RSS grew %d MiB (< 100; 20 reads took ~190 MiB before)" % (grew // MB))
+ok_rss(grew < 100 * MB, "server peak RSS grew %d MiB (< 100; 20 reads took ~190 MiB before)" % (grew // MB))
 st, j, text = s.post("/run_code", {"code": "import os\nos.write(1, b'\\xffok\\n')\n", "language": "python"})
 ok(st == 200 and j["run_result"] and j["run_result"]["stdout"] == "\\xffok\n",
    "/run_code output that is not UTF-8: escaped text, not a lost run_result", text[:300])

@@ -4,16 +4,9 @@
 import select
 import time
 
-from serverlib import Server, tmpdir
-from taplib import CRUCIBLE
+from serverlib import SANITIZED, Server, tmpdir  # noqa: F401 (SANITIZED: for the tests)
 
 TMP = tmpdir("crucible-offloop-")
-
-# Under AddressSanitizer freed memory sits in a quarantine and every block has redzones: the
-# server's RSS says nothing about its heap then, and the memory checks are skipped.
-with open(CRUCIBLE, "rb") as _f:
-    SANITIZED = b"__asan_init" in _f.read()
-
 
 def serve(*args):
     """A server with these tests' patience: 120 s for an answer, 60 s to stop."""
