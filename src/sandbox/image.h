@@ -30,11 +30,21 @@ struct image_entry {
     char target[256]; /* for symlinks */
 };
 
+#define IMAGE_ENV_MAX 8192 /* bytes of an image's configured environment */
+
 struct image {
-    char name[256];            /* as the user named it: "host" or the directory */
+    char name[256];            /* as the user named it: "host", a directory, "NAME:TAG" */
     char root[PATH_MAX];       /* host path of the image root */
-    char digest[PATH_MAX + 8]; /* identity reported in result records */
-    bool synth_etc;            /* write passwd, group, hosts, hostname into /etc */
+    char digest[PATH_MAX + 8]; /* identity reported in result records: "sha256:<hex>" for a
+                                  stored image, "host", "dir:<path>" */
+    char os_release[128];      /* for "host": the host's os-release ("debian 12"); else "" */
+    /* From a stored image's config: "K=V\0K=V\0\0" (env_len bytes used, 0 none) applied
+     * over the fixed environment unless a request sets the same name; WorkingDir the
+     * initial directory when a request names none ("" = the default). */
+    char env[IMAGE_ENV_MAX];
+    size_t env_len;
+    char workdir[256];
+    bool synth_etc; /* write passwd, group, hosts, hostname into /etc */
     int nentries;
     struct image_entry entries[IMAGE_MAX_ENTRIES];
 };
