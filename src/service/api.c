@@ -158,11 +158,14 @@ static void count_request(struct api *a, const char *route, unsigned code, doubl
                           t0 > 0 ? util_now() - t0 : 0.0));
 }
 
-/* fail(r, a, route, status, code, fmt...) — an error answer, counted. */
-static void fail(struct api *a, struct http_request *r, const char *route, unsigned status,
-                 const char *code, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void fail(struct api *a, struct http_request *r, const char *route, unsigned status,
-                 const char *code, const char *fmt, ...)
+/* fail_with(a, r, route, status, header, value, code, fmt...) — an error answer
+ * {"error": {code, message}}, counted under route, with one extra header when header is not
+ * NULL (Allow on a 405, WWW-Authenticate on a 401, Retry-After on a 429). */
+static void fail_with(struct api *a, struct http_request *r, const char *route, unsigned status,
+                      const char *header, const char *value, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
+static void fail_with(struct api *a, struct http_request *r, const char *route, unsigned status,
+                      const char *header, const char *value, const char *code, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -171,16 +174,12 @@ static void fail(struct api *a, struct http_request *r, const char *route, unsig
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     count_request(a, route, status, 0);
-    if (status == 429)
-        http_respond(r, status, "application/json",
-                     "{\"error\":{\"code\":\"overloaded\",\"message\":\"the queue is full; "
-                     "retry later\"}}\n",
-                     strlen("{\"error\":{\"code\":\"overloaded\",\"message\":\"the queue is full; "
-                            "retry later\"}}\n"),
-                     "Retry-After", "1");
-    else
-        http_respond_error(r, status, code, "%s", msg);
+    http_respond_error_with(r, status, header, value, code, "%s", msg);
 }
+
+/* fail(a, r, route, status, code, fmt...) — fail_with without an extra header. */
+#define fail(a, r, route, status, code, ...)                                                       \
+    fail_with(a, r, route, status, NULL, NULL, code, __VA_ARGS__)
 
 static void free_strv(char **v)
 {
@@ -1630,7 +1629,8 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
             sched_reserve_always(a->sched, 1);
     } else if (sched_reserve(a->sched, o->n) < 0) {
         metrics_add(a->m, "rejected_overload_total", "requests answered 429", "", 1);
-        fail(a, r, route, 429, "overloaded", "the queue is full");
+        fail_with(a, r, route, 429, "Retry-After", "1", "overloaded",
+                  "the queue is full; retry later");
         owner_discard(o);
         return;
     }
@@ -2096,25 +2096,6 @@ static const struct route *route_find(const char *path)
     return NULL;
 }
 
-/* refuse_with(a, r, route, status, header, value, code, fmt...) — an error answer with the
- * header its status calls for, counted. */
-static void refuse_with(struct api *a, struct http_request *r, const char *route, unsigned status,
-                        const char *header, const char *value, const char *code, const char *fmt,
-                        ...) __attribute__((format(printf, 8, 9)));
-static void refuse_with(struct api *a, struct http_request *r, const char *route, unsigned status,
-                        const char *header, const char *value, const char *code, const char *fmt,
-                        ...)
-{
-    char msg[768];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    count_request(a, route, status, 0);
-    http_respond_error_with(r, status, header, value, code, "%s", msg);
-}
-
 /* refuse(a, r) — answers 401, 404 or 405 when r may not go on (in that order: without the
  * token nothing about the routes is told); true when it answered. A 401 carries the bearer
  * challenge of RFC 6750 (error="invalid_token" when a bearer token was given and is wrong;
@@ -2127,14 +2108,14 @@ static bool refuse(struct api *a, struct http_request *r)
 
     if (!(rt && rt->kind == -1) && !authorized(a, r)) {
         bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
-        refuse_with(a, r,
-                    rt                    ? rt->path
-                    : is_tasks_path(path) ? "/v1/tasks"
-                                          : "other",
-                    401, "WWW-Authenticate",
-                    bearer ? "Bearer realm=\"crucible\", error=\"invalid_token\""
-                           : "Bearer realm=\"crucible\"",
-                    "unauthorized", "missing or wrong bearer token (Authorization: Bearer ...)");
+        fail_with(a, r,
+                  rt                    ? rt->path
+                  : is_tasks_path(path) ? "/v1/tasks"
+                                        : "other",
+                  401, "WWW-Authenticate",
+                  bearer ? "Bearer realm=\"crucible\", error=\"invalid_token\""
+                         : "Bearer realm=\"crucible\"",
+                  "unauthorized", "missing or wrong bearer token (Authorization: Bearer ...)");
         return true;
     }
     if (is_tasks_path(path))
@@ -2144,8 +2125,8 @@ static bool refuse(struct api *a, struct http_request *r)
         return true;
     }
     if (strcmp(method, rt->method) != 0) {
-        refuse_with(a, r, rt->path, 405, "Allow", rt->method, "method_not_allowed",
-                    "%s wants %s, not %s", rt->path, rt->method, method);
+        fail_with(a, r, rt->path, 405, "Allow", rt->method, "method_not_allowed",
+                  "%s wants %s, not %s", rt->path, rt->method, method);
         return true;
     }
     return false;
