@@ -380,8 +380,10 @@ static int drop_image(struct image_store *st, const char *digest, struct errbuf 
         return errbuf_set(err, "cannot remove '%s/%s': %s", st->dir, rel, strerror(errno)), -errno;
     image_store__path(digest, 'r', rel, sizeof(rel));
     snprintf(trash, sizeof(trash), "tmp/rm-%.16s-%d", digest + 7, (int)getpid());
-    if (renameat(st->fd, rel, st->fd, trash) < 0)
-        snprintf(trash, sizeof(trash), "%s", rel);
+    /* a root under rootfs/ is always complete: never delete one in place */
+    if (renameat(st->fd, rel, st->fd, trash) < 0 && errno != ENOENT)
+        return errbuf_set(err, "cannot move '%s/%s' aside: %s", st->dir, rel, strerror(errno)),
+               -errno;
     r = unpack_remove_tree(st->fd, trash);
     if (r < 0)
         return errbuf_set(err, "cannot remove '%s/%s': %s", st->dir, trash, strerror(-r)), r;

@@ -368,6 +368,26 @@ ok(rc == 0 and json.loads(out).get("manifest") == {"packages": {"gcc": "12"}},
 rc, out, err = cru("run", "--image", "t/dir", "--", "/bin/probe", "/bin/probe")
 ok(rc == 0 and "/bin/probe=file" in out, "the directory image runs", (rc, out, err))
 
+# ---- the server: every request names stored images like registered ones --------------------
+from serverlib import Server  # noqa: E402
+
+srv = Server(env=ENV)
+st, j, text = srv.post("/v1/run", {"command": ["/bin/probe", "/etc/v2.txt"], "image": "t/img:v1"})
+ok(st == 200 and j and j.get("image") == digest2 and "v2.txt=file" in j.get("stdout", ""),
+   "serve: a request naming NAME:TAG runs the stored image; the record has its digest", text[:300])
+st, j, text = srv.post("/v1/run", {"command": ["/bin/probe", "/etc/v2.txt"], "image": digest2})
+ok(st == 200 and j and j.get("image") == digest2, "serve: a request naming sha256:<hex>", text[:300])
+st, j, text = srv.post("/v1/run", {"command": ["/bin/probe"], "image": rootfs})
+ok(st == 400 and "host path" in text, "serve: a host path (a stored root's) is still refused", text[:300])
+rc, out, err = cru("image", "tag", "t/dir", "t/img:v1")
+st, j, text = srv.post("/v1/run", {"command": ["/bin/probe", "/bin/probe", "/etc/v2.txt"],
+                                   "image": "t/img:v1"})
+ok(st == 200 and j and "/etc/v2.txt=absent" in j.get("stdout", "") and j.get("image") != digest2,
+   "serve: a tag moved while the server runs names the new image at once", text[:300])
+st, j, text = srv.post("/v1/run", {"command": ["/bin/probe"], "image": "t/nosuch"})
+ok(st == 400 and "t/nosuch" in text, "serve: an unknown NAME:TAG is a 400 naming it", text[:300])
+srv.stop()
+
 # ---- bad names ------------------------------------------------------------------------------
 rc, out, err = cru("run", "--image", "t/nosuch:v9", "--", "/bin/true")
 ok(rc == 2 and "t/nosuch:v9" in err, "an unknown NAME:TAG is refused, naming it", err)
