@@ -270,18 +270,21 @@ static int remember_dir(struct unpack *u, const char *rel, mode_t mode, uid_t ui
     return 0;
 }
 
-/* write_data(u, a, fd, name, err) — the entry's data into fd, sparse holes kept, counted
- * against the byte limit. */
+/* write_data(u, a, fd, name, size, err) — the entry's data into fd, sparse holes kept, the
+ * file made `size` long (its header's size; 0 when not set). Holes count
+ * against the byte limit as data does: a file's logical size is what a copy of it takes. */
 static int write_data(struct unpack *u, struct archive *a, int fd, const char *name,
-                      struct errbuf *err)
+                      la_int64_t size, struct errbuf *err)
 {
     const void *buf;
     size_t len;
     la_int64_t off, end = 0;
+    uint64_t written = 0;
     int r;
 
     while ((r = archive_read_data_block(a, &buf, &len, &off)) == ARCHIVE_OK) {
-        if (off < 0 || (uint64_t)off > u->lim.max_bytes || u->bytes + len > u->lim.max_bytes)
+        if (off < 0 || (uint64_t)off > u->lim.max_bytes - u->bytes ||
+            len > u->lim.max_bytes - u->bytes - (uint64_t)off)
             return errbuf_set(err,
                               "'%s' takes the image past its unpacked-size limit of %llu bytes "
                               "(--max-size)",
@@ -295,7 +298,7 @@ static int write_data(struct unpack *u, struct archive *a, int fd, const char *n
                 return errbuf_set(err, "cannot write '%s': %s", name, strerror(errno)), -EIO;
             done += (size_t)w;
         }
-        u->bytes += len;
+        written += len;
         if (off + (la_int64_t)len > end)
             end = off + (la_int64_t)len;
     }
@@ -303,8 +306,11 @@ static int write_data(struct unpack *u, struct archive *a, int fd, const char *n
         return errbuf_set(err, "cannot read '%s' from the layer: %s", name,
                           archive_error_string(a) ? archive_error_string(a) : "truncated"),
                -EIO;
-    if (ftruncate(fd, end) < 0) /* a trailing hole */
+    if (size > end && (uint64_t)size <= u->lim.max_bytes - u->bytes)
+        end = size; /* a trailing hole */
+    if (ftruncate(fd, end) < 0)
         return errbuf_set(err, "cannot size '%s': %s", name, strerror(errno)), -EIO;
+    u->bytes += (uint64_t)end > written ? (uint64_t)end : written;
     return 0;
 }
 
@@ -403,7 +409,8 @@ static int entry(struct unpack *u, struct archive *a, struct archive_entry *e, s
             errbuf_set(err, "cannot create '%s': %s", full, strerror(errno));
             goto out_close;
         }
-        if ((r = write_data(u, a, fd, full, err)) < 0)
+        if ((r = write_data(u, a, fd, full,
+                            archive_entry_size_is_set(e) ? archive_entry_size(e) : 0, err)) < 0)
             goto out_close;
         if (u->chown && fchown(fd, uid, gid) < 0) {
             r = -errno;
