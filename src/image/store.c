@@ -400,12 +400,24 @@ int image_store_remove(struct image_store *st, const char *ref, struct errbuf *e
 
     if ((r = image_store_lock(st, true, err)) < 0)
         return r;
-    if ((r = image_store_lookup(st, ref, digest, err)) < 0)
+    if (by_digest && (r = image_store_lookup(st, ref, digest, err)) < 0)
         return r;
     if (!by_digest && image_ref_normalize(ref, name, sizeof(name), err) < 0)
         return -EINVAL;
     if ((r = image_store_refs(st, &refs, &n, err)) < 0)
         return r;
+    if (!by_digest) { /* the ref itself, even when its image is gone */
+        r = -ENOENT;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(refs[i].name, name) == 0) {
+                snprintf(digest, sizeof(digest), "%s", refs[i].digest);
+                r = 0;
+            }
+        if (r < 0) {
+            free(refs);
+            return errbuf_set(err, "no image '%s' in the image store '%s'", name, st->dir), r;
+        }
+    }
     for (size_t i = 0; i < n && r == 0; i++) {
         if (strcmp(refs[i].digest, digest) != 0)
             continue;
