@@ -79,6 +79,8 @@ static void canon(const char *name, char *out, size_t size)
     snprintf(out, size, "%s", name);
 }
 
+/* find(j, name) — the staged file of archive member name, links followed (8 hops at most,
+ * among members only); NULL when absent. */
 static const struct staged *find(const struct job *j, const char *name)
 {
     char key[PATH_MAX];
@@ -96,12 +98,13 @@ static const struct staged *find(const struct job *j, const char *name)
     return NULL;
 }
 
+/* stage_name(idx, buf, size) — "s<idx>", a staged file's name in the staging directory. */
 static void stage_name(unsigned idx, char *buf, size_t size)
 {
     snprintf(buf, size, "s%u", idx);
 }
 
-/* stage_write(j, &idx, digest, size, write) — a new staged file fed by the caller. */
+/* new_staged_fd(j, &idx, err) — a new staged file s<idx> for the caller to write (its fd). */
 static int new_staged_fd(struct job *j, unsigned *idx, struct errbuf *err)
 {
     char name[32];
@@ -117,6 +120,8 @@ static int new_staged_fd(struct job *j, unsigned *idx, struct errbuf *err)
     return fd;
 }
 
+/* add_staged(j, name, alias, idx, size, digest) — records a member (copies the strings).
+ * 0 or -ENOMEM. */
 static int add_staged(struct job *j, const char *name, const char *alias, unsigned idx,
                       uint64_t size, const char *digest)
 {
@@ -532,6 +537,8 @@ struct layer_stream {
     char buf[65536];
 };
 
+/* layer_read(a, ctx, out) — the inner (tar) reader's read callback: the next decompressed
+ * block of the outer reader, hashed for the diff_id and counted against the bomb cap. */
 static la_ssize_t layer_read(struct archive *a, void *ctx, const void **out)
 {
     struct layer_stream *s = ctx;
@@ -556,6 +563,8 @@ static la_ssize_t layer_read(struct archive *a, void *ctx, const void **out)
     return n;
 }
 
+/* apply_layer(j, u, ly, no, err) — layer `no` (0-based) applied through u; its uncompressed
+ * digest checked against ly->diff_id when the config gave one, else recorded there. */
 static int apply_layer(struct job *j, struct unpack *u, struct layer *ly, size_t no,
                        struct errbuf *err)
 {
@@ -600,7 +609,7 @@ static int apply_layer(struct job *j, struct unpack *u, struct layer *ly, size_t
         errbuf_set(err, "layer %zu (%s): %s", no + 1, ly->digest, why.msg);
         goto out_free;
     }
-    while ((n = layer_read(tar, s, (const void **)&e)) > 0) /* the rest, for the diff_id */
+    for (const void *rest; (n = layer_read(tar, s, &rest)) > 0;) /* the rest, for the diff_id */
         ;
     if (n < 0) {
         r = (errbuf_set(err, "layer %zu (%s): %s", no + 1, ly->digest, archive_error_string(tar)),
@@ -630,6 +639,7 @@ out_free:
 
 /* ---- commit ---- */
 
+/* link_blob(j, idx, digest, err) — staged file idx hard-linked into blobs/ (kept if there). */
 static int link_blob(struct job *j, unsigned idx, const char *digest, struct errbuf *err)
 {
     char from[32], to[128];
@@ -641,6 +651,7 @@ static int link_blob(struct job *j, unsigned idx, const char *digest, struct err
     return 0;
 }
 
+/* config_field(config, key) — config.config[key] (a new reference), or JSON null. */
 static json_t *config_field(json_t *config, const char *key)
 {
     json_t *v = json_object_get(json_object_get(config, "config"), key);
@@ -721,6 +732,8 @@ static int commit(struct job *j, struct unpack *u, struct image_import_result *r
 
 /* ---- the job ---- */
 
+/* job_start(j, st, o, res, err) — limits, the ref checked, the shared lock, the staging
+ * directory. 0 or -errno. */
 static int job_start(struct job *j, struct image_store *st, const struct image_import_opts *o,
                      struct image_import_result *res, struct errbuf *err)
 {
@@ -754,6 +767,8 @@ static int job_start(struct job *j, struct image_store *st, const struct image_i
     return 0;
 }
 
+/* job_end(j) — frees j's contents and removes its staging directory (what commit moved out
+ * of it stays). */
 static void job_end(struct job *j)
 {
     for (size_t i = 0; i < j->nfiles; i++) {
@@ -886,6 +901,7 @@ struct walk {
     struct digest_ctx tree;
 };
 
+/* cmp_names — qsort order of names: bytewise, so a walk's order is the same everywhere. */
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);

@@ -163,6 +163,7 @@ void image_store_rootfs(const struct image_store *st, const char *digest, char *
     snprintf(buf, size, "%s/%s", st->dir, rel);
 }
 
+/* name_char(c) — a letter, digit, '.', '_' or '-'. */
 static bool name_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||

@@ -251,6 +251,8 @@ static bool symlink_escapes(int parent_depth, const char *target)
     return false;
 }
 
+/* remember_dir(u, rel, mode, uid, gid) — a directory's final mode and owner, for
+ * unpack_finish. 0 or -ENOMEM. */
 static int remember_dir(struct unpack *u, const char *rel, mode_t mode, uid_t uid, gid_t gid)
 {
     if (u->ndirs == u->capdirs) {
