@@ -179,6 +179,54 @@ static void join(const char *parent, const char *base, char *out, size_t size)
         snprintf(out, size, "%s", base);
 }
 
+/* mark_layer(u, rel) — rel and its ancestors are this layer's: an opaque marker keeps them
+ * (an ancestor is kept as a directory, emptied of what lower layers put in it). 0 or -ENOMEM. */
+static int mark_layer(struct unpack *u, const char *rel)
+{
+    char path[PATH_MAX];
+
+    snprintf(path, sizeof(path), "%s", rel);
+    for (char *slash = strrchr(path, '/');; slash = strrchr(path, '/')) {
+        int r = strset_add(&u->layer, path);
+        if (r < 0)
+            return r;
+        if (r == 0 || !slash) /* known already: so are its ancestors */
+            return 0;
+        *slash = '\0';
+    }
+}
+
+/* hide_lower(u, fd, rel, depth) — removes from directory fd (rel below the root; fd is
+ * consumed) every entry this layer did not make, and does the same inside the directories it
+ * did make or pass through. 0 or -errno. */
+static int hide_lower(struct unpack *u, int fd, const char *rel, int depth)
+{
+    char path[PATH_MAX + NAME_MAX + 2];
+    struct dirent *de;
+    struct stat st;
+    DIR *d;
+    int r = 0;
+
+    if (depth > PATH_DEPTH_MAX || !(d = fdopendir(fd))) {
+        close(fd);
+        return depth > PATH_DEPTH_MAX ? -ELOOP : -errno;
+    }
+    while (r == 0 && (de = readdir(d))) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        join(rel, de->d_name, path, sizeof(path));
+        if (!strset_has(&u->layer, path)) {
+            r = unpack_remove_tree(dirfd(d), de->d_name);
+        } else if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                   S_ISDIR(st.st_mode)) {
+            int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            r = sub < 0 ? -errno : hide_lower(u, sub, path, depth + 1);
+        }
+    }
+    closedir(d);
+    return r;
+}
+
 /* whiteout(u, parent, base, err) — ".wh..wh..opq" in parent empties it of what lower layers
  * made; ".wh.NAME" removes NAME unless this layer made it. Other ".wh..wh." names (aufs's
  * bookkeeping) are ignored. */
@@ -188,23 +236,10 @@ static int whiteout(struct unpack *u, const char *parent, const char *base, stru
     int fd, r = 0;
 
     if (strcmp(base, ".wh..wh..opq") == 0) {
-        struct dirent *de;
-        DIR *d;
         fd = open_dir(u, parent, true, parent, err);
         if (fd < 0)
             return fd;
-        if (!(d = fdopendir(fd))) {
-            close(fd);
-            return errbuf_set(err, "cannot read directory '%s': %s", parent, strerror(errno)), -EIO;
-        }
-        while (r == 0 && (de = readdir(d))) {
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                continue;
-            join(parent, de->d_name, path, sizeof(path));
-            if (!strset_has(&u->layer, path))
-                r = unpack_remove_tree(dirfd(d), de->d_name);
-        }
-        closedir(d);
+        r = hide_lower(u, fd, parent, 0);
         if (r < 0)
             return errbuf_set(err, "cannot empty opaque directory '%s': %s", parent, strerror(-r)),
                    r;
@@ -458,7 +493,7 @@ static int entry(struct unpack *u, struct archive *a, struct archive_entry *e, s
             goto out_close;
         }
     }
-    if (strset_add(&u->layer, full) < 0)
+    if (mark_layer(u, full) < 0)
         r = (errbuf_set(err, "out of memory"), -ENOMEM);
 out_close:
     if (fd >= 0)

@@ -130,6 +130,8 @@ int main(void)
     tar_file(&t, "./etc/gone", "g");
     tar_dir(&t, "opq");
     tar_file(&t, "opq/old", "o");
+    tar_dir(&t, "opq/sub2");
+    tar_file(&t, "opq/sub2/lower", "l");
     tar_mode(&t, "bin-suid", "s", 04755);
     tar_link(&t, "abs", "/etc/keep");
     tar_link(&t, "victim", base);
@@ -148,6 +150,7 @@ int main(void)
     tar_file(&t, "etc/.wh.gone", "");
     tar_dir(&t, "opq");
     tar_file(&t, "opq/new", "n");
+    tar_file(&t, "opq/sub2/deep", "d"); /* no entry of its own for opq/sub2 */
     tar_file(&t, "opq/.wh..wh..opq", "");
     tar_file(&t, "victim", "replaced");
     tar_file(&t, ".wh.nothing-here", "");
@@ -156,6 +159,8 @@ int main(void)
     ok(exists("etc/keep") && !exists("etc/gone"), "a whiteout removes the lower file only");
     ok(!exists("opq/old") && exists("opq/new"),
        "an opaque directory loses the lower layer's entries, keeps its own (marker after them)");
+    ok(exists("opq/sub2/deep") && !exists("opq/sub2/lower"),
+       "  and inside a directory the layer only passed through, the same");
     ok(S_ISREG(mode_of("victim")), "a symlink is replaced by a file, never written through");
     snprintf(p, sizeof(p), "%s/planted", base);
     ok(access(p, F_OK) != 0, "nothing was written outside the root");
