@@ -7,7 +7,7 @@
 #   make bench                    benchmarks, writes docs/BENCHMARKS.md
 
 CC       ?= cc
-PKGS     := libseccomp jansson zlib expat sqlite3 yaml-0.1
+PKGS     := libseccomp jansson zlib expat sqlite3 yaml-0.1 libarchive libcrypto
 SANITIZE ?=
 BUILD    := build$(if $(SANITIZE),-san)
 
@@ -26,9 +26,9 @@ CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=a
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-# src/ is layered (README "Layout"): util, metrics, strset at the top; sandbox/, judge/,
+# src/ is layered (README "Layout"): util, metrics, strset at the top; image/, sandbox/, judge/,
 # library/, service/, cli/ below. Includes name the folder ("judge/verify.h") from -Isrc.
-SRC_DIRS := src src/sandbox src/judge src/library src/service src/cli
+SRC_DIRS := src src/image src/sandbox src/judge src/library src/service src/cli
 LIB_SRC  := $(filter-out src/cli/main.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)

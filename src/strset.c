@@ -53,6 +53,16 @@ int strset_add(struct strset *set, const char *s)
     return 1;
 }
 
+bool strset_has(const struct strset *set, const char *s)
+{
+    if (!set->cap)
+        return false;
+    for (size_t k = hash(s) & (set->cap - 1); set->slot[k]; k = (k + 1) & (set->cap - 1))
+        if (strcmp(set->slot[k], s) == 0)
+            return true;
+    return false;
+}
+
 void strset_release(struct strset *set)
 {
     for (size_t i = 0; i < set->cap; i++)

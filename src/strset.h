@@ -5,6 +5,7 @@
 #ifndef CRUCIBLE_STRSET_H
 #define CRUCIBLE_STRSET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct strset {
@@ -19,6 +20,9 @@ struct strset {
 
 /* strset_add(set, s) — 1 when s was added (a copy is kept), 0 when it was there, -ENOMEM. */
 int strset_add(struct strset *set, const char *s);
+
+/* strset_has(set, s) — s is in the set. */
+bool strset_has(const struct strset *set, const char *s);
 
 /* strset_release(set) — frees the copies; the set is empty again. */
 void strset_release(struct strset *set);

@@ -19,4 +19,7 @@ int cmd_eval(int argc, char **argv);
 
 /* cmd_serve(argc, argv) — `crucible serve`: the HTTP service (docs/API.md). */
 int cmd_serve(int argc, char **argv);
+
+/* cmd_image(argc, argv) — `crucible image`: import, list, inspect, tag, rm, gc (docs/IMAGES.md). */
+int cmd_image(int argc, char **argv);
 #endif

@@ -2,6 +2,7 @@
  * main.c — the crucible binary: dispatches to a subcommand (cmd.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cmd.h"
@@ -17,6 +18,7 @@ static const struct {
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
     {"serve", cmd_serve, "the HTTP service: run, verify, batch, SandboxFusion's /run_code"},
     {"tasks", cmd_tasks, "the task library: convert public datasets to native tasks"},
+    {"image", cmd_image, "environment images: import OCI/docker archives, list, tag, rm, gc"},
 };
 
 static void usage(FILE *f)
@@ -26,11 +28,25 @@ static void usage(FILE *f)
                "the evidence into results a trainer can trust.\n\ncommands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n'crucible COMMAND --help' lists the options of a command.\n");
+    fprintf(f, "\n'crucible COMMAND --help' lists the options of a command.\n"
+               "'crucible --state-dir DIR COMMAND' keeps state (the image store) in DIR\n"
+               "(default: $CRUCIBLE_STATE_DIR, else /var/lib/crucible for root,\n"
+               "$XDG_STATE_HOME/crucible or ~/.local/state/crucible for others).\n");
 }
 
 int main(int argc, char **argv)
 {
+    /* --state-dir before the command: every command that names images finds the store
+     * through CRUCIBLE_STATE_DIR (image/store.h), set here while the process is one thread */
+    while (argc >= 3 && strcmp(argv[1], "--state-dir") == 0) {
+        if (argv[2][0] != '/') {
+            fprintf(stderr, "crucible: --state-dir '%s' must be an absolute path\n", argv[2]);
+            return 2;
+        }
+        setenv("CRUCIBLE_STATE_DIR", argv[2], 1);
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -10,11 +10,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fnmatch.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "image/store.h"
 
 static const char *const host_top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
 
@@ -146,8 +150,76 @@ static int resolve_dir(const char *name, struct image *img, struct errbuf *err)
     return r;
 }
 
+/* config_apply(img, text, err) — Env and WorkingDir from a stored image's meta JSON. */
+static int config_apply(struct image *img, const char *text, struct errbuf *err)
+{
+    json_t *meta = json_loads(text, 0, NULL), *env, *v;
+    const char *wd;
+    size_t i, used = 0;
+
+    if (!meta)
+        return errbuf_set(err, "image '%s': its meta file is not JSON", img->name), -EINVAL;
+    env = json_object_get(meta, "env");
+    json_array_foreach(env, i, v)
+    {
+        const char *kv = json_string_value(v);
+        size_t len = kv ? strlen(kv) : 0;
+        if (!kv || !strchr(kv, '=') || kv[0] == '=')
+            continue;
+        if (used + len + 2 > sizeof(img->env)) {
+            json_decref(meta);
+            return errbuf_set(err, "image '%s': its Env is longer than %d bytes", img->name,
+                              IMAGE_ENV_MAX),
+                   -E2BIG;
+        }
+        memcpy(img->env + used, kv, len + 1);
+        used += len + 1;
+    }
+    if (used) {
+        img->env[used] = '\0';
+        img->env_len = used + 1;
+    }
+    wd = json_string_value(json_object_get(meta, "workdir"));
+    if (wd && wd[0] == '/') {
+        if (strlen(wd) >= sizeof(img->workdir)) {
+            json_decref(meta);
+            return errbuf_set(err, "image '%s': its WorkingDir is longer than %zu bytes", img->name,
+                              sizeof(img->workdir) - 1),
+                   -E2BIG;
+        }
+        snprintf(img->workdir, sizeof(img->workdir), "%s", wd);
+    }
+    json_decref(meta);
+    return 0;
+}
+
+/* resolve_stored(st, name, digest, img, err) — the stored image digest (named `name` by
+ * whoever asked) as a directory image: its rootfs, its config's Env and WorkingDir. */
+static int resolve_stored(struct image_store *st, const char *name, const char *digest,
+                          struct image *img, struct errbuf *err)
+{
+    char root[PATH_MAX], *text;
+    int r;
+
+    image_store_rootfs(st, digest, root, sizeof(root));
+    if ((r = resolve_dir(root, img, err)) < 0)
+        return r;
+    snprintf(img->name, sizeof(img->name), "%s", name);
+    snprintf(img->digest, sizeof(img->digest), "%s", digest);
+    if ((r = image_store_meta(st, digest, &text, err)) < 0)
+        return r;
+    r = config_apply(img, text, err);
+    free(text);
+    return r;
+}
+
 int image_resolve(const char *name, struct image *img, struct errbuf *err)
 {
+    struct image_store st;
+    char digest[DIGEST_LEN + 1];
+    struct errbuf why = {{0}};
+    int r;
+
     memset(img, 0, sizeof(*img));
     if (!name || !*name)
         return errbuf_set(err, "empty image name"), -EINVAL;
@@ -156,27 +228,46 @@ int image_resolve(const char *name, struct image *img, struct errbuf *err)
         return resolve_host(img, err);
     if (name[0] == '/')
         return resolve_dir(name, img, err);
-    return errbuf_set(err,
-                      "unknown image '%s' (use 'host' or an absolute path to a root "
-                      "filesystem directory)",
-                      name),
-           -ENOENT;
+    if ((r = image_store_open(&st, NULL, false, &why)) == 0 &&
+        (r = image_store_lookup(&st, name, digest, &why)) == 0)
+        r = resolve_stored(&st, name, digest, img, &why);
+    image_store_close(&st);
+    if (r < 0)
+        errbuf_set(err,
+                   "unknown image '%s': %s (an image is 'host', an absolute path to a root "
+                   "filesystem directory, NAME[:TAG] or sha256:<hex> of the image store)",
+                   name, why.msg);
+    return r < 0 ? -ENOENT : 0;
 }
 
 /* ---- the registry of a server (see image.h) ---- */
+
+#define STORED_MAX 4096 /* stored images a registry keeps resolved (name asked, digest) */
 
 struct image_registry {
     const struct image *host; /* borrowed */
     size_t n;
     struct image **images; /* owned; name is the registered NAME, root the directory */
+    /* the image store: opened on first use (it may be made after the server starts);
+     * images resolved from it stay, so the pointers handed out live as long as the registry */
+    pthread_mutex_t lock;
+    char state[PATH_MAX];
+    struct image_store store;
+    size_t nstored;
+    struct image **stored;
 };
 
 struct image_registry *image_registry_new(const struct image *host)
 {
     struct image_registry *reg = calloc(1, sizeof(*reg));
 
-    if (reg)
-        reg->host = host;
+    if (!reg)
+        return NULL;
+    reg->host = host;
+    reg->store.fd = reg->store.lockfd = -1;
+    if (image_store_state_dir(reg->state, sizeof(reg->state)) < 0)
+        reg->state[0] = '\0';
+    pthread_mutex_init(&reg->lock, NULL);
     return reg;
 }
 
@@ -187,7 +278,58 @@ void image_registry_free(struct image_registry *reg)
     for (size_t i = 0; i < reg->n; i++)
         free(reg->images[i]);
     free(reg->images);
+    for (size_t i = 0; i < reg->nstored; i++)
+        free(reg->stored[i]);
+    free(reg->stored);
+    image_store_close(&reg->store);
+    pthread_mutex_destroy(&reg->lock);
     free(reg);
+}
+
+/* find_stored(reg, name, err) — name (NAME[:TAG], sha256:<hex>) looked up in the store now
+ * (refs move), resolved once per (name, digest). NULL with err when the store has no such
+ * image; -ENOENT-like failures say so. Takes reg->lock. */
+static const struct image *find_stored(struct image_registry *reg, const char *name,
+                                       struct errbuf *err)
+{
+    char digest[DIGEST_LEN + 1];
+    const struct image *found = NULL;
+    struct image *img, **grown;
+
+    if (!reg->state[0])
+        return errbuf_set(err, "no image store"), NULL;
+    pthread_mutex_lock(&reg->lock);
+    if (reg->store.fd < 0 && image_store_open(&reg->store, reg->state, false, err) < 0)
+        goto out_unlock;
+    if (image_store_lookup(&reg->store, name, digest, err) < 0)
+        goto out_unlock;
+    for (size_t i = 0; i < reg->nstored && !found; i++)
+        if (strcmp(reg->stored[i]->name, name) == 0 && strcmp(reg->stored[i]->digest, digest) == 0)
+            found = reg->stored[i];
+    if (found)
+        goto out_unlock;
+    if (reg->nstored >= STORED_MAX) {
+        errbuf_set(err, "the server has resolved %d stored images already; restart it", STORED_MAX);
+        goto out_unlock;
+    }
+    img = malloc(sizeof(*img));
+    grown = realloc(reg->stored, (reg->nstored + 1) * sizeof(*grown));
+    if (grown)
+        reg->stored = grown;
+    if (!img || !grown) {
+        free(img);
+        errbuf_set(err, "out of memory");
+        goto out_unlock;
+    }
+    if (resolve_stored(&reg->store, name, digest, img, err) < 0) {
+        free(img);
+        goto out_unlock;
+    }
+    reg->stored[reg->nstored++] = img;
+    found = img;
+out_unlock:
+    pthread_mutex_unlock(&reg->lock);
+    return found;
 }
 
 /* name_valid(name, len) — [A-Za-z0-9][A-Za-z0-9._-]*, 1 to IMAGE_NAME_MAX characters. */
@@ -304,9 +446,12 @@ const struct image *image_registry_find(const struct image_registry *reg, const 
                                         struct errbuf *err)
 {
     const struct image *img = lookup(reg, name);
+    struct errbuf why = {{0}};
     char names[512];
 
     if (img)
+        return img;
+    if (name[0] != '/' && (img = find_stored((struct image_registry *)reg, name, &why)))
         return img;
     image_registry_names(reg, names, sizeof(names));
     if (name[0] == '/')
@@ -316,8 +461,9 @@ const struct image *image_registry_find(const struct image_registry *reg, const 
                    name, names);
     else
         errbuf_set(err,
-                   "unknown image '%s' (registered here: %s); the operator registers one with "
-                   "'crucible serve --image NAME=DIR'",
-                   name, names);
+                   "unknown image '%s' (registered here: %s; image store: %s); the operator "
+                   "registers one with 'crucible serve --image NAME=DIR' or imports one with "
+                   "'crucible image import'",
+                   name, names, why.msg[0] ? why.msg : "none");
     return NULL;
 }

@@ -49,19 +49,22 @@ struct image {
     struct image_entry entries[IMAGE_MAX_ENTRIES];
 };
 
-/* image_resolve(name, img, err) — "host" or an absolute path to a root filesystem
- * directory. Reads the entries now, so a sandbox start does no directory scans.
- * 0 or -errno with err naming the problem. For the local user (the CLI): a name that comes
- * over the network goes through an image_registry instead. */
+/* image_resolve(name, img, err) — "host", an absolute path to a root filesystem directory,
+ * or an image of the store (image/store.h: NAME[:TAG] or sha256:<hex>, in the store of
+ * $CRUCIBLE_STATE_DIR or the default state directory), whose name is then `name`, digest its
+ * manifest digest and env/workdir its config's. Reads the entries now, so a sandbox start
+ * does no directory scans. 0 or -errno with err naming the problem. For the local user (the
+ * CLI): a name that comes over the network goes through an image_registry instead. */
 int image_resolve(const char *name, struct image *img, struct errbuf *err);
 
 /*
  * The images a server may run: "host" and the ones its operator registered by name
  * (`crucible serve --image NAME=DIR`). A client names an image; it never gives a host path,
  * which would let it mount any directory of the server (its token file, say) as a sandbox's
- * root. Every image is resolved when it is registered, so a lookup does no file system work.
- * image_registry_find is the one lookup: a content-addressed store of images can answer
- * behind it later (a name the allow-list does not hold), with the same rules for clients.
+ * root. Every registered image is resolved when it is registered. image_registry_find is the
+ * one lookup: a name the registry does not hold is looked up in the image store (NAME[:TAG]
+ * or sha256:<hex>; the state directory is fixed when the registry is made), reading the refs
+ * on each lookup (a tag may move) and resolving each (name, digest) once.
  */
 struct image_registry;
 
@@ -84,9 +87,10 @@ int image_registry_add(struct image_registry *reg, const char *spec, struct errb
  * file and line. */
 int image_registry_add_file(struct image_registry *reg, const char *path, struct errbuf *err);
 
-/* image_registry_find(reg, name, err) — the image registered as name ("host" included), or
- * NULL with err saying why (a host path, an unknown name) and how an operator registers one.
- * The image lives as long as the registry. Thread-safe once the registry is built. */
+/* image_registry_find(reg, name, err) — the image registered as name ("host" included) or
+ * stored under it, or NULL with err saying why (a host path, an unknown name) and how an
+ * operator registers or imports one. The image lives as long as the registry. Thread-safe
+ * once the registry is built. */
 const struct image *image_registry_find(const struct image_registry *reg, const char *name,
                                         struct errbuf *err);
 
