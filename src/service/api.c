@@ -942,7 +942,7 @@ static void run_in_sandbox(struct item *it, const struct sandbox_runtime *rt,
     struct errbuf err = {{0}};
     struct sandbox *sb = pool_acquire(pool, rt, it->img, &it->limits, &err);
 
-    snprintf(res->image, sizeof(res->image), "%s", it->img->digest);
+    result_set_image(res, it->img);
     if (!sb) {
         result_fail(res, "%s", err.msg);
         return;
