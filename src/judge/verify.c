@@ -393,7 +393,7 @@ int verify_language_check(const struct task *t, const struct lang *lang, struct 
 int verify_run(const struct sandbox_runtime *rt, const struct task *task, const char *solution,
                const struct verify_opts *o, struct verify_result *vr)
 {
-    struct task relative, in_lang;
+    struct task relative, in_lang, writable;
     const struct task *t = task;
     struct errbuf err = {{0}};
     struct image *own = NULL;
@@ -456,6 +456,14 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
             goto out;
         }
         img = own;
+    }
+    snprintf(vr->image, sizeof(vr->image), "%s", img->digest);
+    snprintf(vr->image_name, sizeof(vr->image_name), "%s", t->image);
+    snprintf(vr->host_os, sizeof(vr->host_os), "%s", img->os_release);
+    if (o->writable_root && !t->limits.writable_root) {
+        writable = *t;
+        writable.limits.writable_root = true;
+        t = &writable;
     }
     if (!lang_available(t->lang, img, &err)) {
         vr->verdict = VERDICT_INFRA_ERROR;
@@ -608,6 +616,10 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
         json_object_set_new(o, "score", json_real(vr->score));
         json_object_set_new(o, "max_score", json_real(vr->max_score));
     }
+    json_object_set_new(o, "image", vr->image[0] ? result_text_json(vr->image) : json_null());
+    json_object_set_new(o, "image_name",
+                        result_text_json(vr->image_name[0] ? vr->image_name : t->image));
+    json_object_set_new(o, "host_os", vr->host_os[0] ? result_text_json(vr->host_os) : json_null());
     json_object_set_new(o, "repeats", json_integer(vr->repeats));
     json_object_set_new(o, "flaky", json_boolean(vr->flaky));
     json_object_set_new(o, "compile", vr->has_compile ? result_to_json(&vr->compile) : json_null());
