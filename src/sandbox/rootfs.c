@@ -194,15 +194,13 @@ out:
     return r;
 }
 
-static int expose_image(int root, const struct image *img, int holder, int *lower,
+/* expose_image(root, img, imgfd, holder, lower, err) — the image's entries below root
+ * (imgfd: its root directory, opened before the holder could hide it); with a holder
+ * (a writable root) each directory is an overlay. */
+static int expose_image(int root, const struct image *img, int imgfd, int holder, int *lower,
                         struct errbuf *err)
 {
-    int imgfd, r = 0;
-
-    imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (imgfd < 0)
-        return errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno)),
-               -errno;
+    int r = 0;
     for (int i = 0; i < img->nentries && r == 0; i++) {
         const struct image_entry *e = &img->entries[i];
         r = mkdir_parents(root, e->path);
@@ -239,7 +237,6 @@ static int expose_image(int root, const struct image *img, int holder, int *lowe
             errbuf_set(err, "cannot expose '%s' of image '%s': %s", e->path, img->name,
                        strerror(-r));
     }
-    close(imgfd);
     return r;
 }
 
@@ -403,11 +400,17 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int
                   struct errbuf *err)
 {
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-    int root, s, holder = -1, r;
+    int root, s = -1, holder = -1, imgfd, r;
 
-    s = new_scratch(lim, err);
-    if (s < 0)
+    imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (imgfd < 0) {
+        r = -errno;
+        errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno));
         goto out_lower;
+    }
+    s = r = new_scratch(lim, err);
+    if (s < 0)
+        goto out_img;
     if (lim->writable_root) {
         ro.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         root = writable_base(s, &holder, err);
@@ -420,7 +423,7 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int
         r = root;
         goto out_scratch;
     }
-    r = expose_image(root, img, holder, lower, err);
+    r = expose_image(root, img, imgfd, holder, lower, err);
     if (r == 0 && img->synth_etc)
         r = write_etc(root, err);
     if (r == 0)
@@ -459,11 +462,12 @@ out_close:
 out_scratch:
     if (holder >= 0)
         close(holder);
-    if (s >= 0)
-        close(s);
+    close(s);
+out_img:
+    close(imgfd);
 out_lower:
     for (int i = 0; lim->writable_root && i < IMAGE_MAX_ENTRIES; i++)
         if (lower[i] >= 0)
             close(lower[i]);
-    return s < 0 ? s : r;
+    return r;
 }
