@@ -51,6 +51,8 @@ static const char *const fixed_env[] = {
     "LC_ALL=C.UTF-8",
     "TZ=UTC",
     "PYTHONHASHSEED=0",
+    "PERL_HASH_SEED=0", /* with PERL_PERTURB_KEYS=0: Perl's hash order is the same every run */
+    "PERL_PERTURB_KEYS=0",
     "PYTHONDONTWRITEBYTECODE=1",
     "TMPDIR=/tmp",
     "USER=sandbox",
@@ -533,6 +535,7 @@ static int payload_child(void *arg)
     stage = 3;
     if (chdir(x->spec.cwd) < 0)
         goto fail;
+    umask(022); /* not the supervisor's (a user's 077 or 002 would change every file mode) */
     stage = 4;
     if (setrlimit(RLIMIT_CPU, &x->spec.cpu) < 0 || setrlimit(RLIMIT_FSIZE, &x->spec.fsize) < 0 ||
         setrlimit(RLIMIT_NOFILE, &x->spec.nofile) < 0 ||
@@ -628,6 +631,9 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
         m.err = a.failure & 0xffff;
         if (stage == 8)
             snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(m.err));
+        else if (stage == 3)
+            snprintf(m.text, sizeof(m.text), "cannot enter the start directory '%s': %s",
+                     x.spec.cwd, strerror(m.err));
         else
             snprintf(m.text, sizeof(m.text), "cannot %s for the payload: %s", stage_name(stage),
                      strerror(m.err));
