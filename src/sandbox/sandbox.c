@@ -1323,7 +1323,7 @@ void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char 
                         const char *in, size_t in_len, unsigned flags, struct result *res)
 {
     struct sandbox_proc p = {
-        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
+        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1, .cwd = "/work"};
 
     result_init(res);
     if (in && in_len) {

@@ -154,7 +154,8 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
 
 /* sandbox_exec_input(sb, argv, env, in, in_len, flags, res) — sandbox_exec of argv (extra
  * environment env, may be NULL) with IN (in_len bytes; none: /dev/null) on its stdin, staged in
- * a memfd. res is result_init'ed here; a failure to stage stdin is res's sandbox_error. */
+ * a memfd, started in /work (where the files put in are; never the image's WorkingDir). res is
+ * result_init'ed here; a failure to stage stdin is res's sandbox_error. */
 void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char *const *env,
                         const char *in, size_t in_len, unsigned flags, struct result *res);
 
