@@ -155,12 +155,16 @@ static int overlay_at(int holder, int root, const char *rel, int i, int lower)
 {
     char name[32], lpath[64], upath[64], wpath[64];
     int fs = -1, mnt, r = 0;
+    struct stat st;
 
     snprintf(name, sizeof(name), "l/%d", i);
     snprintf(lpath, sizeof(lpath), HOLDER "/l/%d", i);
     snprintf(upath, sizeof(upath), HOLDER "/s/.overlay/u/%d", i);
     snprintf(wpath, sizeof(wpath), HOLDER "/s/.overlay/w/%d", i);
-    if (mkdirat(holder, name, 0700) < 0 || mkdir(upath, 0755) < 0 || mkdir(wpath, 0700) < 0 ||
+    /* The overlay's root shows its upper directory's mode: the image directory's own (a
+     * /root of 0700 stays 0700, a sticky /tmp stays sticky), without set-id bits. */
+    if (fstat(lower, &st) < 0 || mkdirat(holder, name, 0700) < 0 || mkdir(upath, 0700) < 0 ||
+        chmod(upath, st.st_mode & 01777) < 0 || mkdir(wpath, 0700) < 0 ||
         move_mount(lower, "", holder, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
         r = -errno;
         goto out;
