@@ -616,10 +616,6 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
         json_object_set_new(o, "score", json_real(vr->score));
         json_object_set_new(o, "max_score", json_real(vr->max_score));
     }
-    json_object_set_new(o, "image", vr->image[0] ? result_text_json(vr->image) : json_null());
-    json_object_set_new(o, "image_name",
-                        result_text_json(vr->image_name[0] ? vr->image_name : t->image));
-    json_object_set_new(o, "host_os", vr->host_os[0] ? result_text_json(vr->host_os) : json_null());
     json_object_set_new(o, "repeats", json_integer(vr->repeats));
     json_object_set_new(o, "flaky", json_boolean(vr->flaky));
     json_object_set_new(o, "compile", vr->has_compile ? result_to_json(&vr->compile) : json_null());
@@ -657,6 +653,10 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
     }
     json_object_set_new(o, "tests", tests);
     json_object_set_new(o, "wall_time", seconds(vr->wall_time));
+    json_object_set_new(o, "image", vr->image[0] ? result_text_json(vr->image) : json_null());
+    json_object_set_new(o, "image_name",
+                        result_text_json(vr->image_name[0] ? vr->image_name : t->image));
+    json_object_set_new(o, "host_os", vr->host_os[0] ? result_text_json(vr->host_os) : json_null());
     {
         char *esc = result_text_escape(vr->message, strlen(vr->message));
         json_object_set_new(o, "message", json_string(esc ? esc : ""));
