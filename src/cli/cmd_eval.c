@@ -60,7 +60,8 @@ static void eval_usage(FILE *f)
         "usage: crucible eval (--tasks TASKS.jsonl | --db DB [--model M])\n"
         "                     (--reference | --solutions SOLUTIONS.jsonl)\n"
         "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
-        "[--reward binary|fraction]\n\n"
+        "[--reward binary|fraction]\n"
+        "                     [--writable-root]\n\n"
         "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
         "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
         "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
@@ -73,6 +74,8 @@ static void eval_usage(FILE *f)
         "With --db DB the tasks are the current versions in a task library (crucible tasks\n"
         "import) and every outcome is recorded in its statistics under model tag M (default:\n"
         "default); infra errors are recorded but never count as attempts.\n\n"
+        "--writable-root runs every task with a writable root filesystem (the task field\n"
+        "writable_root): writes land in each sandbox's own scratch space.\n\n"
         "exit status: 0 all ran; 1 some input was bad or crucible failed on some (infra_error);\n"
         "2 bad usage or nothing could run.\n");
 }
@@ -422,6 +425,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
         {"quiet", no_argument, NULL, 'q'},
         {"db", required_argument, NULL, 'd'},
         {"model", required_argument, NULL, 'm'},
+        {"writable-root", no_argument, NULL, JUDGING_OPT_WRITABLE_ROOT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

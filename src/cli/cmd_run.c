@@ -49,6 +49,8 @@ static void run_usage(FILE *f)
         "  --file DEST=SRC      copy host file SRC to /work/DEST (mode bits kept)\n"
         "  --env K=V            add K=V to the sandbox's environment\n"
         "  --network none|loopback   no network (default), or a private loopback only\n"
+        "  --writable-root      the image's directories are writable (a private overlay in the\n"
+        "                       scratch space: writes count against --disk, the image stays)\n"
         "  --json               print the result record as JSON on stdout\n"
         "  --exit-status MODE   'verdict' (default) or 'program': see below\n"
         "  --check              print which limits this host lets crucible enforce\n"
@@ -179,6 +181,7 @@ enum {
     O_JSON,
     O_CHECK,
     O_EXIT_STATUS,
+    O_WRITABLE_ROOT,
     O_LIMIT = 300
 };
 static const struct option run_longopts[] = {
@@ -194,6 +197,7 @@ static const struct option run_longopts[] = {
     {"env", required_argument, NULL, O_ENV},
     {"network", required_argument, NULL, O_NETWORK},
     {"json", no_argument, NULL, O_JSON},
+    {"writable-root", no_argument, NULL, O_WRITABLE_ROOT},
     {"check", no_argument, NULL, O_CHECK},
     {"exit-status", required_argument, NULL, O_EXIT_STATUS},
     {"help", no_argument, NULL, 'h'},
@@ -244,6 +248,9 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
             break;
         case O_JSON:
             o->json = true;
+            break;
+        case O_WRITABLE_ROOT:
+            o->limits.writable_root = true;
             break;
         case O_CHECK:
             o->check = true;

@@ -64,6 +64,7 @@ static void verify_usage(FILE *f)
         "  --repeats N        run every test N times (1..100, default 1); flaky when they "
         "disagree\n"
         "  --reward POLICY    binary (default: 1 only if every test passes) or fraction\n"
+        "  --writable-root    run every task with a writable root (as the task field does)\n"
         "  --pretty           indent the JSON\n\n"
         "The solution's language: --language when given; else, for a stdio or interactive\n"
         "task and "
@@ -103,6 +104,7 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
         {"db", required_argument, NULL, 'd'},
         {"model", required_argument, NULL, 'm'},
         {"language", required_argument, NULL, 'l'},
+        {"writable-root", no_argument, NULL, JUDGING_OPT_WRITABLE_ROOT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

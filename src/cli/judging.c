@@ -71,6 +71,9 @@ int judging_option(int c, const char *arg, struct verify_opts *o, const char **m
             return errbuf_set(err, "--model needs a tag of 1 to 200 characters"), -EINVAL;
         *model = arg;
         return 1;
+    case JUDGING_OPT_WRITABLE_ROOT:
+        o->writable_root = true;
+        return 1;
     default:
         return 0;
     }

@@ -12,7 +12,12 @@
 #include "util.h"
 
 /* The long options judging_option takes; their getopt codes. */
-enum { JUDGING_OPT_REPEATS = 'n', JUDGING_OPT_REWARD = 'w', JUDGING_OPT_MODEL = 'm' };
+enum {
+    JUDGING_OPT_REPEATS = 'n',
+    JUDGING_OPT_REWARD = 'w',
+    JUDGING_OPT_MODEL = 'm',
+    JUDGING_OPT_WRITABLE_ROOT = 'W'
+};
 
 /* judging_option(c, arg, o, model, err) — applies --repeats (1..100), --reward
  * (binary|fraction) or --model (a tag of 1 to 200 characters, into *model). 1 when c is one of

@@ -798,6 +798,11 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err)
     v = json_object_get(j, "limits");
     if (v && (r = task_limits_from_json(v, &t->limits, err)) < 0)
         return r;
+    if ((v = json_object_get(j, "writable_root")) && !json_is_null(v)) {
+        if (!json_is_boolean(v))
+            return errbuf_set(err, "'writable_root' must be true or false");
+        t->limits.writable_root = json_is_true(v);
+    }
     if ((r = task_files_check(t, NULL, err)) < 0) /* with the disk size of "limits" */
         return r;
     if ((r = parse_constraints(json_object_get(j, "constraints"), t, err)) < 0)

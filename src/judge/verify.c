@@ -393,7 +393,7 @@ int verify_language_check(const struct task *t, const struct lang *lang, struct 
 int verify_run(const struct sandbox_runtime *rt, const struct task *task, const char *solution,
                const struct verify_opts *o, struct verify_result *vr)
 {
-    struct task relative, in_lang;
+    struct task relative, in_lang, writable;
     const struct task *t = task;
     struct errbuf err = {{0}};
     struct image *own = NULL;
@@ -456,6 +456,14 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
             goto out;
         }
         img = own;
+    }
+    snprintf(vr->image, sizeof(vr->image), "%s", img->digest);
+    snprintf(vr->image_name, sizeof(vr->image_name), "%s", t->image);
+    snprintf(vr->host_os, sizeof(vr->host_os), "%s", img->os_release);
+    if (o->writable_root && !t->limits.writable_root) {
+        writable = *t;
+        writable.limits.writable_root = true;
+        t = &writable;
     }
     if (!lang_available(t->lang, img, &err)) {
         vr->verdict = VERDICT_INFRA_ERROR;
@@ -645,6 +653,10 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
     }
     json_object_set_new(o, "tests", tests);
     json_object_set_new(o, "wall_time", seconds(vr->wall_time));
+    json_object_set_new(o, "image", vr->image[0] ? result_text_json(vr->image) : json_null());
+    json_object_set_new(o, "image_name",
+                        result_text_json(vr->image_name[0] ? vr->image_name : t->image));
+    json_object_set_new(o, "host_os", vr->host_os[0] ? result_text_json(vr->host_os) : json_null());
     {
         char *esc = result_text_escape(vr->message, strlen(vr->message));
         json_object_set_new(o, "message", json_string(esc ? esc : ""));

@@ -55,6 +55,7 @@ struct verify_opts {
     const struct lang *lang; /* the solution's language, or NULL for the task's: a stdio task
                               * takes a solution in any language of the table; assert and
                               * command tasks only their own (verify_language_check) */
+    bool writable_root;      /* run with a writable root even when the task does not ask */
 };
 
 struct verify_test {
@@ -81,7 +82,10 @@ struct verify_result {
     bool has_command;
     unsigned repeats;
     bool flaky;
-    double wall_time; /* seconds for the whole verification */
+    double wall_time;         /* seconds for the whole verification */
+    char image[PATH_MAX + 8]; /* the image's digest, "" until it is resolved */
+    char image_name[256];     /* the image the task named */
+    char host_os[128];        /* for "host": the host's os-release */
     char message[512];
 };
 

@@ -189,9 +189,9 @@ int convert__add_note(json_t *task, const char *text)
 
 /* The order of a task's keys in the output; keys not listed follow in insertion order. */
 static const char *const key_order[] = {
-    "id",        "source", "language",    "harness", "entry_point", "prompt",
-    "reference", "tests",  "test_setup",  "checker", "interactor",  "groups",
-    "limits",    "image",  "constraints", "tags",    "notes",
+    "id",        "source", "language",      "harness",     "entry_point", "prompt",
+    "reference", "tests",  "test_setup",    "checker",     "interactor",  "groups",
+    "limits",    "image",  "writable_root", "constraints", "tags",        "notes",
 };
 
 /* ordered(task) — a new object with task's members in key_order. NULL on ENOMEM. */

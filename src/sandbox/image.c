@@ -87,6 +87,44 @@ static int add_entry(struct image *img, const char *base, const char *rel, struc
     return 0;
 }
 
+/* os_release_value(text, key, out, size) — the value of KEY= in os-release text, without
+ * the quotes it may have; "" when absent. */
+static void os_release_value(const char *text, const char *key, char *out, size_t size)
+{
+    size_t klen = strlen(key), n = 0;
+
+    out[0] = '\0';
+    for (const char *line = text; line && *line;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        if (strncmp(line, key, klen) != 0 || line[klen] != '=')
+            continue;
+        for (const char *v = line + klen + 1; *v && *v != '\n' && n + 1 < size; v++)
+            if (*v != '"' && *v != '\'')
+                out[n++] = *v;
+        out[n] = '\0';
+        return;
+    }
+}
+
+/* host_os(img) — "ID VERSION_ID" of the host's os-release (/etc/os-release, else
+ * /usr/lib/os-release) into img->os_release, "unknown" when neither says. */
+static void host_os(struct image *img)
+{
+    char text[4096], id[64], ver[48];
+
+    if (util_read_small("/etc/os-release", text, sizeof(text)) <= 0 &&
+        util_read_small("/usr/lib/os-release", text, sizeof(text)) <= 0)
+        text[0] = '\0';
+    os_release_value(text, "ID", id, sizeof(id));
+    os_release_value(text, "VERSION_ID", ver, sizeof(ver));
+    if (!id[0])
+        snprintf(img->os_release, sizeof(img->os_release), "unknown");
+    else if (!ver[0])
+        snprintf(img->os_release, sizeof(img->os_release), "%s", id);
+    else
+        snprintf(img->os_release, sizeof(img->os_release), "%s %s", id, ver);
+}
+
 static int resolve_host(struct image *img, struct errbuf *err)
 {
     DIR *d;
@@ -95,6 +133,7 @@ static int resolve_host(struct image *img, struct errbuf *err)
 
     snprintf(img->root, sizeof(img->root), "/");
     snprintf(img->digest, sizeof(img->digest), "host");
+    host_os(img);
     img->synth_etc = true;
     for (size_t i = 0; i < sizeof(host_top) / sizeof(host_top[0]) && r == 0; i++)
         r = add_entry(img, "", host_top[i], err);

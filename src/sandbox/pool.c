@@ -137,8 +137,9 @@ struct sandbox *pool_take(struct pool *p, const struct image *img,
 
     if (img != p->img && strcmp(img->digest, p->img->digest) != 0) {
         errbuf_set(err, "another image");
-    } else if (limits->disk_mb != p->shape.disk_mb || limits->loopback != p->shape.loopback) {
-        errbuf_set(err, "another scratch size or network");
+    } else if (limits->disk_mb != p->shape.disk_mb || limits->loopback != p->shape.loopback ||
+               limits->writable_root != p->shape.writable_root) {
+        errbuf_set(err, "another scratch size, network or root (writable or not)");
     } else {
         pthread_mutex_lock(&p->mu);
         if (p->nready)

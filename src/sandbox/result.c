@@ -2,6 +2,7 @@
  * result.c — the result record and its JSON form (see result.h).
  */
 #include "sandbox/result.h"
+#include "sandbox/image.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,6 +194,13 @@ json_t *result_text_json(const char *s)
     return j;
 }
 
+void result_set_image(struct result *r, const struct image *img)
+{
+    snprintf(r->image, sizeof(r->image), "%s", img->digest);
+    snprintf(r->image_name, sizeof(r->image_name), "%s", img->name);
+    snprintf(r->host_os, sizeof(r->host_os), "%s", img->os_release);
+}
+
 json_t *result_to_json(const struct result *r)
 {
     json_t *o = json_object();
@@ -216,6 +224,9 @@ json_t *result_to_json(const struct result *r)
     e |= json_object_set_new(o, "stdout_truncated", json_boolean(r->out.truncated));
     e |= json_object_set_new(o, "stderr_truncated", json_boolean(r->err.truncated));
     e |= json_object_set_new(o, "image", result_text_json(r->image));
+    e |= json_object_set_new(o, "image_name", result_text_json(r->image_name));
+    e |= json_object_set_new(o, "host_os",
+                             r->host_os[0] ? result_text_json(r->host_os) : json_null());
     e |= json_object_set_new(o, "message", result_text_json(r->message));
     if (e) {
         json_decref(o);

@@ -39,9 +39,15 @@ struct result {
     double wall_time;   /* seconds */
     uint64_t memory_kb; /* peak */
     struct result_stream out, err;
-    char image[PATH_MAX + 8];
+    char image[PATH_MAX + 8]; /* the image's digest (struct image.digest) */
+    char image_name[256];     /* the image as it was asked for ("host", "NAME:TAG", a path) */
+    char host_os[128];        /* for "host": the host's os-release ("debian 12"); else "" */
     char message[512];
 };
+
+struct image;
+/* result_set_image(r, img) — the record's image, image_name and host_os from img. */
+void result_set_image(struct result *r, const struct image *img);
 
 /* result_init(r) — a zeroed record (status sandbox_error until something is known). */
 void result_init(struct result *r);

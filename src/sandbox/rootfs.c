@@ -13,6 +13,16 @@
  *   /tmp /work  two directories of one size-limited scratch tmpfs (nosuid, nodev)
  *
  * then pivot_root into it and detach the old root.
+ *
+ * A writable root (limits->writable_root) keeps that layout with two changes: the root is
+ * a directory of the scratch tmpfs instead of a tmpfs of its own (the generated /etc files
+ * and whatever the payload creates at the top level count against the scratch size), and
+ * every directory of the image is an overlay: the image's directory its lower layer, an
+ * upper and a work directory on the scratch tmpfs, so writes land in the sandbox's own
+ * size-limited scratch and never in the image. The lower layers are mounted for a moment
+ * in init's mount namespace (a small holder tmpfs over /tmp; overlayfs clones its layers
+ * from there) and go with the old root at the pivot. Nothing is read-only then but the
+ * image's regular files too large to copy at the top (bound, as before).
  */
 #include "sandbox/sandbox_int.h"
 
@@ -134,14 +144,67 @@ static int mkdir_parents(int root, const char *rel)
     return 0;
 }
 
-static int expose_image(int root, const struct image *img, struct errbuf *err)
-{
-    int imgfd, r = 0;
+/* Where a writable root's pieces hang in init's mount namespace while it is built: the
+ * holder tmpfs over /tmp, lower layers at HOLDER/l/N, the scratch tmpfs at HOLDER/s. */
+#define HOLDER "/tmp"
 
-    imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (imgfd < 0)
-        return errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno)),
-               -errno;
+/* overlay_at(root, rel, i, lower, err) — mounts an overlay of image directory entry i at
+ * REL below root: lower the mount fd (attached at HOLDER/l/i now), upper and work
+ * directories HOLDER/s/.overlay/{u,w}/i on the scratch tmpfs. Consumes lower. */
+static int overlay_at(int holder, int root, const char *rel, int i, int lower)
+{
+    char name[32], lpath[64], upath[64], wpath[64];
+    int fs = -1, mnt, r = 0;
+    struct stat st;
+
+    snprintf(name, sizeof(name), "l/%d", i);
+    snprintf(lpath, sizeof(lpath), HOLDER "/l/%d", i);
+    snprintf(upath, sizeof(upath), HOLDER "/s/.overlay/u/%d", i);
+    snprintf(wpath, sizeof(wpath), HOLDER "/s/.overlay/w/%d", i);
+    /* The overlay's root shows its upper directory's mode: the image directory's own (a
+     * /root of 0700 stays 0700, a sticky /tmp stays sticky), without set-id bits. */
+    if (fstat(lower, &st) < 0 || mkdirat(holder, name, 0700) < 0 || mkdir(upath, 0700) < 0 ||
+        chmod(upath, st.st_mode & 01777) < 0 || mkdir(wpath, 0700) < 0 ||
+        move_mount(lower, "", holder, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+        r = -errno;
+        goto out;
+    }
+    fs = fsopen("overlay", FSOPEN_CLOEXEC);
+    if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lpath, 0) < 0 ||
+        fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upath, 0) < 0 ||
+        fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wpath, 0) < 0) {
+        r = -errno;
+        goto out;
+    }
+    /* Overlay's own xattrs in the user.* namespace (a user namespace cannot set trusted.*):
+     * without them a directory removed and made again could not hide the image's one. */
+    (void)fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0);
+    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+        r = -errno;
+        goto out;
+    }
+    mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    if (mnt < 0) {
+        r = -errno;
+        goto out;
+    }
+    if (move_mount(mnt, "", root, rel, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(mnt);
+out:
+    if (fs >= 0)
+        close(fs);
+    close(lower);
+    return r;
+}
+
+/* expose_image(root, img, imgfd, holder, lower, err) — the image's entries below root
+ * (imgfd: its root directory, opened before the holder could hide it); with a holder
+ * (a writable root) each directory is an overlay. */
+static int expose_image(int root, const struct image *img, int imgfd, int holder, int *lower,
+                        struct errbuf *err)
+{
+    int r = 0;
     for (int i = 0; i < img->nentries && r == 0; i++) {
         const struct image_entry *e = &img->entries[i];
         r = mkdir_parents(root, e->path);
@@ -153,8 +216,16 @@ static int expose_image(int root, const struct image *img, struct errbuf *err)
             break;
         case IMAGE_ENTRY_DIR:
             r = mkdirat(root, e->path, 0755) < 0 ? -errno : 0;
-            if (r == 0)
+            if (r == 0 && holder >= 0) {
+                int l = lower[i];
+                lower[i] = -1;
+                if (l < 0) /* not idmapped: the image's directory as it is */
+                    l = open_tree(imgfd, e->path,
+                                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+                r = l < 0 ? -errno : overlay_at(holder, root, e->path, i, l);
+            } else if (r == 0) {
                 r = bind_at(imgfd, e->path, root, e->path, true, 0);
+            }
             break;
         case IMAGE_ENTRY_FILE:
         default:
@@ -170,7 +241,6 @@ static int expose_image(int root, const struct image *img, struct errbuf *err)
             errbuf_set(err, "cannot expose '%s' of image '%s': %s", e->path, img->name,
                        strerror(-r));
     }
-    close(imgfd);
     return r;
 }
 
@@ -264,17 +334,26 @@ out:
     return r;
 }
 
-static int mount_scratch(int root, const struct sandbox_limits *lim, struct errbuf *err)
+/* new_scratch(lim, err) — the size-limited scratch tmpfs, detached; its fd or -errno. */
+static int new_scratch(const struct sandbox_limits *lim, struct errbuf *err)
 {
     char size[32], inodes[32];
-    int s, r;
+    int s;
 
     snprintf(size, sizeof(size), "%llum", (unsigned long long)lim->disk_mb);
     /* One inode per 4 KiB of scratch bounds inode exhaustion with the size. */
     snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(lim->disk_mb * 256 + 64));
     s = new_tmpfs(size, inodes, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     if (s < 0)
-        return errbuf_set(err, "cannot mount scratch tmpfs: %s", strerror(-s)), s;
+        errbuf_set(err, "cannot mount scratch tmpfs: %s", strerror(-s));
+    return s;
+}
+
+/* mount_scratch(root, s, err) — /work and /tmp: two directories of the scratch tmpfs s. */
+static int mount_scratch(int root, int s, struct errbuf *err)
+{
+    int r;
+
     r = mkdirat(s, "work", 0755) < 0 ? -errno : 0;
     if (r == 0)
         r = mkdirat(s, "tmp", 01777) < 0 ? -errno : 0;
@@ -284,21 +363,71 @@ static int mount_scratch(int root, const struct sandbox_limits *lim, struct errb
         r = bind_at(s, "work", root, "work", false, 0);
     if (r == 0)
         r = bind_at(s, "tmp", root, "tmp", false, 0);
-    close(s);
     if (r < 0)
         errbuf_set(err, "cannot set up /work and /tmp: %s", strerror(-r));
     return r;
 }
 
-int rootfs__build(const struct image *img, const struct sandbox_limits *lim, struct errbuf *err)
+/* writable_base(s, holder, err) — a writable root's base: the holder tmpfs attached over
+ * HOLDER (its fd in *holder), the scratch tmpfs s attached in it, and the root: a detached
+ * clone of the scratch directory "root". The root's fd or -errno. */
+static int writable_base(int s, int *holder, struct errbuf *err)
+{
+    int h, root = -1, r;
+
+    h = new_tmpfs("1m", "256", "0700", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (h < 0)
+        return errbuf_set(err, "cannot create the overlay holder: %s", strerror(-h)), h;
+    r = mkdirat(h, "l", 0700) < 0 || mkdirat(h, "s", 0700) < 0 ? -errno : 0;
+    if (r == 0)
+        r = move_mount(h, "", AT_FDCWD, HOLDER, MOVE_MOUNT_F_EMPTY_PATH) < 0 ? -errno : 0;
+    if (r == 0)
+        r = move_mount(s, "", h, "s", MOVE_MOUNT_F_EMPTY_PATH) < 0 ? -errno : 0;
+    if (r == 0 &&
+        (mkdir(HOLDER "/s/.overlay", 0700) < 0 || mkdir(HOLDER "/s/.overlay/u", 0700) < 0 ||
+         mkdir(HOLDER "/s/.overlay/w", 0700) < 0 || mkdirat(s, "root", 0755) < 0))
+        r = -errno;
+    if (r == 0) {
+        root = open_tree(s, "root", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (root < 0)
+            r = -errno;
+    }
+    if (r < 0) {
+        close(h);
+        return errbuf_set(err, "cannot prepare the writable root: %s", strerror(-r)), r;
+    }
+    *holder = h;
+    return root;
+}
+
+int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int *lower,
+                  struct errbuf *err)
 {
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
-    int root, r;
+    int root, s = -1, holder = -1, imgfd, r;
 
-    root = new_tmpfs("4m", "1024", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    if (root < 0)
-        return errbuf_set(err, "cannot create root tmpfs: %s", strerror(-root)), root;
-    r = expose_image(root, img, err);
+    imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (imgfd < 0) {
+        r = -errno;
+        errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno));
+        goto out_lower;
+    }
+    s = r = new_scratch(lim, err);
+    if (s < 0)
+        goto out_img;
+    if (lim->writable_root) {
+        ro.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        root = writable_base(s, &holder, err);
+    } else {
+        root = new_tmpfs("4m", "1024", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+        if (root < 0)
+            errbuf_set(err, "cannot create root tmpfs: %s", strerror(-root));
+    }
+    if (root < 0) {
+        r = root;
+        goto out_scratch;
+    }
+    r = expose_image(root, img, imgfd, holder, lower, err);
     if (r == 0 && img->synth_etc)
         r = write_etc(root, err);
     if (r == 0)
@@ -311,7 +440,8 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, str
     }
     if (r < 0)
         goto out_close;
-    /* Everything so far is the image: read-only, recursively, before the writable parts. */
+    /* Everything so far is the image: read-only, recursively, before the writable parts
+     * (a writable root: nosuid and nodev only). */
     if (mount_setattr(root, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) < 0) {
         r = errbuf_set(err, "cannot make the image read-only: %s", strerror(errno));
         goto out_close;
@@ -320,10 +450,11 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, str
     if (r == 0)
         r = bind_devices(root, err);
     if (r == 0)
-        r = mount_scratch(root, lim, err);
+        r = mount_scratch(root, s, err);
     if (r < 0)
         goto out_close;
-    /* Attach the finished tree over /tmp (only in this mount namespace) and pivot. */
+    /* Attach the finished tree over /tmp (only in this mount namespace, over the holder
+     * when there is one) and pivot; the old root goes, with the holder and its layers. */
     if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0 ||
         syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
         r = errbuf_set(err, "cannot switch to the sandbox root: %s", strerror(errno));
@@ -332,5 +463,15 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, str
     r = 0;
 out_close:
     close(root);
+out_scratch:
+    if (holder >= 0)
+        close(holder);
+    close(s);
+out_img:
+    close(imgfd);
+out_lower:
+    for (int i = 0; lim->writable_root && i < IMAGE_MAX_ENTRIES; i++)
+        if (lower[i] >= 0)
+            close(lower[i]);
     return r;
 }

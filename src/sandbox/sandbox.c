@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,6 +71,7 @@ void sandbox_limits_default(struct sandbox_limits *l)
     l->output_kb = (uint64_t)sandbox_limit_ranges[LIM_OUTPUT].def;
     l->disk_mb = (uint64_t)sandbox_limit_ranges[LIM_DISK].def;
     l->loopback = false;
+    l->writable_root = false;
 }
 
 /* own_args(rt) — where this process's argv and environment strings are (fields 48 to 51
@@ -392,6 +394,106 @@ static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
     return recv_reply_fds(sb, m, NULL, NULL, timeout_s);
 }
 
+/* idmap_hold(arg) — the idmap helper's whole life: wait to be killed. */
+static int idmap_hold(void *arg)
+{
+    (void)arg;
+    for (;;)
+        syscall(SYS_pause);
+    return 0;
+}
+
+/* idmap_userns(id) — a user namespace mapping uid and gid 0 to host id `id` (the sandbox
+ * user's), as an fd, or -errno. A helper that shares our memory (no page tables copied)
+ * holds it while its maps are written; it is killed and reaped before this returns. */
+static int idmap_userns(unsigned id)
+{
+    enum { STACK = 16384 };
+    char path[64], map[32];
+    int pidfd = -1, ns = -1, r = 0;
+    char *stack;
+    pid_t pid;
+
+    stack =
+        mmap(NULL, STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (stack == MAP_FAILED)
+        return -errno;
+    pid = clone(idmap_hold, stack + STACK, CLONE_NEWUSER | CLONE_VM | CLONE_PIDFD, NULL, &pidfd);
+    if (pid < 0) {
+        r = -errno;
+        goto out_unmap;
+    }
+    snprintf(map, sizeof(map), "0 %u 1\n", id);
+    snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)pid);
+    r = util_write_file(path, map);
+    snprintf(path, sizeof(path), "/proc/%d/gid_map", (int)pid);
+    if (r == 0)
+        r = util_write_file(path, map);
+    snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+    if (r == 0 && (ns = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        r = -errno;
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+    while (waitid(P_PIDFD, (id_t)pidfd, NULL, WEXITED | __WCLONE) < 0 && errno == EINTR)
+        ;
+    close(pidfd);
+out_unmap:
+    munmap(stack, STACK);
+    return r < 0 ? r : ns;
+}
+
+/* send_lowers(sb, err) — for a writable root as root: each directory of the image as a
+ * detached, read-only mount idmapped so that the image's uid and gid 0 are the sandbox
+ * user's host id (copy-up keeps a file's owner, and a user namespace can own only files of
+ * ids it maps), sent to init before GO. Unprivileged, init clones the directories itself
+ * (only what the caller's uid owns is then writable). 0 or -errno with err set. */
+static int send_lowers(struct sandbox *sb, struct errbuf *err)
+{
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                          MOUNT_ATTR_NODEV};
+    const struct image *img = sb->img;
+    int imgfd, ns, r = 0;
+
+    if (!sb->limits.writable_root || !sb->rt->root)
+        return 0;
+    ns = idmap_userns(SANDBOX_HOST_ID_BASE + (unsigned)sb->init_pid);
+    if (ns < 0)
+        return errbuf_set(err, "cannot make the id mapping of a writable root: %s", strerror(-ns)),
+               ns;
+    attr.userns_fd = (uint64_t)ns;
+    imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (imgfd < 0) {
+        r = -errno;
+        errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno));
+        goto out_ns;
+    }
+    for (int i = 0; i < img->nentries && r == 0; i++) {
+        struct ctl_msg m;
+        int t;
+        if (img->entries[i].kind != IMAGE_ENTRY_DIR)
+            continue;
+        t = (int)syscall(SYS_open_tree, imgfd, img->entries[i].path,
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+        if (t < 0 || syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+                             sizeof(attr)) < 0) {
+            r = -errno;
+            errbuf_set(err, "cannot map '%s' of image '%s' for a writable root: %s",
+                       img->entries[i].path, img->name, strerror(errno));
+        } else {
+            memset(&m, 0, sizeof(m));
+            m.type = CTL_LOWER;
+            m.pid = i;
+            if ((r = sandbox__ctl_send(sb->ctl, &m, &t, 1)) < 0)
+                errbuf_set(err, "cannot hand the writable root's layers to init: %s", strerror(-r));
+        }
+        if (t >= 0)
+            close(t);
+    }
+    close(imgfd);
+out_ns:
+    close(ns);
+    return r;
+}
+
 static pid_t clone_init(struct sandbox *sb, int *pidfd)
 {
     struct clone_args args;
@@ -482,6 +584,10 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     /* init has attached itself to its v1 groups (cheap, see cgroup_open_self_attach) and
      * was cloned into its v2 group; attaching by pid is only the fallback. GO goes first
      * so that init builds its root filesystem meanwhile. */
+    r = send_lowers(sb, err);
+    if (r < 0)
+        goto out_kill;
+    trace(sb, "lower layers sent");
     memset(&m, 0, sizeof(m));
     m.type = CTL_GO;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
@@ -629,6 +735,31 @@ static rlim_t cpu_rlimit(const struct sandbox *sb)
            (cgroup_env_has(&sb->rt->cg, CGROUP_RES_CPU) ? 1 : 0);
 }
 
+/* image_env_applies(entry, env) — false when the caller's env sets the name of the
+ * image's "K=V" entry (the caller's value wins), true when the image's entry applies. */
+static bool image_env_applies(const char *entry, char *const *env)
+{
+    const char *eq = strchr(entry, '=');
+    size_t klen = eq ? (size_t)(eq - entry) + 1 : strlen(entry);
+
+    for (char *const *e = env; e && *e; e++)
+        if (strncmp(*e, entry, klen) == 0)
+            return false;
+    return eq != NULL;
+}
+
+/* image_env_next(img, e) — e when it starts a whole, NUL-terminated entry of img->env
+ * (within env_len and the buffer), else NULL: the end of the list. */
+static const char *image_env_next(const struct image *img, const char *e)
+{
+    size_t used = img->env_len < sizeof(img->env) ? img->env_len : sizeof(img->env);
+    const char *end = img->env + used;
+
+    if (e >= end || !*e || strnlen(e, (size_t)(end - e)) == (size_t)(end - e))
+        return NULL;
+    return e;
+}
+
 /* make_spec(sb, proc) — the exec request as a memfd (see struct exec_spec). */
 static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
 {
@@ -647,7 +778,6 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
     spec.magic = EXEC_SPEC_MAGIC;
     spec.argc = argc;
     spec.envc = envc;
-    spec.strings_len = (uint32_t)strings;
     spec.cpu.rlim_cur = cpu_rlimit(sb);
     spec.cpu.rlim_max = spec.cpu.rlim_cur + 1;
     /* Twice the scratch size: a full disk is ENOSPC, as on a real machine, not SIGXFSZ. */
@@ -662,6 +792,19 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
         spec.as.rlim_cur = spec.as.rlim_max = (rlim_t)l->memory_mb << 20;
     if (!cgroup_env_has(cg, CGROUP_RES_PIDS))
         spec.nproc.rlim_cur = spec.nproc.rlim_max = (rlim_t)l->pids;
+    snprintf(spec.cwd, sizeof(spec.cwd), "%s",
+             proc->cwd             ? proc->cwd
+             : sb->img->workdir[0] ? sb->img->workdir
+                                   : "/work");
+    /* The image's configured environment goes after the caller's entries, each unless the
+     * caller set the same name; init adds the fixed entries that neither set. */
+    for (const char *e = sb->img->env; (e = image_env_next(sb->img, e)); e += strlen(e) + 1) {
+        if (!image_env_applies(e, proc->env))
+            continue;
+        strings += strlen(e) + 1;
+        spec.envc++;
+    }
+    spec.strings_len = (uint32_t)strings;
     fd = memfd_create("crucible-exec", MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
@@ -670,6 +813,10 @@ static int make_spec(const struct sandbox *sb, const struct sandbox_proc *proc)
         r = util_write_all(fd, proc->argv[i], strlen(proc->argv[i]) + 1);
     for (uint32_t i = 0; r == 0 && i < envc; i++)
         r = util_write_all(fd, proc->env[i], strlen(proc->env[i]) + 1);
+    for (const char *e = sb->img->env; r == 0 && (e = image_env_next(sb->img, e));
+         e += strlen(e) + 1)
+        if (image_env_applies(e, proc->env))
+            r = util_write_all(fd, e, strlen(e) + 1);
     if (r < 0) {
         close(fd);
         return r;
@@ -1133,7 +1280,12 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
 
     if (!proc || !proc->argv || !proc->argv[0])
         return -EINVAL;
-    snprintf(res->image, sizeof(res->image), "%s", sb->img->digest);
+    result_set_image(res, sb->img);
+    if (proc->cwd && (proc->cwd[0] != '/' || strlen(proc->cwd) >= SANDBOX_CWD_MAX)) {
+        result_fail(res, "the start directory '%s' must be an absolute path under %d bytes",
+                    proc->cwd, SANDBOX_CWD_MAX);
+        return -EINVAL;
+    }
     prep = exec_prepare(sb, proc, &x, res);
     if (prep == 0 && exec_start(sb, &x, res) == 0) {
         started = true;
@@ -1171,7 +1323,7 @@ void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char 
                         const char *in, size_t in_len, unsigned flags, struct result *res)
 {
     struct sandbox_proc p = {
-        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1};
+        .argv = (char *const *)argv, .env = (char *const *)env, .stdin_fd = -1, .cwd = "/work"};
 
     result_init(res);
     if (in && in_len) {
@@ -1258,7 +1410,7 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
     struct sandbox *sb;
     int r;
 
-    snprintf(res->image, sizeof(res->image), "%s", img->digest);
+    result_set_image(res, img);
     sb = sandbox_create(rt, img, limits, &err);
     if (!sb) {
         result_fail(res, "%s", err.msg);

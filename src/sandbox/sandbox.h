@@ -34,6 +34,8 @@ struct sandbox_limits {
     uint64_t output_kb; /* per stream kept; more ends the run as output_limit */
     uint64_t disk_mb;   /* scratch tmpfs (/tmp and the work directory) */
     bool loopback;      /* bring up lo inside the sandbox's own network namespace */
+    bool writable_root; /* the image's directories are writable through a private overlay
+                         * whose changes live in the scratch tmpfs (fixed at creation) */
 };
 
 struct sandbox_limit_range {
@@ -124,7 +126,10 @@ struct sandbox_proc {
     int stdin_fd;      /* caller keeps it; -1 for /dev/null */
     unsigned pipes;    /* SANDBOX_PROC_*_PIPE: streams connected to pipes, not copied */
     int stdout_fd;     /* with SANDBOX_PROC_STDOUT_PIPE; the caller keeps it */
+    const char *cwd;   /* absolute directory to start in; NULL: the image's WorkingDir when
+                        * it has one, else /work (SANDBOX_CWD_MAX bytes at most) */
 };
+#define SANDBOX_CWD_MAX 256
 
 /* Pipes the supervisor made with pipe2(), for two processes that talk while they run (an
  * interactive judge). Only anonymous pipes are accepted (a FIFO of a filesystem or any
@@ -149,7 +154,8 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
 
 /* sandbox_exec_input(sb, argv, env, in, in_len, flags, res) — sandbox_exec of argv (extra
  * environment env, may be NULL) with IN (in_len bytes; none: /dev/null) on its stdin, staged in
- * a memfd. res is result_init'ed here; a failure to stage stdin is res's sandbox_error. */
+ * a memfd, started in /work (where the files put in are; never the image's WorkingDir). res is
+ * result_init'ed here; a failure to stage stdin is res's sandbox_error. */
 void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char *const *env,
                         const char *in, size_t in_len, unsigned flags, struct result *res);
 

@@ -13,9 +13,10 @@
  * a signalfd. It reaps every orphan, and reports only its payload's end.
  *
  * The payload child, between fork and execve: new session, stdio from the passed fds,
- * every other fd closed, cwd /work, rlimits, all capabilities dropped (bounding,
- * ambient, effective, permitted, inheritable), no_new_privs, seccomp — then execve with
- * an environment built from scratch. A failure there is reported through a CLOEXEC pipe.
+ * every other fd closed, cwd /work (or the image's WorkingDir, or the caller's), rlimits, all
+ * capabilities dropped (bounding, ambient, effective, permitted, inheritable), no_new_privs,
+ * seccomp — then execve with an environment built from scratch. A failure there is reported through
+ * a CLOEXEC pipe.
  */
 #include "sandbox/sandbox_int.h"
 
@@ -50,6 +51,8 @@ static const char *const fixed_env[] = {
     "LC_ALL=C.UTF-8",
     "TZ=UTC",
     "PYTHONHASHSEED=0",
+    "PERL_HASH_SEED=0", /* with PERL_PERTURB_KEYS=0: Perl's hash order is the same every run */
+    "PERL_PERTURB_KEYS=0",
     "PYTHONDONTWRITEBYTECODE=1",
     "TMPDIR=/tmp",
     "USER=sandbox",
@@ -431,7 +434,8 @@ static int parse_spec(int memfd, struct exec_req *x)
     x->map_len = (size_t)st.st_size;
     memcpy(&x->spec, map, sizeof(x->spec));
     if (x->spec.magic != EXEC_SPEC_MAGIC || x->spec.argc == 0 ||
-        x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec))
+        x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec) ||
+        !memchr(x->spec.cwd, '\0', sizeof(x->spec.cwd)) || x->spec.cwd[0] != '/')
         return -EPROTO;
     x->strings = map + sizeof(x->spec);
     end = x->strings + x->spec.strings_len;
@@ -529,8 +533,9 @@ static int payload_child(void *arg)
     if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
         goto fail;
     stage = 3;
-    if (chdir("/work") < 0)
+    if (chdir(x->spec.cwd) < 0)
         goto fail;
+    umask(022); /* not the supervisor's (a user's 077 or 002 would change every file mode) */
     stage = 4;
     if (setrlimit(RLIMIT_CPU, &x->spec.cpu) < 0 || setrlimit(RLIMIT_FSIZE, &x->spec.fsize) < 0 ||
         setrlimit(RLIMIT_NOFILE, &x->spec.nofile) < 0 ||
@@ -576,7 +581,7 @@ static const char *stage_name(int stage)
     static const char *const names[] = {"",
                                         "set up stdio",
                                         "close fds",
-                                        "enter /work",
+                                        "enter the start directory",
                                         "set rlimits",
                                         "drop capabilities",
                                         "set no_new_privs",
@@ -626,6 +631,9 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
         m.err = a.failure & 0xffff;
         if (stage == 8)
             snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(m.err));
+        else if (stage == 3)
+            snprintf(m.text, sizeof(m.text), "cannot enter the start directory '%s': %s",
+                     x.spec.cwd, strerror(m.err));
         else
             snprintf(m.text, sizeof(m.text), "cannot %s for the payload: %s", stage_name(stage),
                      strerror(m.err));
@@ -714,7 +722,8 @@ void sandbox__init_main(const struct init_params *params)
     sigset_t chld;
     int ctl = p->ctl_fd, sfd, r, devnull;
     pid_t payload = 0;
-    bool cgns = false; /* entered at the first exec, once every attach is done */
+    bool cgns = false;            /* entered at the first exec, once every attach is done */
+    int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -737,8 +746,19 @@ void sandbox__init_main(const struct init_params *params)
     ctl = self.ctl_fd = 3;
     syscall(SYS_close_range, 4, ~0U, 0);
 
-    if (sandbox__ctl_recv(ctl, &m, NULL, NULL) < 0 || m.type != CTL_GO)
-        _exit(1); /* the supervisor went away before we started */
+    for (int i = 0; i < IMAGE_MAX_ENTRIES; i++)
+        lower[i] = -1;
+    for (;;) {
+        int fd = -1, nfd = 1;
+        if (sandbox__ctl_recv(ctl, &m, &fd, &nfd) < 0)
+            _exit(1); /* the supervisor went away before we started */
+        if (m.type == CTL_GO)
+            break;
+        if (m.type != CTL_LOWER || nfd != 1 || m.pid < 0 || m.pid >= IMAGE_MAX_ENTRIES ||
+            lower[m.pid] >= 0)
+            _exit(1);
+        lower[m.pid] = fd;
+    }
     /* Only now, with the id maps written (an unprivileged supervisor needs our /proc files
      * to be its own for that), does init stop being ptrace-able or readable through /proc. */
     prctl(PR_SET_DUMPABLE, 0);
@@ -751,7 +771,7 @@ void sandbox__init_main(const struct init_params *params)
         setup_fail(ctl, errno, "cannot set the hostname");
     if (p->limits->loopback && (r = loopback_up()) < 0)
         setup_fail(ctl, -r, "cannot bring up the loopback interface");
-    if ((r = rootfs__build(p->img, p->limits, &err)) < 0)
+    if ((r = rootfs__build(p->img, p->limits, lower, &err)) < 0)
         setup_fail(ctl, -r, err.msg);
 
     /* Per-user-namespace kernel limits. No nested user namespaces: a second layer behind

@@ -39,6 +39,8 @@ enum ctl_type {
     CTL_KILLED,    /* init → sup: done, none left (err: processes that would not die) */
     CTL_GET,       /* sup → init: open text (relative path) for reading */
     CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
+    CTL_LOWER,     /* sup → init, before GO: fd[0] the (idmapped) lower layer of the image's
+                    * directory entry number pid, for a writable root */
 };
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
@@ -60,6 +62,7 @@ struct exec_spec {
     uint32_t argc, envc;
     uint32_t strings_len;
     struct rlimit cpu, fsize, nofile, nproc, as, stack, core, memlock;
+    char cwd[SANDBOX_CWD_MAX]; /* absolute, NUL-terminated: where the payload starts */
 };
 #define EXEC_SPEC_MAGIC 0x63727563u
 
@@ -89,8 +92,13 @@ __attribute__((noreturn)) void sandbox__init_main(const struct init_params *p);
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds);
 int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 
-/* rootfs__build(img, limits, err) — in init, in the new mount namespace: makes the root
- * filesystem and pivots into it; cwd is "/" afterwards. 0 or -errno with err set. */
-int rootfs__build(const struct image *img, const struct sandbox_limits *limits, struct errbuf *err);
+/* rootfs__build(img, limits, lower, err) — in init, in the new mount namespace: makes the
+ * root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
+ * lower[i] is the lower layer of the image's entry i when it is a directory (a detached
+ * mount the supervisor made, idmapped so the image's root-owned files are the sandbox
+ * user's), or -1 to clone the image's directory as it is; rootfs__build closes them.
+ * 0 or -errno with err set. */
+int rootfs__build(const struct image *img, const struct sandbox_limits *limits, int *lower,
+                  struct errbuf *err);
 
 #endif

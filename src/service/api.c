@@ -607,19 +607,33 @@ static int common_fields(struct api *a, const json_t *j, struct item *it, struct
     return 0;
 }
 
+/* writable_root_field(j, l, err) — a request's "writable_root" (true or false) over the
+ * flag in *l (the defaults', or the task's); absent or null leaves it. 0 or -EINVAL. */
+static int writable_root_field(const json_t *j, struct sandbox_limits *l, struct errbuf *err)
+{
+    const json_t *v = json_object_get(j, "writable_root");
+
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return errbuf_set(err, "'writable_root' must be true or false");
+    l->writable_root = json_is_true(v);
+    return 0;
+}
+
 static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_batch,
                      struct errbuf *err)
 {
-    static const char *const keys[] = {"command",    "code",   "language", "stdin",
-                                       "files",      "limits", "image",    "priority",
-                                       "deadline_s", "kind",   "after",    NULL};
+    static const char *const keys[] = {
+        "command",  "code",       "language", "stdin", "files",         "limits", "image",
+        "priority", "deadline_s", "kind",     "after", "writable_root", NULL};
     const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code"), *v;
 
     if (only_keys(j, keys, err) < 0)
         return -EINVAL;
     if (!in_batch && (json_object_get(j, "kind") || json_object_get(j, "after")))
         return errbuf_set(err, "'kind' and 'after' belong to batch items");
-    if (common_fields(a, j, it, err) < 0)
+    if (common_fields(a, j, it, err) < 0 || writable_root_field(j, &it->limits, err) < 0)
         return -EINVAL;
     if ((cmd != NULL) == (code != NULL))
         return errbuf_set(err, "give either 'command' (an argv array) or 'code' with 'language'");
@@ -679,8 +693,9 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
                         struct errbuf *err)
 {
     static const char *const keys[] = {
-        "task",  "task_id", "solution", "completion", "response",   "language", "repeats", "reward",
-        "model", "limits",  "image",    "priority",   "deadline_s", "kind",     "after",   NULL};
+        "task",       "task_id", "solution", "completion",    "response", "language",
+        "repeats",    "reward",  "model",    "limits",        "image",    "priority",
+        "deadline_s", "kind",    "after",    "writable_root", NULL};
     static const char *const forms[] = {"solution", "completion", "response"};
     const json_t *task = json_object_get(j, "task"), *v, *text = NULL;
     const struct lang *lang = NULL; /* the solution's (NULL: the task's) */
@@ -770,6 +785,8 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
             return errbuf_set(err, "'reward' must be \"binary\" or \"fraction\"");
     }
     it->kind = K_VERIFY;
+    if (writable_root_field(j, &it->task.limits, err) < 0)
+        return -EINVAL;
     it->limits = it->task.limits;
     if (output_cap_check(a, it, "the task's ", err) < 0)
         return -EINVAL;
@@ -941,7 +958,7 @@ static void run_in_sandbox(struct item *it, const struct sandbox_runtime *rt,
     struct errbuf err = {{0}};
     struct sandbox *sb = pool_acquire(pool, rt, it->img, &it->limits, &err);
 
-    snprintf(res->image, sizeof(res->image), "%s", it->img->digest);
+    result_set_image(res, it->img);
     if (!sb) {
         result_fail(res, "%s", err.msg);
         return;

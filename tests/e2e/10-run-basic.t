@@ -12,7 +12,8 @@ is "$(jf status)" ok "status is ok"
 is "$(jj stdout)" '"hi\n"' "stdout is \"hi\\n\""
 is "$(jf exit_code)" 0 "exit_code is 0"
 jcheck 'set(d) >= {"status","exit_code","signal","limit","cpu_time","wall_time","memory_kb",
-                   "stdout","stderr","stdout_truncated","stderr_truncated","image","message"}' \
+                   "stdout","stderr","stdout_truncated","stderr_truncated","image","image_name",
+                   "host_os","message"}' \
     "the record has every documented field"
 jcheck 'd["signal"] is None and d["limit"] is None and d["stderr"] == "" and
         d["stdout_truncated"] is False and d["stderr_truncated"] is False and

@@ -571,7 +571,8 @@ class Run:
 
 EXIT_FOR = {"ok": 0, "sandbox_error": 2}
 RECORD_FIELDS = ("status", "exit_code", "signal", "limit", "cpu_time", "wall_time", "memory_kb",
-                 "stdout", "stderr", "stdout_truncated", "stderr_truncated", "image", "message")
+                 "stdout", "stderr", "stdout_truncated", "stderr_truncated", "image", "image_name",
+                 "host_os", "message")
 
 
 def judge_status(case, run):

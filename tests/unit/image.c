@@ -75,6 +75,31 @@ int main(void)
     ok(find(&img, "root") == NULL && find(&img, "home") == NULL, "no /root or /home");
     ok(img.synth_etc, "host image gets generated /etc files");
     is_str(img.digest, "host", "host digest");
+    {
+        /* the os-release the records carry for host: ID and VERSION_ID, without quotes */
+        char want[128] = "", line[256], id[64] = "", ver[64] = "";
+        FILE *f = fopen("/etc/os-release", "r");
+        while (f && fgets(line, sizeof(line), f)) {
+            char *v = strchr(line, '=');
+            if (!v)
+                continue;
+            *v++ = '\0';
+            v[strcspn(v, "\n")] = '\0';
+            if (*v == '"' && v[strlen(v) - 1] == '"')
+                v[strlen(v) - 1] = '\0', v++;
+            if (strcmp(line, "ID") == 0)
+                snprintf(id, sizeof(id), "%s", v);
+            else if (strcmp(line, "VERSION_ID") == 0)
+                snprintf(ver, sizeof(ver), "%s", v);
+        }
+        if (f)
+            fclose(f);
+        snprintf(want, sizeof(want), "%s%s%s", id, ver[0] ? " " : "", ver);
+        if (id[0])
+            is_str(img.os_release, want, "host carries the host's os-release (ID VERSION_ID)");
+        else
+            skip("no /etc/os-release with an ID here");
+    }
 
     ok(image_resolve("nosuch", &img, &err) < 0 && strstr(err.msg, "unknown image 'nosuch'"),
        "unknown name is an error naming it");

@@ -1,7 +1,9 @@
 /* Unit tests for src/result.c: status names, JSON form, escaping of non-UTF-8 output. */
+#include "sandbox/image.h"
 #include "sandbox/result.h"
 #include "tap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +90,29 @@ int main(void)
     ok(r.out.len == 4 && !r.out.truncated, "cut: a shorter stream is left alone");
     result_release(&r);
 
+    {
+        /* a record names its image: the digest, the name asked for, and host_os for host */
+        struct image *img = calloc(1, sizeof(*img));
+        result_init(&r);
+        snprintf(img->name, sizeof(img->name), "py:3.12");
+        snprintf(img->digest, sizeof(img->digest), "sha256:%064d", 7);
+        result_set_image(&r, img);
+        j = result_to_json(&r);
+        ok(j && strcmp(jstr(j, "image"), img->digest) == 0 &&
+               strcmp(jstr(j, "image_name"), "py:3.12") == 0 &&
+               json_is_null(json_object_get(j, "host_os")),
+           "image is the digest, image_name what was asked for, host_os null");
+        json_decref(j);
+        snprintf(img->name, sizeof(img->name), "host");
+        snprintf(img->digest, sizeof(img->digest), "host");
+        snprintf(img->os_release, sizeof(img->os_release), "debian 12");
+        result_set_image(&r, img);
+        j = result_to_json(&r);
+        ok(j && strcmp(jstr(j, "host_os"), "debian 12") == 0, "host: host_os is the os-release");
+        json_decref(j);
+        result_release(&r);
+        free(img);
+    }
     esc = result_text_escape("a\0b", 3);
     is_str(esc, "a\\x00b", "NUL escaped");
     free(esc);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sandbox/pool.h"
 #include "sandbox/sandbox.h"
 #include "tap.h"
 
@@ -186,6 +187,106 @@ static void test_pipes(const struct sandbox_limits *lim)
             close(ff);
     }
     sandbox_destroy(sb, NULL);
+}
+
+/* An image's configured environment and WorkingDir (what the image store fills from an
+ * image's config): they apply under the caller's own entries and start directory. */
+static void test_image_config(const struct sandbox_limits *lim)
+{
+    static const char cfg_env[] = "IMG_ONLY=from-image\0SHARED=image\0"
+                                  "PATH=/opt/image/bin:/usr/bin:/bin\0TZ=Asia/Tokyo\0";
+    struct image *cfg = malloc(sizeof(*cfg));
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+    struct result res;
+    char *show[] = {"/bin/sh", "-c", "echo \"$IMG_ONLY $SHARED $PATH $TZ $(pwd)\"", NULL};
+    char *caller_env[] = {"SHARED=caller", NULL};
+
+    *cfg = img;
+    memcpy(cfg->env, cfg_env, sizeof(cfg_env));
+    cfg->env_len = sizeof(cfg_env);
+    snprintf(cfg->workdir, sizeof(cfg->workdir), "/tmp");
+    sb = sandbox_create(&rt, cfg, lim, &err);
+    ok(sb != NULL, "sandbox of an image with Env and WorkingDir (%s)", err.msg);
+    if (!sb) {
+        free(cfg);
+        return;
+    }
+    run(sb, show, -1, caller_env, 0, &res);
+    is_str(res.out.data, "from-image caller /opt/image/bin:/usr/bin:/bin Asia/Tokyo /tmp\n",
+           "the image's Env applies over the fixed one, the caller's over the image's; "
+           "WorkingDir is the start directory");
+    result_release(&res);
+    {
+        struct sandbox_proc p = {.argv = show, .stdin_fd = -1, .cwd = "/work"};
+        result_init(&res);
+        sandbox_exec(sb, &p, 0, &res);
+        ok(res.out.data && strstr(res.out.data, " /work\n"),
+           "a caller's start directory wins over WorkingDir (%s)", res.out.data);
+        result_release(&res);
+        p.cwd = "relative";
+        result_init(&res);
+        ok(sandbox_exec(sb, &p, 0, &res) == -EINVAL && res.status == RESULT_SANDBOX_ERROR &&
+               strstr(res.message, "absolute"),
+           "a relative start directory is refused (%s)", res.message);
+        result_release(&res);
+    }
+    snprintf(cfg->workdir, sizeof(cfg->workdir), "/no/such/dir");
+    run(sb, show, -1, NULL, SANDBOX_EXEC_LAST, &res);
+    ok(res.status == RESULT_SANDBOX_ERROR || res.status == RESULT_RUNTIME_ERROR,
+       "a WorkingDir the image lacks: the exec fails, naming it (%s)", res.message);
+    ok(strstr(res.message, "start directory") != NULL, "... as the start directory");
+    result_release(&res);
+    sandbox_destroy(sb, NULL);
+    /* a truncated list (no terminating NUL within env_len) is cut at its last whole entry */
+    memset(cfg->env, 'x', sizeof(cfg->env));
+    memcpy(cfg->env, "A=1", 4);
+    cfg->env_len = sizeof(cfg->env);
+    snprintf(cfg->workdir, sizeof(cfg->workdir), "%s", "");
+    char *show_a[] = {"/bin/sh", "-c", "echo \"$A\"; env | grep -c ^xxx", NULL};
+    sb = sandbox_create(&rt, cfg, lim, &err);
+    if (sb) {
+        run(sb, show_a, -1, NULL, SANDBOX_EXEC_LAST, &res);
+        is_str(res.out.data, "1\n0\n", "an unterminated entry at the end of env is left out");
+        result_release(&res);
+        sandbox_destroy(sb, NULL);
+    } else {
+        ok(0, "sandbox for the truncated env (%s)", err.msg);
+    }
+    free(cfg);
+}
+
+/* A warm sandbox is of one shape: a writable-root request never gets a read-only one, nor
+ * the other way round. */
+static void test_pool_shape(const struct sandbox_limits *lim)
+{
+    struct sandbox_limits ro = *lim, rw = *lim;
+    struct errbuf err = {{0}};
+    struct pool *p;
+    struct sandbox *sb = NULL;
+
+    rw.writable_root = true;
+    p = pool_new(&rt, &img, &ro, 1, NULL, &err);
+    ok(p != NULL, "a pool of read-only sandboxes (%s)", err.msg);
+    if (!p)
+        return;
+    /* the shape is compared before anything is taken: a miss whether or not one is ready */
+    sb = pool_take(p, &img, &rw, -1, &err);
+    ok(!sb && strstr(err.msg, "writable or not"),
+       "a writable-root request misses the read-only pool (%s)", err.msg);
+    if (sb)
+        pool_discard(p, sb);
+    pool_free(p);
+    p = pool_new(&rt, &img, &rw, 1, NULL, &err);
+    ok(p != NULL, "a pool of writable-root sandboxes (%s)", err.msg);
+    if (!p)
+        return;
+    sb = pool_take(p, &img, &ro, -1, &err);
+    ok(!sb && strstr(err.msg, "writable or not"),
+       "a read-only request misses the writable-root pool (%s)", err.msg);
+    if (sb)
+        pool_discard(p, sb);
+    pool_free(p);
 }
 
 int main(void)
@@ -559,6 +660,8 @@ int main(void)
     result_release(&res);
     lim.disk_mb = 64;
     test_pipes(&lim);
+    test_image_config(&lim);
+    test_pool_shape(&lim);
     sandbox_runtime_release(&rt);
     return done_testing();
 }

@@ -367,5 +367,22 @@ int main(void)
            strstr(err.msg, "/nonexistent/tasks.jsonl"),
        "a missing file is an error naming it");
     test_kattis_fields();
+    ok(parse(dq("{'id':'w','language':'python','harness':'assert','tests':[{'code':'pass'}]}"), &t,
+             &err) == 0 &&
+           !t.limits.writable_root,
+       "writable_root defaults to false (read-only image)");
+    task_release(&t);
+    ok(parse(dq("{'id':'w','language':'python','harness':'assert','writable_root':true,"
+                "'limits':{'disk_mb':8},'tests':[{'code':'pass'}]}"),
+             &t, &err) == 0 &&
+           t.limits.writable_root && t.limits.disk_mb == 8,
+       "writable_root: true is the task's, beside its limits (%s)", err.msg);
+    task_release(&t);
+    ok(parse(dq("{'id':'w','language':'python','harness':'assert','writable_root':'yes',"
+                "'tests':[{'code':'pass'}]}"),
+             &t, &err) < 0 &&
+           strstr(err.msg, "'writable_root' must be true or false"),
+       "writable_root that is not a boolean is refused (%s)", err.msg);
+    task_release(&t);
     return done_testing();
 }
