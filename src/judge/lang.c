@@ -67,6 +67,9 @@ static const struct lang_file files_c[] = {
     "#define __assert_fail __crucible_assert_fail\n"                                               \
     "#include <assert.h>\n"
 
+/* Java's class path: the work directory, then Debian's javatuples (libjavatuples-java). */
+#define JAVA_CLASSPATH ".:/usr/share/java/javatuples.jar"
+
 /* Java: appended to Main.java after the test code (a class of its own). */
 static const char harness_java[] =
 #include "judge/harness/java.java.inc"
@@ -233,13 +236,15 @@ static const struct lang langs[] = {
     {
         .name = "java",
         .source = "Main.java",
+        /* javatuples on the class path, as SandboxFusion's java runner has it: MultiPL-E's
+         * Java programs import org.javatuples.* (a missing jar is no error for javac/java) */
         .compile = ARGV("/usr/bin/javac", "-encoding", "UTF-8", "-J-XX:-UsePerfData",
-                        "-J-XX:+UseSerialGC", "Main.java"),
-        .run =
-            ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea", "Main"),
+                        "-J-XX:+UseSerialGC", "-cp", JAVA_CLASSPATH, "Main.java"),
+        .run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
+                    "-cp", JAVA_CLASSPATH, "Main"),
         /* The harness's class runs the test code's Main (-ea: `assert` statements count). */
         .test_run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
-                         "CrucibleAssertMain"),
+                         "-cp", JAVA_CLASSPATH, "CrucibleAssertMain"),
         .test_epilogue = harness_java,
         .test_token = true,
         .assert_marker = "AssertionError",

@@ -5,7 +5,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from langs import CASES, check_language, check_multipl_e, serve  # noqa: E402
+from langs import CASES, check_fidelity, check_language, check_multipl_e, serve  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
 s = serve()
@@ -13,6 +13,7 @@ for lang in ("php", "ruby", "perl", "lua", "R", "racket", "typescript", "csharp"
              "verilog"):
     check_language(s, lang, CASES[lang])
 check_multipl_e(s, ("php", "ruby", "perl", "lua", "R", "racket", "typescript", "csharp", "D_ut"))
+check_fidelity(s)
 
 # SandboxFusion's names crucible refuses: a 400 saying what is supported and why not these
 for name in ("cuda", "python_gpu", "julia", "swift", "lean", "sql", "jest", "cobol"):
