@@ -747,6 +747,20 @@ const struct lang *lang_find(const char *name)
     return NULL;
 }
 
+const struct lang *lang_find_by_file(const char *name)
+{
+    const char *base;
+
+    if (!name)
+        return NULL;
+    base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++)
+        if (is_source(&langs[i], base))
+            return &langs[i];
+    return NULL;
+}
+
 bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err)
 {
     char path[PATH_MAX + 64];

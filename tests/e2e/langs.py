@@ -130,16 +130,22 @@ def run_code(s, lang, code):
                                 "memory_limit_MB": 2048, "files": {}, "fetch_files": []})
 
 
-def verify(lang, code):
+def verify(lang, code, name=None):
+    """crucible verify of the stdio task "3 4" -> "7" with code as the solution: with
+    --language lang, or (lang None) in a file `name` whose extension names the language."""
     task = {"id": "langs/sum", "language": "python", "harness": "stdio",
             "limits": {"cpu_time": 60, "wall_time": 120, "memory_mb": 2048},
             "tests": [{"name": "a", "stdin": "3 4\n", "expected": "7\n"},
                       {"name": "b", "stdin": "3 4\n", "expected": "7\n"}]}
     tf = os.path.join(TMP, "task-%s-%d.json" % (lang, time.monotonic_ns()))  # one per call: two run at once
     sf = os.path.join(TMP, "sol-%s-%d" % (lang, time.monotonic_ns()))
+    if name:
+        os.mkdir(sf)
+        sf = os.path.join(sf, name)
     open(tf, "w").write(json.dumps(task))
     open(sf, "w").write(code)
-    p = subprocess.run([CRUCIBLE, "verify", "--task", tf, "--solution", sf, "--language", lang],
+    p = subprocess.run([CRUCIBLE, "verify", "--task", tf, "--solution", sf]
+                       + (["--language", lang] if lang else []),
                        capture_output=True, text=True, timeout=600)
     try:
         return p.returncode, json.loads(p.stdout), p.stderr
