@@ -214,8 +214,15 @@ static const struct lang langs[] = {
         .name = "cpp",
         .aliases = ARGV("c++", "cxx", "cc", "g++"),
         .source = "main.cpp",
-        .compile =
-            ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp", "-lm"),
+        /* OpenSSL's crypto and ssl and pthread are linked when the image has them (-lcrypto
+         * -lssl -lpthread, as SandboxFusion's cpp runner adds each flag that links: MultiPL-E's
+         * string_to_md5 calls MD5), as needed only; the sources are "$0" "$@" */
+        .compile = ARGV("/bin/sh", "-c",
+                        "L=; for l in crypto ssl pthread; do case $(/usr/bin/g++ "
+                        "-print-file-name=lib$l.so) in /*) L=\"$L -l$l\";; esac; done; "
+                        "exec /usr/bin/g++ -O2 -std=gnu++17 -pipe -o main \"$0\" \"$@\" -lm "
+                        "-Wl,--as-needed $L",
+                        "main.cpp"),
         .run = ARGV("./main"),
         /* g++ compiles the harness's .c as C++ */
         .test_compile = ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main",
@@ -236,15 +243,17 @@ static const struct lang langs[] = {
     {
         .name = "java",
         .source = "Main.java",
-        /* javatuples on the class path, as SandboxFusion's java runner has it: MultiPL-E's
-         * Java programs import org.javatuples.* (a missing jar is no error for javac/java) */
         .compile = ARGV("/usr/bin/javac", "-encoding", "UTF-8", "-J-XX:-UsePerfData",
-                        "-J-XX:+UseSerialGC", "-cp", JAVA_CLASSPATH, "Main.java"),
-        .run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
-                    "-cp", JAVA_CLASSPATH, "Main"),
+                        "-J-XX:+UseSerialGC", "Main.java"),
+        .run =
+            ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea", "Main"),
         /* The harness's class runs the test code's Main (-ea: `assert` statements count). */
         .test_run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
-                         "-cp", JAVA_CLASSPATH, "CrucibleAssertMain"),
+                         "CrucibleAssertMain"),
+        /* javatuples on the class path (javac's and java's), as SandboxFusion's java runner
+         * has it: MultiPL-E's Java programs import org.javatuples.* (a missing jar is no
+         * error) */
+        .env = ARGV("CLASSPATH=" JAVA_CLASSPATH),
         .test_epilogue = harness_java,
         .test_token = true,
         .assert_marker = "AssertionError",

@@ -369,6 +369,10 @@ FIDELITY = [
      "int main() { boost::any x = 3; assert(boost::any_cast<int>(x) == 3);"
      " std::cout << \"any\\n\"; }\n",
      "Success", "any\n", "cpp: <boost/any.hpp> (in MultiPL-E's C++ header list)"),
+    ("cpp", "/usr/include/openssl/md5.h", "libssl-dev",
+     "#include <openssl/md5.h>\n#include <cstdio>\nint main() { unsigned char d[16];"
+     " MD5((const unsigned char *)\"a\", 1, d); printf(\"%02x\\n\", d[0]); }\n",
+     "Success", "0c\n", "cpp: OpenSSL's libcrypto is linked (MD5), as SandboxFusion links it"),
     ("go_test", "/usr/share/gocode/src/github.com/stretchr/testify",
      "golang-github-stretchr-testify-dev", GO_VET % '"x"', "Failed", None,
      "go_test: go vet's checks run (a Printf verb of the wrong type fails the test)"),

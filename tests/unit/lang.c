@@ -79,7 +79,8 @@ int main(void)
                                 {"README", "text", 4}};
         ok(lang_plan_files(cpp, f, 4, &p, &err) == 0 && strcmp(p.source, "util.cpp") == 0,
            "cpp files: no main.*, the first source in byte order is the main file");
-        has(p.compile, "-o main util.cpp validate.cc -lm", "cpp files: g++ compiles every source");
+        has(p.compile, "-lm -Wl,--as-needed $L util.cpp validate.cc",
+            "cpp files: g++ compiles every source");
         ok(strcmp(joined(p.run), "./main") == 0, "cpp files: the binary runs");
         lang_plan_release(&p);
         ok(lang_plan_files(py, f, 4, &p, &err) == -EINVAL && strstr(err.msg, "no python source") &&
