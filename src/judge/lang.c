@@ -67,6 +67,12 @@ static const struct lang_file files_c[] = {
     "#define __assert_fail __crucible_assert_fail\n"                                               \
     "#include <assert.h>\n"
 
+/* C++: which of OpenSSL's crypto and ssl and pthread the image has (g++ finds the .so), as -l
+ * flags in $L for g++'s command line. */
+#define CPP_LIBS                                                                                   \
+    "L=; for l in crypto ssl pthread; do case $(/usr/bin/g++ -print-file-name=lib$l.so) in "       \
+    "/*) L=\"$L -l$l\";; esac; done; "
+
 /* Java's class path: the work directory, then Debian's javatuples (libjavatuples-java). */
 #define JAVA_CLASSPATH ".:/usr/share/java/javatuples.jar"
 
@@ -216,17 +222,18 @@ static const struct lang langs[] = {
         .source = "main.cpp",
         /* OpenSSL's crypto and ssl and pthread are linked when the image has them (-lcrypto
          * -lssl -lpthread, as SandboxFusion's cpp runner adds each flag that links: MultiPL-E's
-         * string_to_md5 calls MD5), as needed only; the sources are "$0" "$@" */
+         * and HumanEval-X's string_to_md5 call MD5), as needed only; the sources are "$0" "$@" */
         .compile = ARGV("/bin/sh", "-c",
-                        "L=; for l in crypto ssl pthread; do case $(/usr/bin/g++ "
-                        "-print-file-name=lib$l.so) in /*) L=\"$L -l$l\";; esac; done; "
-                        "exec /usr/bin/g++ -O2 -std=gnu++17 -pipe -o main \"$0\" \"$@\" -lm "
-                        "-Wl,--as-needed $L",
+                        CPP_LIBS "exec /usr/bin/g++ -O2 -std=gnu++17 -pipe -o main \"$0\" \"$@\" "
+                                 "-lm -Wl,--as-needed $L",
                         "main.cpp"),
         .run = ARGV("./main"),
         /* g++ compiles the harness's .c as C++ */
-        .test_compile = ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main",
-                             "_crucible_harness.c", "main.cpp", "-lm", "-Wl,--wrap=main"),
+        .test_compile = ARGV("/bin/sh", "-c",
+                             CPP_LIBS "exec /usr/bin/g++ -O2 -std=gnu++17 -pipe -o main "
+                                      "_crucible_harness.c \"$0\" -lm -Wl,--wrap=main "
+                                      "-Wl,--as-needed $L",
+                             "main.cpp"),
         .test_prologue = C_PROLOGUE,
         .test_files = files_c,
         .test_token = true,
