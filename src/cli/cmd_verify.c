@@ -69,7 +69,8 @@ static void verify_usage(FILE *f)
         "The solution's language: --language when given; else, for a stdio or interactive\n"
         "task and "
         "--solution FILE, the language FILE's extension names (.py, .c, .cpp, .cc, .cxx,\n"
-        ".java, .js, .sh, .go, .rs); else the task's. The record's \"language\" says which.\n\n"
+        ".java, .js, .sh, .go, .rs, .ts, .php, .cs, .rb, .pl, .lua, .R, .rkt, .d, .v, .sv,\n"
+        ".scala, .kts); else the task's. The record's \"language\" says which.\n\n"
         "exit status: 0 accepted; 1 not accepted; 2 crucible failed (infra_error) or bad "
         "usage (a language the task cannot take included).\n");
 }

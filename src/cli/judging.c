@@ -1,9 +1,11 @@
 /*
  * judging.c — what verify and eval share on the command line (see judging.h).
  *
- * Extensions are data: the usual ones of each language of the table, and for a language
- * added to the table later, the extension of its own source file when it is also one of
- * its names (main.kt and "kt", say).
+ * Extensions are data: the usual ones of the first languages (case-insensitive, below), then
+ * the extensions of each row of the language table (lang_find_by_file: .ts, .php, .cs, .rb,
+ * .pl, .lua, .R, .rkt, .d, .v, .scala, .kts...), then, for a language added to the table
+ * without any, the extension of its own source file when it is also one of its names
+ * (main.kt and "kt", say).
  */
 #include "cli/judging.h"
 
@@ -44,6 +46,8 @@ const struct lang *judging_lang_of_file(const char *path)
     for (size_t i = 0; i < sizeof(extensions) / sizeof(extensions[0]); i++)
         if (strcasecmp(extensions[i].ext, ext) == 0)
             return lang_find(extensions[i].lang);
+    if ((l = lang_find_by_file(base)))
+        return l;
     l = lang_find(ext);
     own = l ? strrchr(l->source, '.') : NULL;
     return own && strcasecmp(own + 1, ext) == 0 ? l : NULL;

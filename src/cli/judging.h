@@ -30,8 +30,9 @@ int judging_option(int c, const char *arg, struct verify_opts *o, const char **m
 const struct lang *judging_lang_named(const char *name, struct errbuf *err);
 
 /* judging_lang_of_file(path) — the language a file's extension names (.py, .c, .cpp, .cc,
- * .cxx, .java, .js, .sh, .go, .rs, or the extension of a language's own source file), or
- * NULL when it names none (no extension, "-", .txt, ...). */
+ * .cxx, .java, .js, .sh, .go, .rs, any extension of a row of the language table: .ts, .php,
+ * .cs, .rb, .pl, .lua, .R, .rkt, .d, .v, .scala, .kts..., or the extension of a language's
+ * own source file), or NULL when it names none (no extension, "-", .txt, ...). */
 const struct lang *judging_lang_of_file(const char *path);
 
 #endif

@@ -67,6 +67,15 @@ static const struct lang_file files_c[] = {
     "#define __assert_fail __crucible_assert_fail\n"                                               \
     "#include <assert.h>\n"
 
+/* C++: which of OpenSSL's crypto and ssl and pthread the image has (g++ finds the .so), as -l
+ * flags in $L for g++'s command line. */
+#define CPP_LIBS                                                                                   \
+    "L=; for l in crypto ssl pthread; do case $(/usr/bin/g++ -print-file-name=lib$l.so) in "       \
+    "/*) L=\"$L -l$l\";; esac; done; "
+
+/* Java's class path: the work directory, then Debian's javatuples (libjavatuples-java). */
+#define JAVA_CLASSPATH ".:/usr/share/java/javatuples.jar"
+
 /* Java: appended to Main.java after the test code (a class of its own). */
 static const char harness_java[] =
 #include "judge/harness/java.java.inc"
@@ -211,12 +220,20 @@ static const struct lang langs[] = {
         .name = "cpp",
         .aliases = ARGV("c++", "cxx", "cc", "g++"),
         .source = "main.cpp",
-        .compile =
-            ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main", "main.cpp", "-lm"),
+        /* OpenSSL's crypto and ssl and pthread are linked when the image has them (-lcrypto
+         * -lssl -lpthread, as SandboxFusion's cpp runner adds each flag that links: MultiPL-E's
+         * and HumanEval-X's string_to_md5 call MD5), as needed only; the sources are "$0" "$@" */
+        .compile = ARGV("/bin/sh", "-c",
+                        CPP_LIBS "exec /usr/bin/g++ -O2 -std=gnu++17 -pipe -o main \"$0\" \"$@\" "
+                                 "-lm -Wl,--as-needed $L",
+                        "main.cpp"),
         .run = ARGV("./main"),
         /* g++ compiles the harness's .c as C++ */
-        .test_compile = ARGV("/usr/bin/g++", "-O2", "-std=gnu++17", "-pipe", "-o", "main",
-                             "_crucible_harness.c", "main.cpp", "-lm", "-Wl,--wrap=main"),
+        .test_compile = ARGV("/bin/sh", "-c",
+                             CPP_LIBS "exec /usr/bin/g++ -O2 -std=gnu++17 -pipe -o main "
+                                      "_crucible_harness.c \"$0\" -lm -Wl,--wrap=main "
+                                      "-Wl,--as-needed $L",
+                             "main.cpp"),
         .test_prologue = C_PROLOGUE,
         .test_files = files_c,
         .test_token = true,
@@ -240,6 +257,10 @@ static const struct lang langs[] = {
         /* The harness's class runs the test code's Main (-ea: `assert` statements count). */
         .test_run = ARGV("/usr/bin/java", "-XX:-UsePerfData", "-XX:+UseSerialGC", "-Xss64m", "-ea",
                          "CrucibleAssertMain"),
+        /* javatuples on the class path (javac's and java's), as SandboxFusion's java runner
+         * has it: MultiPL-E's Java programs import org.javatuples.* (a missing jar is no
+         * error) */
+        .env = ARGV("CLASSPATH=" JAVA_CLASSPATH),
         .test_epilogue = harness_java,
         .test_token = true,
         .assert_marker = "AssertionError",
@@ -739,6 +760,20 @@ const struct lang *lang_find(const char *name)
             if (strcasecmp(*a, name) == 0)
                 return &langs[i];
     }
+    return NULL;
+}
+
+const struct lang *lang_find_by_file(const char *name)
+{
+    const char *base;
+
+    if (!name)
+        return NULL;
+    base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (size_t i = 0; i < sizeof(langs) / sizeof(langs[0]); i++)
+        if (is_source(&langs[i], base))
+            return &langs[i];
     return NULL;
 }
 

@@ -115,6 +115,11 @@ void lang_plan_release(struct lang_plan *p);
 /* lang_find(name) — by canonical name or alias, case-insensitive; NULL when unknown. */
 const struct lang *lang_find(const char *name);
 
+/* lang_find_by_file(name) — the first language of the table one of whose extensions ends the
+ * file name `name` (a path or a base name; case-sensitive: ".C" is C++, ".R" and ".r" are
+ * both R), with something before it; NULL when none does. */
+const struct lang *lang_find_by_file(const char *name);
+
 /* lang_available(l, img, err) — true when the toolchain is present in the image; otherwise
  * err says what is missing and which package provides it. */
 bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err);

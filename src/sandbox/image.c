@@ -49,8 +49,10 @@ static const char *const host_etc_allow[] = {
     "gcc",
     /* configuration the language table's toolchains read (docs/API.md): without it R finds no
      * Renviron and no default packages, Racket no compiled collections (it compiles them
-     * anew, for tens of seconds), Mono no assembly map, LDC (D) no runtime library */
+     * anew, for tens of seconds), Mono no assembly map, LDC (D) no runtime library, PHP
+     * none of the extensions Debian builds as modules (ctype, iconv, tokenizer...) */
     "R",
+    "php",
     "racket",
     "mono",
     "ldc2.conf",

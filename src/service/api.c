@@ -274,13 +274,14 @@ static const struct lang pytest_mode = {
  * passed, 1 a test failed, 1 or 2 a build error, which shows in the run's output as in
  * SandboxFusion, where there is no compile step either) and the output its report ("ok ..."
  * or "--- FAIL"). The file is main_test.go; Go runs as the go row sets it up (GOPATH mode
- * with Debian's testify, which SandboxFusion's go.mod also provides). -vet=off: SandboxFusion's
- * go test also runs go vet's few test checks, which cost seconds with an empty build cache
- * and fail only programs with vet findings (docs/API.md). */
+ * with Debian's testify, which SandboxFusion's go.mod also provides). go vet's default test
+ * checks run, as in SandboxFusion's `go test` (a finding, such as a Printf verb of the wrong
+ * type, fails the build: exit status 1 or 2, "[build failed]"); with the sandbox's empty build
+ * cache they add seconds of CPU (docs/API.md). */
 static const struct lang go_test_mode = {
     .name = "go_test",
     .source = "main_test.go",
-    .run = (const char *const[]){"/usr/bin/go", "test", "-vet=off", "main_test.go", NULL},
+    .run = (const char *const[]){"/usr/bin/go", "test", "main_test.go", NULL},
     .env = (const char *const[]){"GOCACHE=/tmp/go-cache", "GOPATH=/tmp/go:/usr/share/gocode",
                                  "GO111MODULE=off", "CGO_ENABLED=1", NULL},
     .toolchain = "/usr/bin/go",

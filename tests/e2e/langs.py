@@ -130,16 +130,22 @@ def run_code(s, lang, code):
                                 "memory_limit_MB": 2048, "files": {}, "fetch_files": []})
 
 
-def verify(lang, code):
+def verify(lang, code, name=None):
+    """crucible verify of the stdio task "3 4" -> "7" with code as the solution: with
+    --language lang, or (lang None) in a file `name` whose extension names the language."""
     task = {"id": "langs/sum", "language": "python", "harness": "stdio",
             "limits": {"cpu_time": 60, "wall_time": 120, "memory_mb": 2048},
             "tests": [{"name": "a", "stdin": "3 4\n", "expected": "7\n"},
                       {"name": "b", "stdin": "3 4\n", "expected": "7\n"}]}
     tf = os.path.join(TMP, "task-%s-%d.json" % (lang, time.monotonic_ns()))  # one per call: two run at once
     sf = os.path.join(TMP, "sol-%s-%d" % (lang, time.monotonic_ns()))
+    if name:
+        os.mkdir(sf)
+        sf = os.path.join(sf, name)
     open(tf, "w").write(json.dumps(task))
     open(sf, "w").write(code)
-    p = subprocess.run([CRUCIBLE, "verify", "--task", tf, "--solution", sf, "--language", lang],
+    p = subprocess.run([CRUCIBLE, "verify", "--task", tf, "--solution", sf]
+                       + (["--language", lang] if lang else []),
                        capture_output=True, text=True, timeout=600)
     try:
         return p.returncode, json.loads(p.stdout), p.stderr
@@ -327,3 +333,67 @@ def check_multipl_e(s, langs):
             ok(st == 200 and j["status"] == want,
                "%s: MultiPL-E-style HumanEval/0, %s solution: %s, as SandboxFusion answers" % (
                    lang, what, want), brief(j))
+
+
+GO_VET = """package main
+
+import (
+\t"fmt"
+\t"testing"
+)
+
+func Show() string { return fmt.Sprintf("%%d", %s) }
+
+func TestShow(t *testing.T) {
+\tif Show() == "" {
+\t\tt.Fatal("empty")
+\t}
+}
+"""
+
+# What SandboxFusion's runners give that crucible once did not (found by bench/multiple-e on
+# SandboxFusion's MultiPL-E samples; docs/DATASETS.md): (language, file that must exist,
+# package, code, SandboxFusion's status, stdout wanted or None, what it checks).
+FIDELITY = [
+    ("php", "/etc/php", "php-cli",
+     "<?php\necho ctype_alpha('abc') && ctype_upper('A') && !ctype_lower('A') ? 'yes' : 'no', "
+     "\"\\n\";\n",
+     "Success", "yes\n", "php: Debian's extension modules are loaded (ctype_alpha)"),
+    ("java", "/usr/share/java/javatuples.jar", "libjavatuples-java",
+     "import org.javatuples.*;\nclass Main {\n  public static void main(String[] a) {\n"
+     "    Pair<Integer, String> p = Pair.with(1, \"a\");\n    assert p.getValue0() == 1;\n"
+     "    System.out.println(p);\n  }\n}\n",
+     "Success", "[1, a]\n", "java: org.javatuples is on the class path"),
+    ("cpp", "/usr/include/boost/any.hpp", "libboost-dev",
+     "#include <boost/any.hpp>\n#include <cassert>\n#include <iostream>\n"
+     "int main() { boost::any x = 3; assert(boost::any_cast<int>(x) == 3);"
+     " std::cout << \"any\\n\"; }\n",
+     "Success", "any\n", "cpp: <boost/any.hpp> (in MultiPL-E's C++ header list)"),
+    ("cpp", "/usr/include/openssl/md5.h", "libssl-dev",
+     "#include <openssl/md5.h>\n#include <cstdio>\nint main() { unsigned char d[16];"
+     " MD5((const unsigned char *)\"a\", 1, d); printf(\"%02x\\n\", d[0]); }\n",
+     "Success", "0c\n", "cpp: OpenSSL's libcrypto is linked (MD5), as SandboxFusion links it"),
+    ("go_test", "/usr/share/gocode/src/github.com/stretchr/testify",
+     "golang-github-stretchr-testify-dev", GO_VET % '"x"', "Failed", None,
+     "go_test: go vet's checks run (a Printf verb of the wrong type fails the test)"),
+    ("go_test", "/usr/share/gocode/src/github.com/stretchr/testify",
+     "golang-github-stretchr-testify-dev", GO_VET % "3", "Success", None,
+     "go_test: ... the same test without the finding passes"),
+]
+
+
+def check_fidelity(s):
+    with ThreadPoolExecutor(2) as ex:
+        futs = []
+        for lang, need, pkg, code, want, out, what in FIDELITY:
+            if not os.path.exists(need):
+                skip(what, "%s is not installed (scripts/install-deps: %s)" % (need, pkg))
+                continue
+            futs.append((want, out, what, ex.submit(
+                s.post, "/run_code", {"code": code, "language": lang, "run_timeout": 120,
+                                      "compile_timeout": 120, "memory_limit_MB": 2048})))
+        for want, out, what, fut in futs:
+            st, j, text = fut.result()
+            rr = (j or {}).get("run_result") or {}
+            ok(st == 200 and j["status"] == want and (out is None or rr.get("stdout") == out),
+               "%s: %s, as SandboxFusion answers" % (what, want), brief(j))

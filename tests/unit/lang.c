@@ -79,7 +79,8 @@ int main(void)
                                 {"README", "text", 4}};
         ok(lang_plan_files(cpp, f, 4, &p, &err) == 0 && strcmp(p.source, "util.cpp") == 0,
            "cpp files: no main.*, the first source in byte order is the main file");
-        has(p.compile, "-o main util.cpp validate.cc -lm", "cpp files: g++ compiles every source");
+        has(p.compile, "-lm -Wl,--as-needed $L util.cpp validate.cc",
+            "cpp files: g++ compiles every source");
         ok(strcmp(joined(p.run), "./main") == 0, "cpp files: the binary runs");
         lang_plan_release(&p);
         ok(lang_plan_files(py, f, 4, &p, &err) == -EINVAL && strstr(err.msg, "no python source") &&
@@ -152,6 +153,35 @@ int main(void)
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
             found += lang_find(names[i]) != NULL;
         ok(found == 12, "SandboxFusion's language names are rows of the table (%d of 12)", found);
+    }
+    {
+        /* a solution file's extension names its language (crucible verify --solution FILE) */
+        static const struct {
+            const char *file, *lang;
+        } by_file[] = {
+            {"sol.ts", "typescript"}, {"sol.php", "php"},
+            {"dir/Sol.cs", "csharp"}, {"sol.rb", "ruby"},
+            {"sol.pl", "perl"},       {"sol.lua", "lua"},
+            {"sol.R", "r"},           {"sol.r", "r"},
+            {"sol.rkt", "racket"},    {"sol.d", "d"},
+            {"sol.v", "verilog"},     {"sol.sv", "verilog"},
+            {"sol.scala", "scala"},   {"sol.kts", "kotlin_script"},
+            {"a.py", "python"},       {"a.C", "cpp"},
+        };
+        int right = 0;
+        for (size_t i = 0; i < sizeof(by_file) / sizeof(by_file[0]); i++) {
+            const struct lang *l = lang_find_by_file(by_file[i].file);
+            if (l && strcmp(l->name, by_file[i].lang) == 0)
+                right++;
+            else
+                diag("  %s: got %s, want %s", by_file[i].file, l ? l->name : "none",
+                     by_file[i].lang);
+        }
+        ok(right == (int)(sizeof(by_file) / sizeof(by_file[0])),
+           "lang_find_by_file: each extension of the table names its language");
+        ok(!lang_find_by_file(".py") && !lang_find_by_file("dir/.ts") &&
+               !lang_find_by_file("x.txt") && !lang_find_by_file("sol") && !lang_find_by_file(NULL),
+           "lang_find_by_file: a dot file, an unknown extension, none, NULL: no language");
     }
     return done_testing();
 }
