@@ -357,6 +357,23 @@ int cmd_image(int argc, char **argv)
         return 2;
     }
     sub = argv[i];
+    /* --state-dir may follow the command too ("crucible image import --state-dir D ..."):
+     * taken out here, so that each command sees only its own options */
+    for (int k = i + 1, w = i + 1; k <= argc; k++) {
+        if (k < argc && strcmp(argv[k], "--state-dir") == 0) {
+            if (k + 1 >= argc) {
+                fprintf(stderr, "crucible image: --state-dir needs a directory\n");
+                return 2;
+            }
+            state = argv[++k];
+            continue;
+        }
+        if (k == argc) {
+            argc = w;
+            break;
+        }
+        argv[w++] = argv[k];
+    }
     for (int k = i + 1; k < argc; k++)
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
             usage(stdout);

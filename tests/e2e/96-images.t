@@ -398,6 +398,8 @@ rc, out, err = cru("image", "import", "--name", "host", path)
 ok(rc == 2 and "reserved" in err, "'host' cannot name a stored image", err)
 rc, out, err = cru("--state-dir", STATE, "image", "list", env=dict(os.environ, CRUCIBLE_STATE_DIR=""))
 ok(rc == 0 and "t/img:v1" in out, "crucible --state-dir DIR finds the same store", (rc, out, err))
+rc, out, err = cru("image", "list", "--state-dir", STATE, env=dict(os.environ, CRUCIBLE_STATE_DIR=""))
+ok(rc == 0 and "t/img:v1" in out, "crucible image list --state-dir DIR: the option after the command", (rc, out, err))
 
 shutil.rmtree(T, ignore_errors=True)
 done()
