@@ -373,6 +373,10 @@ FIDELITY = [
      "#include <openssl/md5.h>\n#include <cstdio>\nint main() { unsigned char d[16];"
      " MD5((const unsigned char *)\"a\", 1, d); printf(\"%02x\\n\", d[0]); }\n",
      "Success", "0c\n", "cpp: OpenSSL's libcrypto is linked (MD5), as SandboxFusion links it"),
+    ("rust", "/usr/bin/rustc", "rustc",
+     "fn main() {\n    let x: u8 = 255;\n    let y = x + std::env::args().count() as u8;\n"
+     "    println!(\"{}\", y);\n}\n",
+     "Failed", None, "rust: a debug build, as SandboxFusion's rustc FILE (an overflow panics)"),
     ("go_test", "/usr/share/gocode/src/github.com/stretchr/testify",
      "golang-github-stretchr-testify-dev", GO_VET % '"x"', "Failed", None,
      "go_test: go vet's checks run (a Printf verb of the wrong type fails the test)"),
