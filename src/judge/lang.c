@@ -166,6 +166,44 @@ static void java_entry(const char *code, size_t len, struct lang_entry *e)
     snprintf(e->entry, sizeof(e->entry), "%s", je.main_class);
 }
 
+/* The Debian multiarch directory of this build's libraries (an image is for the host's
+ * architecture). */
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#elif defined(__i386__)
+#define MULTIARCH "i386-linux-gnu"
+#else
+#define MULTIARCH "unknown-linux-gnu"
+#endif
+
+/* C++: OpenSSL's libcrypto (HumanEval-X's MD5 task) when the image has its development link;
+ * --as-needed: a program that does not use it does not load it. Boost's headers need no
+ * flag (what HumanEval-X includes is header-only). */
+static const struct lang_extra extras_cpp[] = {
+    {"/usr/lib/" MULTIARCH "/libcrypto.so", ARGV("-Wl,--as-needed", "-lcrypto"), NULL},
+    {NULL, NULL, NULL},
+};
+
+/* Rust: the crates HumanEval-X uses, prebuilt by scripts/build-image for the image's rustc
+ * (with their dependencies) in one directory; --extern puts them in the extern prelude, as
+ * cargo would, and a program that does not use one does not load it. */
+#define RUST_CRATES_DIR "/usr/lib/crucible/rust"
+static const struct lang_extra extras_rust[] = {
+    {RUST_CRATES_DIR,
+     ARGV("-L", RUST_CRATES_DIR, "--extern", "rand", "--extern", "regex", "--extern", "md5"), NULL},
+    {NULL, NULL, NULL},
+};
+
+/* Java: javatuples (MultiPL-E's Java programs import org.javatuples), Debian's
+ * libjavatuples-java; the class path keeps the work directory. */
+#define JAVATUPLES_CP "/usr/share/java/javatuples.jar:."
+static const struct lang_extra extras_java[] = {
+    {"/usr/share/java/javatuples.jar", ARGV("-cp", JAVATUPLES_CP), ARGV("-cp", JAVATUPLES_CP)},
+    {NULL, NULL, NULL},
+};
+
 static const struct lang langs[] = {
     {
         .name = "python",
@@ -229,6 +267,7 @@ static const struct lang langs[] = {
         .compile_memory_mb = 2048,
         .extensions = ARGV(".cc", ".cpp", ".cxx", ".c++", ".C"),
         .compile_all = true,
+        .extras = extras_cpp,
     },
     {
         .name = "java",
@@ -252,6 +291,7 @@ static const struct lang langs[] = {
         .compile_all = true,
         .entry_arg = "Main",
         .entry = java_entry,
+        .extras = extras_java,
     },
     {
         .name = "javascript",
@@ -324,6 +364,7 @@ static const struct lang langs[] = {
         .compile_wall = 120,
         .compile_memory_mb = 2048,
         .extensions = ARGV(".rs"),
+        .extras = extras_rust,
     },
     /* The languages below follow SandboxFusion's runners (sandbox/runners/{major,minor}.py):
      * the same interpreter or compiler and flags, the same kind of file; docs/API.md has the
@@ -713,6 +754,59 @@ int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t 
             if (!entry || !(p->run = subst(p, p->run, l->entry_arg, &entry, 1)))
                 goto nomem;
         }
+    }
+    return 0;
+nomem:
+    lang_plan_release(p);
+    return -ENOMEM;
+}
+
+/* splice(p, argv, at, add) — argv with the strings of add inserted before argv[at] (at may be
+ * argv's length: appended), owned by the plan; NULL when out of memory. */
+static const char *const *splice(struct lang_plan *p, const char *const *argv, size_t at,
+                                 const char *const *add)
+{
+    size_t n = 0, k = 0, m = 0;
+    const char **out;
+
+    while (argv[n])
+        n++;
+    while (add[m])
+        m++;
+    out = keep(p, calloc(n + m + 1, sizeof(*out)));
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n + 1; i++) {
+        if (i == at)
+            for (size_t j = 0; j < m; j++)
+                out[k++] = add[j];
+        if (i < n)
+            out[k++] = argv[i];
+    }
+    return out;
+}
+
+int lang_plan_image(const struct lang *l, const struct image *img, struct lang_plan *p)
+{
+    char path[PATH_MAX + 64];
+    struct stat st;
+
+    if (!l->extras || !img || strcmp(img->root, "/") == 0)
+        return 0;
+    for (const struct lang_extra *x = l->extras; x->needs; x++) {
+        size_t n = 0;
+
+        snprintf(path, sizeof(path), "%s%s", img->root, x->needs);
+        if (lstat(path, &st) < 0)
+            continue;
+        if (x->compile_args && p->compile) {
+            while (p->compile[n])
+                n++;
+            if (!(p->compile = splice(p, p->compile, n, x->compile_args)))
+                goto nomem;
+        }
+        if (x->run_args && p->run && p->run[0] && !(p->run = splice(p, p->run, 1, x->run_args)))
+            goto nomem;
     }
     return 0;
 nomem:

@@ -33,6 +33,16 @@ struct lang_file {
     size_t len;
 };
 
+/* What a row adds to its steps when the image provides it: a library to link, prebuilt crates,
+ * a jar on the class path. Applied by lang_plan_image for images other than `host` (the host
+ * keeps the row's plain steps, whatever it has installed). */
+struct lang_extra {
+    const char *needs;               /* a path in the image (not followed if a symlink); the
+                                      * extra applies when it exists; NULL ends the list */
+    const char *const *compile_args; /* appended to the compile step (programs and tests) */
+    const char *const *run_args;     /* inserted after the run step's argv[0] */
+};
+
 struct lang {
     const char *name;                   /* canonical name, as in result records */
     const char *const *aliases;         /* other accepted names (SandboxFusion's among them) */
@@ -69,6 +79,7 @@ struct lang {
     void (*entry)(const char *code, size_t len, struct lang_entry *e);
     const char *no_entry; /* the compile error when entry finds no entry point (a line of text
                            * without quotes), or NULL for Java's */
+    const struct lang_extra *extras; /* optional additions by image content, or NULL */
 };
 
 /* The source, compile and run of a harness: the assert harness may build a unit-test binary
@@ -108,6 +119,14 @@ int lang_plan_program(const struct lang *l, bool for_tests, const char *code, si
  * says why: no source of the language) or -ENOMEM. p->source is the main file. */
 int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t n,
                     struct lang_plan *p, struct errbuf *err);
+
+/* lang_plan_image(l, img, p) — adds to a plan made by lang_plan_program or lang_plan_files for
+ * row l what l->extras ask for and image img provides (C++: -lcrypto when the image has
+ * libcrypto.so; Rust: the prebuilt crates; Java: javatuples on the class path). Nothing for
+ * `host` or a row without extras. The image is the operator's and read-only to sandboxes, so
+ * its content decides; a sandbox never writes to it. 0 or -ENOMEM (the plan is then
+ * released). */
+int lang_plan_image(const struct lang *l, const struct image *img, struct lang_plan *p);
 
 /* lang_plan_release(p) */
 void lang_plan_release(struct lang_plan *p);

@@ -4,7 +4,50 @@
  * main, and multi-file programs (a Kattis validator: validate.cc + validate.h).
  */
 #include "judge/lang.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "tap.h"
+
+#if defined(__x86_64__)
+#define LANG_TEST_MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define LANG_TEST_MULTIARCH "aarch64-linux-gnu"
+#elif defined(__i386__)
+#define LANG_TEST_MULTIARCH "i386-linux-gnu"
+#else
+#define LANG_TEST_MULTIARCH "unknown-linux-gnu"
+#endif
+
+/* mkdir_p(path) — path and its missing parents; 0 or -1. */
+static int mkdir_p(const char *path)
+{
+    char buf[512];
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* rm_rf(dir) — removes the test's scratch tree. */
+static void rm_rf(const char *dir)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        diag("could not remove '%s'", dir);
+}
 
 /* joined(argv) — the argv as one space-separated string (static buffer). */
 static const char *joined(const char *const *argv)
@@ -152,6 +195,84 @@ int main(void)
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
             found += lang_find(names[i]) != NULL;
         ok(found == 12, "SandboxFusion's language names are rows of the table (%d of 12)", found);
+    }
+    {
+        /* lang_plan_image: extras by what a directory image holds; nothing for host */
+        char root[] = "/tmp/crucible-lang-img-XXXXXX", path[256];
+        struct image img = {0}, host = {0};
+        const char *javaprog = "public class Main { public static void main(String[] a) {} }";
+
+        if (!mkdtemp(root)) {
+            ok(0, "mkdtemp: %s", strerror(errno));
+            return done_testing();
+        }
+        snprintf(img.name, sizeof(img.name), "%s", root);
+        snprintf(img.root, sizeof(img.root), "%s", root);
+        snprintf(host.name, sizeof(host.name), "host");
+        snprintf(host.root, sizeof(host.root), "/");
+
+        ok(lang_plan_program(cpp, true, "int f();", 8, &p) == 0 &&
+               lang_plan_image(cpp, &img, &p) == 0 && !strstr(joined(p.compile), "crypto"),
+           "cpp: an image without libcrypto.so links no -lcrypto");
+        lang_plan_release(&p);
+        snprintf(path, sizeof(path), "%s/usr/lib/%s", root, LANG_TEST_MULTIARCH);
+        ok(mkdir_p(path) == 0, "made %s", path);
+        snprintf(path, sizeof(path), "%s/usr/lib/%s/libcrypto.so", root, LANG_TEST_MULTIARCH);
+        ok(symlink("libcrypto.so.3", path) == 0, "image gets a libcrypto.so link");
+        ok(lang_plan_program(cpp, true, "int f();", 8, &p) == 0 &&
+               lang_plan_image(cpp, &img, &p) == 0,
+           "cpp: planned for the image");
+        has(p.compile, "main.cpp -lm -Wl,--wrap=main -Wl,--as-needed -lcrypto",
+            "cpp: -lcrypto after the sources when the image has libcrypto.so");
+        ok(strcmp(p.run[0], "./main") == 0 && !p.run[1], "cpp: the run step is unchanged");
+        lang_plan_release(&p);
+        ok(lang_plan_program(cpp, false, "int main(){}", 12, &p) == 0 &&
+               lang_plan_image(cpp, &host, &p) == 0 && !strstr(joined(p.compile), "crypto"),
+           "cpp: host keeps its plain row");
+        lang_plan_release(&p);
+
+        ok(lang_plan_program(rust, true, "fn main(){}", 11, &p) == 0 &&
+               lang_plan_image(rust, &img, &p) == 0 && !strstr(joined(p.compile), "--extern"),
+           "rust: no crates in the image, no --extern");
+        lang_plan_release(&p);
+        snprintf(path, sizeof(path), "%s/usr/lib/crucible/rust", root);
+        ok(mkdir_p(path) == 0, "image gets the crate directory");
+        ok(lang_plan_program(rust, true, "fn main(){}", 11, &p) == 0 &&
+               lang_plan_image(rust, &img, &p) == 0,
+           "rust: planned for the image");
+        has(p.compile,
+            "main.rs -L /usr/lib/crucible/rust --extern rand --extern regex --extern md5",
+            "rust: the prebuilt crates are in the extern prelude");
+        lang_plan_release(&p);
+
+        snprintf(path, sizeof(path), "%s/usr/share/java", root);
+        ok(mkdir_p(path) == 0, "made %s", path);
+        snprintf(path, sizeof(path), "%s/usr/share/java/javatuples.jar", root);
+        ok(symlink("javatuples-1.2.jar", path) == 0, "image gets javatuples.jar (a link)");
+        ok(lang_plan_program(java, false, javaprog, strlen(javaprog), &p) == 0 &&
+               lang_plan_image(java, &img, &p) == 0,
+           "java: planned for the image");
+        has(p.compile, "Main.java -cp /usr/share/java/javatuples.jar:.",
+            "java: javac gets javatuples on the class path");
+        has(p.run, "/usr/bin/java -cp /usr/share/java/javatuples.jar:. -XX:-UsePerfData",
+            "java: java gets it before its options and the class");
+        ok(strcmp(p.run[6], "-ea") == 0 && strcmp(p.run[7], "Main") == 0 && !p.run[8],
+           "java: the class stays last");
+        lang_plan_release(&p);
+        /* a Java program without main: the compile step is wrapped, the class path still
+         * reaches javac (the wrapper passes its arguments on) */
+        ok(lang_plan_program(java, false, "class A {}", 10, &p) == 0 &&
+               lang_plan_image(java, &img, &p) == 0 && strcmp(p.compile[0], "/bin/sh") == 0,
+           "java: no main, wrapped compile planned for the image");
+        has(p.compile, "Main.java -cp /usr/share/java/javatuples.jar:.",
+            "java: the wrapped javac gets the class path");
+        lang_plan_release(&p);
+        ok(lang_plan_program(py, false, "print(1)", 8, &p) == 0 &&
+               lang_plan_image(py, &img, &p) == 0 &&
+               strcmp(joined(p.run), "/usr/bin/python3 main.py") == 0,
+           "python: a row without extras is unchanged");
+        lang_plan_release(&p);
+        rm_rf(root);
     }
     return done_testing();
 }
