@@ -196,6 +196,9 @@ static const struct lang_extra extras_rust[] = {
     {NULL, NULL, NULL},
 };
 
+/* Node: the standard image's npm packages, on the javascript and typescript rows' NODE_PATH. */
+#define NPM_DIR "/usr/lib/crucible/node_modules"
+
 /* Java: javatuples (MultiPL-E's Java programs import org.javatuples), Debian's
  * libjavatuples-java; the class path keeps the work directory. */
 #define JAVATUPLES_CP "/usr/share/java/javatuples.jar:."
@@ -300,6 +303,9 @@ static const struct lang langs[] = {
         .run = ARGV("/usr/bin/node", "main.js"),
         /* The harness also makes a failed console.assert (which only prints in Node) fail. */
         .test_run = ARGV("/usr/bin/node", "_crucible_harness.js", "main.js", "@TESTS_OFFSET@"),
+        /* npm packages of the standard image (scripts/build-image: js-md5, lodash); absent
+         * elsewhere */
+        .env = ARGV("NODE_PATH=" NPM_DIR),
         .test_files = files_javascript,
         .test_token = true,
         .assert_marker = "AssertionError",
@@ -464,7 +470,7 @@ static const struct lang langs[] = {
                     "m.paths = Module._nodeModulePaths(path.dirname(f));"
                     "process.argv.splice(1, 1, f); require.main = m; m._compile(r.outputText, f);",
                     "main.ts"),
-        .env = ARGV("NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs"),
+        .env = ARGV("NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs:" NPM_DIR),
         .toolchain = "/usr/share/nodejs/typescript/package.json",
         .package = "node-typescript",
         .extensions = ARGV(".ts"),
