@@ -52,10 +52,10 @@ DEPS = {
         "int main() {\n  boost::any a = 1;\n  unsigned char d[16];\n  const char *s = \"x\";\n"
         "  MD5((const unsigned char *)s, strlen(s), d);\n"
         "  if (boost::any_cast<int>(a) == 1 && d[0] == 0x9d) puts(\"ok\");\n}\n"),
-    "rust: the rand, regex and md5 crates": (
+    "rust: the rand (0.7, HumanEval-X's API), regex and md5 crates": (
         "rust",
         "use rand::Rng;\nuse regex::Regex;\n"
-        "fn main() {\n  let n: u32 = rand::thread_rng().gen_range(0..10);\n"
+        "fn main() {\n  let n: u32 = rand::thread_rng().gen_range(0, 10);\n"
         "  let re = Regex::new(r\"^a+b$\").unwrap();\n"
         "  let d = format!(\"{:x}\", md5::compute(b\"x\"));\n"
         "  if n < 10 && re.is_match(\"aab\") && d.starts_with(\"9dd4e461\") { println!(\"ok\"); }\n}\n"),
