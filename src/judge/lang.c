@@ -9,12 +9,16 @@
 #include "judge/lang.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
 
 #include "judge/java.h"
 
@@ -767,10 +771,46 @@ nomem:
     return -ENOMEM;
 }
 
-/* splice(p, argv, at, add) — argv with the strings of add inserted before argv[at] (at may be
+/* in_image(img, path) — whether absolute path exists in image img as the sandbox will see it:
+ * for a directory image, resolved inside its root (openat2 RESOLVE_IN_ROOT), so that an
+ * absolute symbolic link (Debian's /usr/bin/javac -> /etc/alternatives/javac -> ...) is
+ * followed in the image, not on the host. Kernels without openat2: the host path, followed. */
+static bool in_image(const struct image *img, const char *path)
+{
+    char full[PATH_MAX + 64];
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+    };
+    struct stat st;
+    long fd = -1;
+    int root;
+
+    if (strcmp(img->root, "/") == 0)
+        return stat(path, &st) == 0;
+    root = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return false;
+    /* EAGAIN: a rename elsewhere raced with a ".." step; the kernel asks to retry */
+    for (int tries = 0; tries < 100; tries++) {
+        fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN)
+            break;
+    }
+    if (fd < 0 && errno == ENOSYS) {
+        snprintf(full, sizeof(full), "%s%s", img->root, path);
+        fd = stat(full, &st) == 0 ? 0 : -1;
+    } else if (fd >= 0) {
+        close((int)fd);
+    }
+    close(root);
+    return fd >= 0;
+}
+
+/* insert_args(p, argv, at, add) — argv with the strings of add inserted before argv[at] (at may be
  * argv's length: appended), owned by the plan; NULL when out of memory. */
-static const char *const *splice(struct lang_plan *p, const char *const *argv, size_t at,
-                                 const char *const *add)
+static const char *const *insert_args(struct lang_plan *p, const char *const *argv, size_t at,
+                                      const char *const *add)
 {
     size_t n = 0, k = 0, m = 0;
     const char **out;
@@ -794,24 +834,21 @@ static const char *const *splice(struct lang_plan *p, const char *const *argv, s
 
 int lang_plan_image(const struct lang *l, const struct image *img, struct lang_plan *p)
 {
-    char path[PATH_MAX + 64];
-    struct stat st;
-
     if (!l->extras || !img || strcmp(img->root, "/") == 0)
         return 0;
     for (const struct lang_extra *x = l->extras; x->needs; x++) {
         size_t n = 0;
 
-        snprintf(path, sizeof(path), "%s%s", img->root, x->needs);
-        if (lstat(path, &st) < 0)
+        if (!in_image(img, x->needs))
             continue;
         if (x->compile_args && p->compile) {
             while (p->compile[n])
                 n++;
-            if (!(p->compile = splice(p, p->compile, n, x->compile_args)))
+            if (!(p->compile = insert_args(p, p->compile, n, x->compile_args)))
                 goto nomem;
         }
-        if (x->run_args && p->run && p->run[0] && !(p->run = splice(p, p->run, 1, x->run_args)))
+        if (x->run_args && p->run && p->run[0] &&
+            !(p->run = insert_args(p, p->run, 1, x->run_args)))
             goto nomem;
     }
     return 0;
@@ -844,12 +881,7 @@ const struct lang *lang_find(const char *name)
 
 bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err)
 {
-    char path[PATH_MAX + 64];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "%s%s", strcmp(img->root, "/") == 0 ? "" : img->root,
-             l->toolchain);
-    if (stat(path, &st) == 0)
+    if (in_image(img, l->toolchain))
         return true;
     errbuf_set(err, "the %s toolchain is not in image '%s' ('%s' is missing; Debian package %s)",
                l->name, img->name, l->toolchain, l->package);

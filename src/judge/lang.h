@@ -37,8 +37,9 @@ struct lang_file {
  * a jar on the class path. Applied by lang_plan_image for images other than `host` (the host
  * keeps the row's plain steps, whatever it has installed). */
 struct lang_extra {
-    const char *needs;               /* a path in the image (not followed if a symlink); the
-                                      * extra applies when it exists; NULL ends the list */
+    const char *needs;               /* an absolute path in the image (links followed inside
+                                      * the image); the extra applies when it exists; NULL
+                                      * ends the list */
     const char *const *compile_args; /* appended to the compile step (programs and tests) */
     const char *const *run_args;     /* inserted after the run step's argv[0] */
 };
@@ -134,8 +135,9 @@ void lang_plan_release(struct lang_plan *p);
 /* lang_find(name) — by canonical name or alias, case-insensitive; NULL when unknown. */
 const struct lang *lang_find(const char *name);
 
-/* lang_available(l, img, err) — true when the toolchain is present in the image; otherwise
- * err says what is missing and which package provides it. */
+/* lang_available(l, img, err) — true when the toolchain is present in the image (for a
+ * directory image, symbolic links resolved inside it, as in the sandbox); otherwise err says
+ * what is missing and which package provides it. */
 bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err);
 
 /* lang_names(buf, size) — "python, c, cpp, ..." for error messages. */

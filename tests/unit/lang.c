@@ -39,6 +39,14 @@ static int mkdir_p(const char *path)
     return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* put_file(path) — an empty file; 0 or -1. */
+static int put_file(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    return f && fclose(f) == 0 ? 0 : -1;
+}
+
 /* rm_rf(dir) — removes the test's scratch tree. */
 static void rm_rf(const char *dir)
 {
@@ -218,7 +226,13 @@ int main(void)
         snprintf(path, sizeof(path), "%s/usr/lib/%s", root, LANG_TEST_MULTIARCH);
         ok(mkdir_p(path) == 0, "made %s", path);
         snprintf(path, sizeof(path), "%s/usr/lib/%s/libcrypto.so", root, LANG_TEST_MULTIARCH);
-        ok(symlink("libcrypto.so.3", path) == 0, "image gets a libcrypto.so link");
+        ok(symlink("libcrypto.so.3", path) == 0, "image gets a libcrypto.so link, dangling");
+        ok(lang_plan_program(cpp, true, "int f();", 8, &p) == 0 &&
+               lang_plan_image(cpp, &img, &p) == 0 && !strstr(joined(p.compile), "crypto"),
+           "cpp: a dangling libcrypto.so link adds no -lcrypto");
+        lang_plan_release(&p);
+        snprintf(path, sizeof(path), "%s/usr/lib/%s/libcrypto.so.3", root, LANG_TEST_MULTIARCH);
+        ok(put_file(path) == 0, "image gets libcrypto.so.3");
         ok(lang_plan_program(cpp, true, "int f();", 8, &p) == 0 &&
                lang_plan_image(cpp, &img, &p) == 0,
            "cpp: planned for the image");
@@ -249,6 +263,8 @@ int main(void)
         ok(mkdir_p(path) == 0, "made %s", path);
         snprintf(path, sizeof(path), "%s/usr/share/java/javatuples.jar", root);
         ok(symlink("javatuples-1.2.jar", path) == 0, "image gets javatuples.jar (a link)");
+        snprintf(path, sizeof(path), "%s/usr/share/java/javatuples-1.2.jar", root);
+        ok(put_file(path) == 0, "and the jar it names");
         ok(lang_plan_program(java, false, javaprog, strlen(javaprog), &p) == 0 &&
                lang_plan_image(java, &img, &p) == 0,
            "java: planned for the image");
@@ -272,6 +288,36 @@ int main(void)
                strcmp(joined(p.run), "/usr/bin/python3 main.py") == 0,
            "python: a row without extras is unchanged");
         lang_plan_release(&p);
+        /* lang_available: links resolved in the image, never on the host (Debian's
+         * /usr/bin/javac -> /etc/alternatives/javac -> /usr/lib/jvm/...) */
+        {
+            const struct lang *go = lang_find("go");
+            struct errbuf e2 = {{0}};
+            char target[256];
+
+            snprintf(path, sizeof(path), "%s/usr/bin", root);
+            ok(mkdir_p(path) == 0, "made %s", path);
+            snprintf(path, sizeof(path), "%s/etc/alternatives", root);
+            ok(mkdir_p(path) == 0, "made %s", path);
+            snprintf(path, sizeof(path), "%s/opt/crucible-test-jdk/bin", root);
+            ok(mkdir_p(path) == 0, "made %s", path);
+            snprintf(path, sizeof(path), "%s/opt/crucible-test-jdk/bin/javac", root);
+            ok(put_file(path) == 0, "image gets a javac");
+            snprintf(path, sizeof(path), "%s/usr/bin/javac", root);
+            ok(symlink("/etc/alternatives/crucible-test-javac", path) == 0,
+               "usr/bin/javac -> /etc/alternatives/crucible-test-javac");
+            snprintf(path, sizeof(path), "%s/etc/alternatives/crucible-test-javac", root);
+            ok(symlink("/opt/crucible-test-jdk/bin/javac", path) == 0,
+               "which -> /opt/crucible-test-jdk/bin/javac (both only in the image)");
+            ok(lang_available(java, &img, &e2),
+               "java: available through absolute links in the image");
+            /* /usr/bin/go -> an absolute path that exists on the host but not in the image */
+            snprintf(target, sizeof(target), "/%s", "bin/sh");
+            snprintf(path, sizeof(path), "%s/usr/bin/go", root);
+            ok(symlink(target, path) == 0, "usr/bin/go -> /bin/sh, absent from the image");
+            ok(!lang_available(go, &img, &e2) && strstr(e2.msg, "/usr/bin/go"),
+               "go: a link to a host-only path is not a toolchain of the image");
+        }
         rm_rf(root);
     }
     return done_testing();
