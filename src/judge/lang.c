@@ -9,12 +9,16 @@
 #include "judge/lang.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/openat2.h>
 
 #include "judge/java.h"
 
@@ -175,6 +179,19 @@ static void java_entry(const char *code, size_t len, struct lang_entry *e)
     snprintf(e->entry, sizeof(e->entry), "%s", je.main_class);
 }
 
+/* Rust: the crates HumanEval-X uses, prebuilt by scripts/build-image for the image's rustc
+ * (with their dependencies) in one directory; --extern puts them in the extern prelude, as
+ * cargo would, and a program that does not use one does not load it. */
+#define RUST_CRATES_DIR "/usr/lib/crucible/rust"
+static const struct lang_extra extras_rust[] = {
+    {RUST_CRATES_DIR,
+     ARGV("-L", RUST_CRATES_DIR, "--extern", "rand", "--extern", "regex", "--extern", "md5"), NULL},
+    {NULL, NULL, NULL},
+};
+
+/* Node: the standard image's npm packages, on the javascript and typescript rows' NODE_PATH. */
+#define NPM_DIR "/usr/lib/crucible/node_modules"
+
 static const struct lang langs[] = {
     {
         .name = "python",
@@ -281,6 +298,9 @@ static const struct lang langs[] = {
         .run = ARGV("/usr/bin/node", "main.js"),
         /* The harness also makes a failed console.assert (which only prints in Node) fail. */
         .test_run = ARGV("/usr/bin/node", "_crucible_harness.js", "main.js", "@TESTS_OFFSET@"),
+        /* npm packages of the standard image (scripts/build-image: js-md5, lodash); absent
+         * elsewhere */
+        .env = ARGV("NODE_PATH=" NPM_DIR),
         .test_files = files_javascript,
         .test_token = true,
         .assert_marker = "AssertionError",
@@ -345,6 +365,7 @@ static const struct lang langs[] = {
         .compile_wall = 120,
         .compile_memory_mb = 2048,
         .extensions = ARGV(".rs"),
+        .extras = extras_rust,
     },
     /* The languages below follow SandboxFusion's runners (sandbox/runners/{major,minor}.py):
      * the same interpreter or compiler and flags, the same kind of file; docs/API.md has the
@@ -444,7 +465,7 @@ static const struct lang langs[] = {
                     "m.paths = Module._nodeModulePaths(path.dirname(f));"
                     "process.argv.splice(1, 1, f); require.main = m; m._compile(r.outputText, f);",
                     "main.ts"),
-        .env = ARGV("NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs"),
+        .env = ARGV("NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs:" NPM_DIR),
         .toolchain = "/usr/share/nodejs/typescript/package.json",
         .package = "node-typescript",
         .extensions = ARGV(".ts"),
@@ -741,6 +762,92 @@ nomem:
     return -ENOMEM;
 }
 
+/* in_image(img, path) — whether absolute path exists in image img as the sandbox will see it:
+ * for a directory image, resolved inside its root (openat2 RESOLVE_IN_ROOT), so that an
+ * absolute symbolic link (Debian's /usr/bin/javac -> /etc/alternatives/javac -> ...) is
+ * followed in the image, not on the host. Kernels without openat2: the host path, followed. */
+static bool in_image(const struct image *img, const char *path)
+{
+    char full[PATH_MAX + 64];
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC,
+        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+    };
+    struct stat st;
+    long fd = -1;
+    int root;
+
+    if (strcmp(img->root, "/") == 0)
+        return stat(path, &st) == 0;
+    root = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+        return false;
+    /* EAGAIN: a rename elsewhere raced with a ".." step; the kernel asks to retry */
+    for (int tries = 0; tries < 100; tries++) {
+        fd = syscall(SYS_openat2, root, path, &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN)
+            break;
+    }
+    if (fd < 0 && errno == ENOSYS) {
+        snprintf(full, sizeof(full), "%s%s", img->root, path);
+        fd = stat(full, &st) == 0 ? 0 : -1;
+    } else if (fd >= 0) {
+        close((int)fd);
+    }
+    close(root);
+    return fd >= 0;
+}
+
+/* insert_args(p, argv, at, add) — argv with the strings of add inserted before argv[at] (at may be
+ * argv's length: appended), owned by the plan; NULL when out of memory. */
+static const char *const *insert_args(struct lang_plan *p, const char *const *argv, size_t at,
+                                      const char *const *add)
+{
+    size_t n = 0, k = 0, m = 0;
+    const char **out;
+
+    while (argv[n])
+        n++;
+    while (add[m])
+        m++;
+    out = keep(p, calloc(n + m + 1, sizeof(*out)));
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n + 1; i++) {
+        if (i == at)
+            for (size_t j = 0; j < m; j++)
+                out[k++] = add[j];
+        if (i < n)
+            out[k++] = argv[i];
+    }
+    return out;
+}
+
+int lang_plan_image(const struct lang *l, const struct image *img, struct lang_plan *p)
+{
+    if (!l->extras || !img || strcmp(img->root, "/") == 0)
+        return 0;
+    for (const struct lang_extra *x = l->extras; x->needs; x++) {
+        size_t n = 0;
+
+        if (!in_image(img, x->needs))
+            continue;
+        if (x->compile_args && p->compile) {
+            while (p->compile[n])
+                n++;
+            if (!(p->compile = insert_args(p, p->compile, n, x->compile_args)))
+                goto nomem;
+        }
+        if (x->run_args && p->run && p->run[0] &&
+            !(p->run = insert_args(p, p->run, 1, x->run_args)))
+            goto nomem;
+    }
+    return 0;
+nomem:
+    lang_plan_release(p);
+    return -ENOMEM;
+}
+
 void lang_plan_release(struct lang_plan *p)
 {
     for (size_t i = 0; i < p->nowned; i++)
@@ -779,12 +886,7 @@ const struct lang *lang_find_by_file(const char *name)
 
 bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err)
 {
-    char path[PATH_MAX + 64];
-    struct stat st;
-
-    snprintf(path, sizeof(path), "%s%s", strcmp(img->root, "/") == 0 ? "" : img->root,
-             l->toolchain);
-    if (stat(path, &st) == 0)
+    if (in_image(img, l->toolchain))
         return true;
     errbuf_set(err, "the %s toolchain is not in image '%s' ('%s' is missing; Debian package %s)",
                l->name, img->name, l->toolchain, l->package);

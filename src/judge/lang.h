@@ -33,6 +33,18 @@ struct lang_file {
     size_t len;
 };
 
+/* What a row adds to its steps when the image provides it (the standard image's prebuilt Rust
+ * crates). Libraries a row may link wherever they exist (C++'s OpenSSL) or a jar on its class
+ * path are the row's own steps instead, the same on the host. Applied by lang_plan_image for images
+ * other than `host` (the host keeps the row's plain steps, whatever it has installed). */
+struct lang_extra {
+    const char *needs;               /* an absolute path in the image (links followed inside
+                                      * the image); the extra applies when it exists; NULL
+                                      * ends the list */
+    const char *const *compile_args; /* appended to the compile step (programs and tests) */
+    const char *const *run_args;     /* inserted after the run step's argv[0] */
+};
+
 struct lang {
     const char *name;                   /* canonical name, as in result records */
     const char *const *aliases;         /* other accepted names (SandboxFusion's among them) */
@@ -69,6 +81,7 @@ struct lang {
     void (*entry)(const char *code, size_t len, struct lang_entry *e);
     const char *no_entry; /* the compile error when entry finds no entry point (a line of text
                            * without quotes), or NULL for Java's */
+    const struct lang_extra *extras; /* optional additions by image content, or NULL */
 };
 
 /* The source, compile and run of a harness: the assert harness may build a unit-test binary
@@ -109,6 +122,13 @@ int lang_plan_program(const struct lang *l, bool for_tests, const char *code, si
 int lang_plan_files(const struct lang *l, const struct lang_file *files, size_t n,
                     struct lang_plan *p, struct errbuf *err);
 
+/* lang_plan_image(l, img, p) — adds to a plan made by lang_plan_program or lang_plan_files for
+ * row l what l->extras ask for and image img provides (Rust: the prebuilt crates). Nothing for
+ * `host` or a row without extras. The image is the operator's and read-only to sandboxes, so
+ * its content decides; a sandbox never writes to it. 0 or -ENOMEM (the plan is then
+ * released). */
+int lang_plan_image(const struct lang *l, const struct image *img, struct lang_plan *p);
+
 /* lang_plan_release(p) */
 void lang_plan_release(struct lang_plan *p);
 
@@ -120,8 +140,9 @@ const struct lang *lang_find(const char *name);
  * both R), with something before it; NULL when none does. */
 const struct lang *lang_find_by_file(const char *name);
 
-/* lang_available(l, img, err) — true when the toolchain is present in the image; otherwise
- * err says what is missing and which package provides it. */
+/* lang_available(l, img, err) — true when the toolchain is present in the image (for a
+ * directory image, symbolic links resolved inside it, as in the sandbox); otherwise err says
+ * what is missing and which package provides it. */
 bool lang_available(const struct lang *l, const struct image *img, struct errbuf *err);
 
 /* lang_names(buf, size) — "python, c, cpp, ..." for error messages. */

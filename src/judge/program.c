@@ -123,7 +123,8 @@ static bool attempt(const struct sandbox_runtime *rt, const struct image *img,
     struct lang_plan plan;
     bool done;
 
-    if (lang_plan_program(s->lang, false, s->code, s->code_len, &plan) < 0) {
+    if (lang_plan_program(s->lang, false, s->code, s->code_len, &plan) < 0 ||
+        lang_plan_image(s->lang, img, &plan) < 0) {
         result_release(&out->run);
         result_init(&out->run);
         result_fail(&out->run, "out of memory");

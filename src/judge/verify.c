@@ -150,7 +150,8 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
         plan->compile = (const char *const *)t->build;
         plan->run = t->lang->run;
     } else if (lang_plan_program(t->lang, t->harness == TASK_HARNESS_ASSERT, program, program_len,
-                                 plan) < 0) {
+                                 plan) < 0 ||
+               lang_plan_image(t->lang, img, plan) < 0) {
         snprintf(why, why_size, "out of memory");
         return BOX_INFRA;
     }

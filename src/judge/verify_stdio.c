@@ -27,7 +27,8 @@ static enum verdict judge(const struct sandbox_runtime *rt, const struct verify_
 
     sandbox_limits_default(&lim);
     lim.disk_mb = 64 + (uint64_t)((tt->stdin_len + tt->expected_len + run->out.len) >> 20) * 2;
-    if (lang_plan_program(t->judge_lang, false, t->judge_code, strlen(t->judge_code), &steps) < 0) {
+    if (lang_plan_program(t->judge_lang, false, t->judge_code, strlen(t->judge_code), &steps) < 0 ||
+        lang_plan_image(t->judge_lang, img, &steps) < 0) {
         snprintf(why, why_size, "checker program: out of memory");
         return v;
     }

@@ -4,7 +4,48 @@
  * main, and multi-file programs (a Kattis validator: validate.cc + validate.h).
  */
 #include "judge/lang.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "tap.h"
+
+/* mkdir_p(path) — path and its missing parents; 0 or -1. */
+static int mkdir_p(const char *path)
+{
+    char buf[512];
+
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *s = buf + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* put_file(path) — an empty file; 0 or -1. */
+static int put_file(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    return f && fclose(f) == 0 ? 0 : -1;
+}
+
+/* rm_rf(dir) — removes the test's scratch tree. */
+static void rm_rf(const char *dir)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        diag("could not remove '%s'", dir);
+}
 
 /* joined(argv) — the argv as one space-separated string (static buffer). */
 static const char *joined(const char *const *argv)
@@ -182,6 +223,82 @@ int main(void)
         ok(!lang_find_by_file(".py") && !lang_find_by_file("dir/.ts") &&
                !lang_find_by_file("x.txt") && !lang_find_by_file("sol") && !lang_find_by_file(NULL),
            "lang_find_by_file: a dot file, an unknown extension, none, NULL: no language");
+        /* lang_plan_image: extras by what a directory image holds; nothing for host */
+        char root[] = "/tmp/crucible-lang-img-XXXXXX", path[256];
+        struct image img = {0}, host = {0};
+        const char *javaprog = "public class Main { public static void main(String[] a) {} }";
+
+        if (!mkdtemp(root)) {
+            ok(0, "mkdtemp: %s", strerror(errno));
+            return done_testing();
+        }
+        snprintf(img.name, sizeof(img.name), "%s", root);
+        snprintf(img.root, sizeof(img.root), "%s", root);
+        snprintf(host.name, sizeof(host.name), "host");
+        snprintf(host.root, sizeof(host.root), "/");
+
+        /* C++'s OpenSSL and Java's javatuples are the rows' own (a link probe in the compile
+         * step, a class path), the same on host and in an image: no extras */
+        ok(lang_plan_program(cpp, true, "int f();", 8, &p) == 0 &&
+               lang_plan_image(cpp, &img, &p) == 0 && strstr(joined(p.compile), "crypto") &&
+               !strstr(joined(p.compile), "-lcrypto"),
+           "cpp: the image adds nothing to the row's own probe for OpenSSL");
+        lang_plan_release(&p);
+        ok(lang_plan_program(rust, true, "fn main(){}", 11, &p) == 0 &&
+               lang_plan_image(rust, &img, &p) == 0 && !strstr(joined(p.compile), "--extern"),
+           "rust: no crates in the image, no --extern");
+        lang_plan_release(&p);
+        snprintf(path, sizeof(path), "%s/usr/lib/crucible/rust", root);
+        ok(mkdir_p(path) == 0, "image gets the crate directory");
+        ok(lang_plan_program(rust, true, "fn main(){}", 11, &p) == 0 &&
+               lang_plan_image(rust, &img, &p) == 0,
+           "rust: planned for the image");
+        has(p.compile,
+            "main.rs -L /usr/lib/crucible/rust --extern rand --extern regex --extern md5",
+            "rust: the prebuilt crates are in the extern prelude");
+        lang_plan_release(&p);
+
+        ok(lang_plan_program(java, false, javaprog, strlen(javaprog), &p) == 0 &&
+               lang_plan_image(java, &img, &p) == 0 && !strstr(joined(p.compile), "-cp") &&
+               !strstr(joined(p.run), "-cp"),
+           "java: the image adds no class path (the row's CLASSPATH has javatuples)");
+        lang_plan_release(&p);
+        ok(lang_plan_program(py, false, "print(1)", 8, &p) == 0 &&
+               lang_plan_image(py, &img, &p) == 0 &&
+               strcmp(joined(p.run), "/usr/bin/python3 main.py") == 0,
+           "python: a row without extras is unchanged");
+        lang_plan_release(&p);
+        /* lang_available: links resolved in the image, never on the host (Debian's
+         * /usr/bin/javac -> /etc/alternatives/javac -> /usr/lib/jvm/...) */
+        {
+            const struct lang *go = lang_find("go");
+            struct errbuf e2 = {{0}};
+            char target[256];
+
+            snprintf(path, sizeof(path), "%s/usr/bin", root);
+            ok(mkdir_p(path) == 0, "made %s", path);
+            snprintf(path, sizeof(path), "%s/etc/alternatives", root);
+            ok(mkdir_p(path) == 0, "made %s", path);
+            snprintf(path, sizeof(path), "%s/opt/crucible-test-jdk/bin", root);
+            ok(mkdir_p(path) == 0, "made %s", path);
+            snprintf(path, sizeof(path), "%s/opt/crucible-test-jdk/bin/javac", root);
+            ok(put_file(path) == 0, "image gets a javac");
+            snprintf(path, sizeof(path), "%s/usr/bin/javac", root);
+            ok(symlink("/etc/alternatives/crucible-test-javac", path) == 0,
+               "usr/bin/javac -> /etc/alternatives/crucible-test-javac");
+            snprintf(path, sizeof(path), "%s/etc/alternatives/crucible-test-javac", root);
+            ok(symlink("/opt/crucible-test-jdk/bin/javac", path) == 0,
+               "which -> /opt/crucible-test-jdk/bin/javac (both only in the image)");
+            ok(lang_available(java, &img, &e2),
+               "java: available through absolute links in the image");
+            /* /usr/bin/go -> an absolute path that exists on the host but not in the image */
+            snprintf(target, sizeof(target), "/%s", "bin/sh");
+            snprintf(path, sizeof(path), "%s/usr/bin/go", root);
+            ok(symlink(target, path) == 0, "usr/bin/go -> /bin/sh, absent from the image");
+            ok(!lang_available(go, &img, &e2) && strstr(e2.msg, "/usr/bin/go"),
+               "go: a link to a host-only path is not a toolchain of the image");
+        }
+        rm_rf(root);
     }
     return done_testing();
 }
