@@ -174,6 +174,7 @@ static int resolve_dir(const char *name, struct image *img, struct errbuf *err)
         return errbuf_set(err, "image '/' would expose the whole host; use 'host'"), -EINVAL;
     snprintf(img->digest, sizeof(img->digest), "dir:%s", img->root);
     img->synth_etc = false;
+    img->whole_root = true;
     d = opendir(img->root);
     if (!d)
         return errbuf_set(err, "cannot read image '%s': %s", name, strerror(errno)), -errno;

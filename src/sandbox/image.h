@@ -44,7 +44,9 @@ struct image {
     char env[IMAGE_ENV_MAX];
     size_t env_len;
     char workdir[256];
-    bool synth_etc; /* write passwd, group, hosts, hostname into /etc */
+    bool synth_etc;  /* write passwd, group, hosts, hostname into /etc */
+    bool whole_root; /* the root directory is all of the image (a directory or stored image,
+                      * not "host"): a writable root is one overlay of it, not one per entry */
     int nentries;
     struct image_entry entries[IMAGE_MAX_ENTRIES];
 };

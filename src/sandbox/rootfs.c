@@ -14,15 +14,19 @@
  *
  * then pivot_root into it and detach the old root.
  *
- * A writable root (limits->writable_root) keeps that layout with two changes: the root is
- * a directory of the scratch tmpfs instead of a tmpfs of its own (the generated /etc files
- * and whatever the payload creates at the top level count against the scratch size), and
- * every directory of the image is an overlay: the image's directory its lower layer, an
- * upper and a work directory on the scratch tmpfs, so writes land in the sandbox's own
- * size-limited scratch and never in the image. The lower layers are mounted for a moment
- * in init's mount namespace (a small holder tmpfs over /tmp; overlayfs clones its layers
- * from there) and go with the old root at the pivot. Nothing is read-only then but the
- * image's regular files too large to copy at the top (bound, as before).
+ * A writable root (limits->writable_root) is an overlay whose upper and work directories
+ * are on the scratch tmpfs, so writes land in the sandbox's own size-limited scratch and
+ * never in the image. An image that is a whole root filesystem (a directory or stored
+ * image: img->whole_root) is one overlay, the image's root its lower layer, mounted as the
+ * sandbox's root with a fresh /dev over the image's; /proc, /tmp and /work go on top as
+ * above. "host" is an allow-list of the host's entries, not its whole root: there the root
+ * is a directory of the scratch tmpfs (the generated /etc files and whatever the payload
+ * creates at the top count against the scratch size) and each directory of the image is
+ * an overlay of its own; its regular files too large to copy stay read-only binds. The
+ * lower layers are mounted for a moment in init's mount namespace (a small holder tmpfs
+ * over /tmp; overlayfs clones its layers from there) and go with the old root at the pivot.
+ * One overlay instead of one per directory is what keeps a writable root's start-up near a
+ * read-only one's (docs/BENCHMARKS.md, "Start-up by image").
  */
 #include "sandbox/sandbox_int.h"
 
@@ -148,13 +152,13 @@ static int mkdir_parents(int root, const char *rel)
  * holder tmpfs over /tmp, lower layers at HOLDER/l/N, the scratch tmpfs at HOLDER/s. */
 #define HOLDER "/tmp"
 
-/* overlay_at(root, rel, i, lower, err) — mounts an overlay of image directory entry i at
- * REL below root: lower the mount fd (attached at HOLDER/l/i now), upper and work
- * directories HOLDER/s/.overlay/{u,w}/i on the scratch tmpfs. Consumes lower. */
-static int overlay_at(int holder, int root, const char *rel, int i, int lower)
+/* overlay_new(holder, i, lower) — a detached overlay mount of layer i: lower the mount fd
+ * (attached at HOLDER/l/i now), upper and work directories HOLDER/s/.overlay/{u,w}/i on the
+ * scratch tmpfs. Its fd or -errno. Consumes lower. */
+static int overlay_new(int holder, int i, int lower)
 {
     char name[32], lpath[64], upath[64], wpath[64];
-    int fs = -1, mnt, r = 0;
+    int fs = -1, mnt = -1;
     struct stat st;
 
     snprintf(name, sizeof(name), "l/%d", i);
@@ -165,36 +169,38 @@ static int overlay_at(int holder, int root, const char *rel, int i, int lower)
      * /root of 0700 stays 0700, a sticky /tmp stays sticky), without set-id bits. */
     if (fstat(lower, &st) < 0 || mkdirat(holder, name, 0700) < 0 || mkdir(upath, 0700) < 0 ||
         chmod(upath, st.st_mode & 01777) < 0 || mkdir(wpath, 0700) < 0 ||
-        move_mount(lower, "", holder, name, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
-        r = -errno;
+        move_mount(lower, "", holder, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
         goto out;
-    }
     fs = fsopen("overlay", FSOPEN_CLOEXEC);
     if (fs < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lpath, 0) < 0 ||
         fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upath, 0) < 0 ||
-        fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wpath, 0) < 0) {
-        r = -errno;
+        fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wpath, 0) < 0)
         goto out;
-    }
     /* Overlay's own xattrs in the user.* namespace (a user namespace cannot set trusted.*):
      * without them a directory removed and made again could not hide the image's one. */
     (void)fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0);
-    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-        r = -errno;
+    if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
         goto out;
-    }
     mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    if (mnt < 0) {
-        r = -errno;
-        goto out;
-    }
-    if (move_mount(mnt, "", root, rel, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        r = -errno;
-    close(mnt);
 out:
+    if (mnt < 0)
+        mnt = -errno;
     if (fs >= 0)
         close(fs);
     close(lower);
+    return mnt;
+}
+
+/* overlay_at(holder, root, rel, i, lower) — overlay_new attached at REL below root. */
+static int overlay_at(int holder, int root, const char *rel, int i, int lower)
+{
+    int mnt = overlay_new(holder, i, lower), r = 0;
+
+    if (mnt < 0)
+        return mnt;
+    if (move_mount(mnt, "", root, rel, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(mnt);
     return r;
 }
 
@@ -279,7 +285,7 @@ static int make_dev(int root, struct errbuf *err)
     char path[64];
     int r = 0;
 
-    if (mkdirat(root, "dev", 0755) < 0)
+    if (mkdirat(root, "dev", 0755) < 0 && errno != EEXIST)
         return errbuf_set(err, "cannot create /dev: %s", strerror(errno)), -errno;
     for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && r == 0; i++) {
         snprintf(path, sizeof(path), "dev/%s", dev_nodes[i]);
@@ -368,10 +374,31 @@ static int mount_scratch(int root, int s, struct errbuf *err)
     return r;
 }
 
-/* writable_base(s, holder, err) — a writable root's base: the holder tmpfs attached over
- * HOLDER (its fd in *holder), the scratch tmpfs s attached in it, and the root: a detached
- * clone of the scratch directory "root". The root's fd or -errno. */
-static int writable_base(int s, int *holder, struct errbuf *err)
+/* fresh_dir(root, name) — an empty directory NAME at the top of root whatever the image has
+ * there: a small tmpfs of its own over it (made when missing). 0 or -errno. */
+static int fresh_dir(int root, const char *name)
+{
+    int t, r = 0;
+
+    if (mkdirat(root, name, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    t = new_tmpfs("64k", "64", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+    if (t < 0)
+        return t;
+    if (move_mount(t, "", root, name, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(t);
+    return r;
+}
+
+/* writable_base(s, img, imgfd, lower, holder, err) — a writable root's base: the holder
+ * tmpfs attached over HOLDER (its fd in *holder), the scratch tmpfs s attached in it, and the
+ * root. For an image that is a whole root filesystem (img->whole_root) the root is one
+ * overlay of it (lower[0], or a clone of imgfd made here), with a fresh /dev of its own;
+ * otherwise a detached clone of the scratch directory "root", the image's directories to be
+ * overlaid one by one. The root's fd or -errno. */
+static int writable_base(int s, const struct image *img, int imgfd, int *lower, int *holder,
+                         struct errbuf *err)
 {
     int h, root = -1, r;
 
@@ -387,12 +414,23 @@ static int writable_base(int s, int *holder, struct errbuf *err)
         (mkdir(HOLDER "/s/.overlay", 0700) < 0 || mkdir(HOLDER "/s/.overlay/u", 0700) < 0 ||
          mkdir(HOLDER "/s/.overlay/w", 0700) < 0 || mkdirat(s, "root", 0755) < 0))
         r = -errno;
-    if (r == 0) {
+    if (r == 0 && img->whole_root) {
+        int l = lower[0];
+        lower[0] = -1;
+        if (l < 0) /* not idmapped: the image's root as it is */
+            l = open_tree(imgfd, "",
+                          OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+        root = r = l < 0 ? -errno : overlay_new(h, 0, l);
+        if (r >= 0)
+            r = fresh_dir(root, "dev");
+    } else if (r == 0) {
         root = open_tree(s, "root", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         if (root < 0)
             r = -errno;
     }
     if (r < 0) {
+        if (root >= 0)
+            close(root);
         close(h);
         return errbuf_set(err, "cannot prepare the writable root: %s", strerror(-r)), r;
     }
@@ -417,7 +455,7 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int
         goto out_img;
     if (lim->writable_root) {
         ro.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-        root = writable_base(s, &holder, err);
+        root = writable_base(s, img, imgfd, lower, &holder, err);
     } else {
         root = new_tmpfs("4m", "1024", "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (root < 0)
@@ -427,7 +465,7 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int
         r = root;
         goto out_scratch;
     }
-    r = expose_image(root, img, imgfd, holder, lower, err);
+    r = img->whole_root && holder >= 0 ? 0 : expose_image(root, img, imgfd, holder, lower, err);
     if (r == 0 && img->synth_etc)
         r = write_etc(root, err);
     if (r == 0)

@@ -466,18 +466,22 @@ static int send_lowers(struct sandbox *sb, struct errbuf *err)
         errbuf_set(err, "cannot open image root '%s': %s", img->root, strerror(errno));
         goto out_ns;
     }
-    for (int i = 0; i < img->nentries && r == 0; i++) {
+    /* An image that is a whole root filesystem is one layer (0): its root; else one per
+     * directory entry, numbered as the entries are. */
+    for (int i = 0; i < (img->whole_root ? 1 : img->nentries) && r == 0; i++) {
+        const char *path = img->whole_root ? "" : img->entries[i].path;
         struct ctl_msg m;
         int t;
-        if (img->entries[i].kind != IMAGE_ENTRY_DIR)
+        if (!img->whole_root && img->entries[i].kind != IMAGE_ENTRY_DIR)
             continue;
-        t = (int)syscall(SYS_open_tree, imgfd, img->entries[i].path,
-                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+        t = (int)syscall(SYS_open_tree, imgfd, path,
+                         OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW |
+                             (img->whole_root ? AT_EMPTY_PATH : 0));
         if (t < 0 || syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
                              sizeof(attr)) < 0) {
             r = -errno;
-            errbuf_set(err, "cannot map '%s' of image '%s' for a writable root: %s",
-                       img->entries[i].path, img->name, strerror(errno));
+            errbuf_set(err, "cannot map '/%s' of image '%s' for a writable root: %s", path,
+                       img->name, strerror(errno));
         } else {
             memset(&m, 0, sizeof(m));
             m.type = CTL_LOWER;

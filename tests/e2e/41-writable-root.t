@@ -4,11 +4,13 @@
 # the image's digest, the name asked for and (host) the host's os-release.
 . "$(dirname "$0")/lib.sh"
 
-plan 25
+plan 30
 
 cat >"$T/fsop.c" <<'EOF'
 /* fsop OP ARGS... [-- OP ARGS...]: file operations for the test, one line of output each.
- *   write P TEXT | append P TEXT | cat P | rm P | mkdir P | sleep S | fill P MB */
+ *   write P TEXT | append P TEXT | cat P | rm P | rmdir P | ls P | mkdir P | sleep S |
+ *   fill P MB */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,6 +36,22 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(op, "rm")) {
             r = unlink(p) < 0;
+            i++;
+        } else if (!strcmp(op, "rmdir")) {
+            r = rmdir(p) < 0;
+            i++;
+        } else if (!strcmp(op, "ls")) {
+            DIR *d = opendir(p);
+            struct dirent *e;
+            r = d == NULL;
+            if (!r) {
+                printf("ls %s:", p);
+                while ((e = readdir(d)))
+                    if (e->d_name[0] != '.')
+                        printf(" %s", e->d_name);
+                printf("\n");
+                closedir(d);
+            }
             i++;
         } else if (!strcmp(op, "mkdir")) {
             r = mkdir(p, 0755) < 0;
@@ -61,7 +79,7 @@ int main(int argc, char **argv)
         if (r) {
             printf("%s %s: %s\n", op, p, strerror(errno));
             bad = 1;
-        } else if (strcmp(op, "cat") != 0) {
+        } else if (strcmp(op, "cat") != 0 && strcmp(op, "ls") != 0) {
             printf("%s %s: ok\n", op, p);
         }
     }
@@ -69,7 +87,7 @@ int main(int argc, char **argv)
 }
 EOF
 if ! cc -static -O1 -o "$T/fsop" "$T/fsop.c" 2>"$T/cc.err"; then
-    for i in $(seq 1 25); do skip "writable root" "no static C library: $(head -c 100 "$T/cc.err")"; done
+    for i in $(seq 1 30); do skip "writable root" "no static C library: $(head -c 100 "$T/cc.err")"; done
     exit 0
 fi
 
@@ -81,6 +99,12 @@ cp "$T/fsop" "$IMG/bin/fsop"
 echo original >"$IMG/etc/y"
 echo keep >"$IMG/data/z"
 head -c 3145728 /dev/zero >"$IMG/data/big"
+# What a root filesystem may carry where the sandbox mounts its own: a /dev and a /work with
+# files in them; and a top-level file too large to be copied into a read-only root.
+mkdir -p "$IMG/dev" "$IMG/work"
+echo stale >"$IMG/dev/evil"
+echo stale >"$IMG/work/stale"
+head -c 300000 /dev/zero >"$IMG/bigtop"
 tree_sum() { (cd "$1" && find . -printf '%p %y %m %U:%G %s %T@\n' | sort && find . -type f -exec sha256sum {} + | sort) | sha256sum; }
 BEFORE=$(tree_sum "$IMG")
 
@@ -101,6 +125,15 @@ cru run --json --writable-root --image "$IMG" -- /bin/fsop cat /etc/y cat /data/
 like "$(jf stdout)" "cat /etc/y: original" "the next sandbox sees the image's /etc/y"
 like "$(jf stdout)" "cat /data/z: keep" "the next sandbox still has the deleted file"
 like "$(jf stdout)" "cat /usr/x: No such file" "the next sandbox has no /usr/x"
+
+# --- the image as one overlay: its /dev and /work hidden, a removed directory stays gone ---
+cru run --json --writable-root --image "$IMG" -- /bin/fsop ls /dev cat /work/stale \
+    rm /data/z rm /data/big rmdir /data mkdir /data ls /data append /bigtop x
+like "$(jf stdout)" "ls /dev: [a-z ]*null" "the sandbox's /dev has its own nodes"
+unlike "$(jf stdout)" "evil" "... and nothing of the image's /dev"
+like "$(jf stdout)" "cat /work/stale: No such file" "/work is the sandbox's scratch, not the image's"
+like "$(jf stdout)" "ls /data:.append" "a directory removed and made again is empty (the image's hidden)"
+like "$(jf stdout)" "append /bigtop: ok" "a large top-level file of the image is writable"
 
 # --- neighbours at the same time ------------------------------------------------------
 for who in A B; do
