@@ -351,17 +351,122 @@ static int write_data(struct unpack *u, struct archive *a, int fd, const char *n
     return 0;
 }
 
-/* entry(u, a, e, err) — one archive entry. */
+/* sys_failed(err, what, name) — errno's failure of WHAT on NAME as "WHAT 'NAME': reason";
+ * -errno. */
+static int sys_failed(struct errbuf *err, const char *what, const char *name)
+{
+    int e = errno;
+
+    errbuf_set(err, "%s '%s': %s", what, name, strerror(e));
+    return -e;
+}
+
+/* What entry() knows of the entry it is making, for the one function per kind below. */
+struct made {
+    int pfd;          /* the parent directory */
+    const char *base; /* the name in it */
+    const char *full; /* the path in the image, for messages */
+    mode_t mode;      /* permission bits, set-id bits already stripped */
+    uid_t uid;
+    gid_t gid;
+};
+
+/* make_hardlink(u, m, hardlink, err) — a hard link to a file its own layer made. */
+static int make_hardlink(struct unpack *u, const struct made *m, const char *hardlink,
+                         struct errbuf *err)
+{
+    char lrel[PATH_MAX], *lbase;
+    struct stat st;
+    int tdepth, tfd, r;
+
+    tdepth = clean_path(hardlink, lrel, sizeof(lrel), err, "hard link target");
+    if (tdepth <= 0)
+        return tdepth < 0 ? tdepth : errbuf_set(err, "hard link '%s' to the image root", m->full);
+    if (!strset_has(&u->layer, lrel))
+        return errbuf_set(err,
+                          "hard link '%s' points to '%s', which its own layer did not create "
+                          "(links across layers or out of the image are refused)",
+                          m->full, hardlink);
+    split(lrel, &lbase);
+    if ((tfd = open_dir(u, lrel, false, hardlink, err)) < 0)
+        return tfd;
+    if (fstatat(tfd, lbase, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode)) {
+        close(tfd);
+        return errbuf_set(err, "hard link '%s' points to '%s', which is not a file", m->full,
+                          hardlink);
+    }
+    r = linkat(tfd, lbase, m->pfd, m->base, 0) < 0 ? -errno : 0;
+    close(tfd);
+    if (r < 0)
+        errbuf_set(err, "cannot link '%s' to '%s': %s", m->full, hardlink, strerror(-r));
+    return r;
+}
+
+/* make_regular(u, a, e, m, err) — a regular file with the entry's data, owner and mode. */
+static int make_regular(struct unpack *u, struct archive *a, struct archive_entry *e,
+                        const struct made *m, struct errbuf *err)
+{
+    int fd, r;
+
+    fd = openat(m->pfd, m->base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return sys_failed(err, "cannot create", m->full);
+    r = write_data(u, a, fd, m->full, archive_entry_size_is_set(e) ? archive_entry_size(e) : 0,
+                   err);
+    if (r == 0 && u->chown && fchown(fd, m->uid, m->gid) < 0)
+        r = sys_failed(err, "cannot set the owner of", m->full);
+    /* after fchown, which clears set-id bits anyway */
+    if (r == 0 && fchmod(fd, m->mode) < 0)
+        r = sys_failed(err, "cannot set the mode of", m->full);
+    close(fd);
+    return r;
+}
+
+/* make_symlink(u, m, depth, target, err) — a symlink whose target stays inside the image
+ * (depth: how deep the link's own path is). */
+static int make_symlink(struct unpack *u, const struct made *m, int depth, const char *target,
+                        struct errbuf *err)
+{
+    if (!target || !*target)
+        return errbuf_set(err, "symlink '%s' has no target", m->full);
+    if (symlink_escapes(depth - 1, target))
+        return errbuf_set(err, "symlink '%s' points outside the image root ('%s')", m->full,
+                          target);
+    if (symlinkat(target, m->pfd, m->base) < 0)
+        return sys_failed(err, "cannot create symlink", m->full);
+    if (u->chown && fchownat(m->pfd, m->base, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0)
+        return sys_failed(err, "cannot set the owner of", m->full);
+    return 0;
+}
+
+/* make_dir(u, m, exists, err) — a directory (made unless it exists already, a later layer
+ * changing its mode and owner), left writable to the builder until unpack_finish gives it
+ * the mode and owner remembered here. */
+static int make_dir(struct unpack *u, const struct made *m, bool exists, struct errbuf *err)
+{
+    if (!exists && mkdirat(m->pfd, m->base, 0700) < 0)
+        return sys_failed(err, "cannot create directory", m->full);
+    if (remember_dir(u, m->full, m->mode, m->uid, m->gid) < 0)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    if (fchmodat(m->pfd, m->base, m->mode | 0700, 0) < 0)
+        return sys_failed(err, "cannot set the mode of", m->full);
+    return 0;
+}
+
+/* entry(u, a, e, err) — one archive entry: checked against the limits and the image root,
+ * a whiteout applied, set-id bits stripped, devices skipped, whatever was at its path
+ * before replaced (but a directory by a directory), then made by its kind's function. */
 static int entry(struct unpack *u, struct archive *a, struct archive_entry *e, struct errbuf *err)
 {
-    char rel[PATH_MAX], lrel[PATH_MAX], *base, *lbase, full[PATH_MAX];
+    char rel[PATH_MAX], *base, full[PATH_MAX];
     mode_t type = archive_entry_filetype(e);
-    mode_t mode = archive_entry_perm(e) & 07777;
-    uid_t uid = (uid_t)archive_entry_uid(e);
-    gid_t gid = (gid_t)archive_entry_gid(e);
     const char *hardlink = archive_entry_hardlink(e);
+    struct made m = {.mode = archive_entry_perm(e) & 07777,
+                     .uid = (uid_t)archive_entry_uid(e),
+                     .gid = (gid_t)archive_entry_gid(e)};
+    bool dir_exists = false;
     struct stat st;
-    int depth, pfd = -1, fd = -1, r = 0;
+    int depth, r;
 
     if (++u->entries > u->lim.max_entries)
         return errbuf_set(err, "the image has more than %llu entries (--max-entries)",
@@ -372,7 +477,7 @@ static int entry(struct unpack *u, struct archive *a, struct archive_entry *e, s
         return depth;
     if (depth == 0) {
         if (type == AE_IFDIR) /* the root itself: its mode and owner */
-            return remember_dir(u, "", mode & ~(mode_t)06000, uid, gid) < 0 ? -ENOMEM : 0;
+            return remember_dir(u, "", m.mode & ~(mode_t)06000, m.uid, m.gid) < 0 ? -ENOMEM : 0;
         return errbuf_set(err, "entry '%s' names the image root but is not a directory",
                           archive_entry_pathname(e));
     }
@@ -380,8 +485,8 @@ static int entry(struct unpack *u, struct archive *a, struct archive_entry *e, s
     split(rel, &base);
     if (strncmp(base, ".wh.", 4) == 0)
         return whiteout(u, rel, base, err);
-    if (mode & 06000) {
-        mode &= ~(mode_t)06000;
+    if (m.mode & 06000) {
+        m.mode &= ~(mode_t)06000;
         u->stripped++;
     }
     if (!hardlink && type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK) {
@@ -396,109 +501,30 @@ static int entry(struct unpack *u, struct archive *a, struct archive_entry *e, s
                           full, (long long)archive_entry_size(e),
                           (unsigned long long)u->lim.max_bytes),
                -EFBIG;
-    pfd = open_dir(u, rel, true, full, err);
-    if (pfd < 0)
-        return pfd;
-    if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-        if (S_ISDIR(st.st_mode) && type == AE_IFDIR && !hardlink)
-            goto out_dir;
-        if ((r = unpack_remove_tree(pfd, base)) < 0) {
+    m.pfd = open_dir(u, rel, true, full, err);
+    if (m.pfd < 0)
+        return m.pfd;
+    m.base = base;
+    m.full = full;
+    r = 0;
+    if (fstatat(m.pfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        dir_exists = S_ISDIR(st.st_mode) && type == AE_IFDIR && !hardlink;
+        if (!dir_exists && (r = unpack_remove_tree(m.pfd, base)) < 0)
             errbuf_set(err, "cannot replace '%s': %s", full, strerror(-r));
-            goto out_close;
-        }
     }
-    if (hardlink) {
-        int tdepth = clean_path(hardlink, lrel, sizeof(lrel), err, "hard link target");
-        int tfd;
-        if (tdepth <= 0) {
-            r = tdepth < 0 ? tdepth : errbuf_set(err, "hard link '%s' to the image root", full);
-            goto out_close;
-        }
-        if (!strset_has(&u->layer, lrel)) {
-            r = errbuf_set(err,
-                           "hard link '%s' points to '%s', which its own layer did not create "
-                           "(links across layers or out of the image are refused)",
-                           full, hardlink);
-            goto out_close;
-        }
-        split(lrel, &lbase);
-        if ((tfd = open_dir(u, lrel, false, hardlink, err)) < 0) {
-            r = tfd;
-            goto out_close;
-        }
-        if (fstatat(tfd, lbase, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISDIR(st.st_mode)) {
-            close(tfd);
-            r = errbuf_set(err, "hard link '%s' points to '%s', which is not a file", full,
-                           hardlink);
-            goto out_close;
-        }
-        r = linkat(tfd, lbase, pfd, base, 0);
-        close(tfd);
-        if (r < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot link '%s' to '%s': %s", full, hardlink, strerror(errno));
-            goto out_close;
-        }
-    } else if (type == AE_IFREG) {
-        fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot create '%s': %s", full, strerror(errno));
-            goto out_close;
-        }
-        if ((r = write_data(u, a, fd, full,
-                            archive_entry_size_is_set(e) ? archive_entry_size(e) : 0, err)) < 0)
-            goto out_close;
-        if (u->chown && fchown(fd, uid, gid) < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot set the owner of '%s': %s", full, strerror(errno));
-            goto out_close;
-        }
-        fchmod(fd, mode); /* after fchown, which clears setuid bits anyway */
-    } else if (type == AE_IFLNK) {
-        const char *target = archive_entry_symlink(e);
-        if (!target || !*target) {
-            r = errbuf_set(err, "symlink '%s' has no target", full);
-            goto out_close;
-        }
-        if (symlink_escapes(depth - 1, target)) {
-            r = errbuf_set(err, "symlink '%s' points outside the image root ('%s')", full, target);
-            goto out_close;
-        }
-        if (symlinkat(target, pfd, base) < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot create symlink '%s': %s", full, strerror(errno));
-            goto out_close;
-        }
-        if (u->chown && fchownat(pfd, base, uid, gid, AT_SYMLINK_NOFOLLOW) < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot set the owner of '%s': %s", full, strerror(errno));
-            goto out_close;
-        }
-    } else {
-        if (mkdirat(pfd, base, 0700) < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot create directory '%s': %s", full, strerror(errno));
-            goto out_close;
-        }
-    out_dir:
-        if (remember_dir(u, full, mode, uid, gid) < 0) {
-            r = (errbuf_set(err, "out of memory"), -ENOMEM);
-            goto out_close;
-        }
-        /* still writable to the builder until unpack_finish */
-        if (fchmodat(pfd, base, mode | 0700, 0) < 0) {
-            r = -errno;
-            errbuf_set(err, "cannot set the mode of '%s': %s", full, strerror(errno));
-            goto out_close;
-        }
+    if (r == 0) {
+        if (hardlink)
+            r = make_hardlink(u, &m, hardlink, err);
+        else if (type == AE_IFREG)
+            r = make_regular(u, a, e, &m, err);
+        else if (type == AE_IFLNK)
+            r = make_symlink(u, &m, depth, archive_entry_symlink(e), err);
+        else
+            r = make_dir(u, &m, dir_exists, err);
     }
-    if (mark_layer(u, full) < 0)
+    if (r == 0 && mark_layer(u, full) < 0)
         r = (errbuf_set(err, "out of memory"), -ENOMEM);
-out_close:
-    if (fd >= 0)
-        close(fd);
-    close(pfd);
+    close(m.pfd);
     return r;
 }
 

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -285,6 +286,13 @@ int image_resolve(const char *name, struct image *img, struct errbuf *err)
 /* ---- the registry of a server (see image.h) ---- */
 
 #define STORED_MAX 4096 /* stored images a registry keeps resolved (name asked, digest) */
+#define TAGS_MAX   256  /* NAME[:TAG] -> digest answers kept while the refs file is unchanged */
+
+/* One answer of the refs file, good while the file is the one it came from. */
+struct tag_answer {
+    char name[IMAGE_NAME_MAX + 2 + 128]; /* as asked: NAME or NAME:TAG */
+    char digest[DIGEST_LEN + 1];
+};
 
 struct image_registry {
     const struct image *host; /* borrowed */
@@ -297,6 +305,12 @@ struct image_registry {
     struct image_store store;
     size_t nstored;
     struct image **stored;
+    /* The refs file's identity when the answers below were read: a tag moves by a new file
+     * renamed over the old (image/store.h), so an unchanged inode, size and mtime mean
+     * unchanged answers, and a request needs one fstatat, not a read and parse of the file. */
+    struct stat refs_st;
+    size_t ntags;
+    struct tag_answer tags[TAGS_MAX];
 };
 
 struct image_registry *image_registry_new(const struct image *host)
@@ -328,6 +342,40 @@ void image_registry_free(struct image_registry *reg)
     free(reg);
 }
 
+/* tag_lookup(reg, name, digest, err) — image_store_lookup, answered from reg->tags while the
+ * refs file is the one they were read from. Under reg->lock. 0 or -errno with err set. */
+static int tag_lookup(struct image_registry *reg, const char *name, char *digest,
+                      struct errbuf *err)
+{
+    struct stat st;
+    bool same;
+    int r;
+
+    if (strncmp(name, "sha256:", 7) == 0 || strlen(name) >= sizeof(reg->tags[0].name))
+        return image_store_lookup(&reg->store, name, digest, err);
+    if (fstatat(reg->store.fd, "refs", &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return image_store_lookup(&reg->store, name, digest, err); /* it says why */
+    same = st.st_ino == reg->refs_st.st_ino && st.st_dev == reg->refs_st.st_dev &&
+           st.st_size == reg->refs_st.st_size && st.st_mtim.tv_sec == reg->refs_st.st_mtim.tv_sec &&
+           st.st_mtim.tv_nsec == reg->refs_st.st_mtim.tv_nsec;
+    if (!same) {
+        reg->ntags = 0;
+        reg->refs_st = st;
+    }
+    for (size_t i = 0; i < reg->ntags; i++)
+        if (strcmp(reg->tags[i].name, name) == 0) {
+            memcpy(digest, reg->tags[i].digest, DIGEST_LEN + 1);
+            return 0;
+        }
+    r = image_store_lookup(&reg->store, name, digest, err);
+    if (r == 0 && reg->ntags < TAGS_MAX) {
+        snprintf(reg->tags[reg->ntags].name, sizeof(reg->tags[0].name), "%s", name);
+        memcpy(reg->tags[reg->ntags].digest, digest, DIGEST_LEN + 1);
+        reg->ntags++;
+    }
+    return r;
+}
+
 /* find_stored(reg, name, err) — name (NAME[:TAG], sha256:<hex>) looked up in the store now
  * (refs move), resolved once per (name, digest). NULL with err when the store has no such
  * image; -ENOENT-like failures say so. Takes reg->lock. */
@@ -343,7 +391,7 @@ static const struct image *find_stored(struct image_registry *reg, const char *n
     pthread_mutex_lock(&reg->lock);
     if (reg->store.fd < 0 && image_store_open(&reg->store, reg->state, false, err) < 0)
         goto out_unlock;
-    if (image_store_lookup(&reg->store, name, digest, err) < 0)
+    if (tag_lookup(reg, name, digest, err) < 0)
         goto out_unlock;
     for (size_t i = 0; i < reg->nstored && !found; i++)
         if (strcmp(reg->stored[i]->name, name) == 0 && strcmp(reg->stored[i]->digest, digest) == 0)
