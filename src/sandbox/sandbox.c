@@ -1434,3 +1434,10 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
         result_fail(res, "%s", err.msg);
     return 0;
 }
+
+int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
+{
+    (void)sb;
+    *u = (struct sandbox_usage){0};
+    return -ENOSYS; /* placeholder while the session work lands */
+}

@@ -142,6 +142,13 @@ struct sandbox_proc {
         * empty and the output limit does not apply to it */
 
 #define SANDBOX_EXEC_LAST 1u /* last process: tear the sandbox down before the verdict */
+/* A session's exec: the process and everything it starts live in a pid namespace of their own
+ * (its pid 1 is a small keeper init forks), so a timeout, an output limit or a cancel kills
+ * exactly those processes — never the sandbox, nor what earlier execs left running. When the
+ * process ends by itself, what it started in the background keeps running (the keeper stays
+ * as their reaper) until it ends, the session's sandbox is destroyed, or sandbox_kill_others.
+ * Not with SANDBOX_EXEC_LAST. */
+#define SANDBOX_EXEC_KEEP 2u
 
 /* sandbox_exec(sb, proc, flags, res) — runs one process to its end and fills res (which
  * the caller has result_init'ed). Returns 0 when res holds a verdict (any status,
@@ -171,6 +178,30 @@ int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, 
 /* sandbox_kill_others(sb, err) — kills every process left in the sandbox but its init
  * (background children of earlier execs), so the next exec starts alone. 0 or -errno. */
 int sandbox_kill_others(struct sandbox *sb, struct errbuf *err);
+
+/* What a live sandbox uses now, for a session's listing. Fields a host cannot measure (no
+ * cgroup) are 0. */
+struct sandbox_usage {
+    double cpu_time;         /* CPU seconds of every process it has run, since creation */
+    uint64_t memory_kb;      /* memory charged to it now (cgroup) */
+    uint64_t memory_peak_kb; /* the most it was charged */
+    uint64_t pids;           /* processes and threads alive, init and keepers included */
+    uint64_t disk_kb;        /* used in its scratch tmpfs (/work, /tmp, a writable root's upper) */
+    uint64_t disk_limit_kb;  /* the scratch's size */
+};
+
+/* sandbox_usage(sb, u) — fills u; 0 or -errno. Cheap (a few cgroup files and one fstatfs);
+ * safe while no exec runs on sb (same thread rule as every call). */
+int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u);
+
+/* sandbox_fork(parent, err) — a new sandbox made as the parent was (runtime, image, limits,
+ * writable root) whose scratch (/work, /tmp, a writable root's changes) is a copy of the
+ * parent's at the moment of the call; processes are not copied. The parent's processes are
+ * stopped (SIGSTOP) for the time of the copy and continued after, so the copy is one
+ * consistent state; the parent is otherwise unchanged. Symlinks, FIFOs and sockets are copied
+ * as what they are, never followed or opened; ownership and modes are kept. The copy counts
+ * against the child's disk limit (the same size as the parent's, so it fits). NULL with err. */
+struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err);
 
 /* sandbox_destroy(sb) — kills everything, waits for the cgroup to empty, removes it.
  * Returns 0, or -errno when something could not be cleaned (logged in err if given). */
