@@ -49,6 +49,7 @@ struct sandbox {
     pid_t init_pid;
     int pidfd;
     int ctl;
+    int scratch; /* O_PATH fd of the scratch tmpfs's root (CTL_READY), or -1 */
     bool init_reaped;
     int init_status;
     double t0; /* creation start, for trace() */
@@ -520,7 +521,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
-    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0;
+    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
     bool self_attached = false;
 
     if (!sb) {
@@ -534,6 +535,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     sb->limits = *limits;
     sb->pidfd = -1;
     sb->ctl = -1;
+    sb->scratch = -1;
     sb->init_pid = -1;
     if (rt->cg.nhier > 0) {
         /* pids.max counts init too: the payload's processes get exactly limits->pids. */
@@ -601,11 +603,15 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         goto out_kill;
     }
     if (r == 0)
-        r = recv_reply(sb, &m, 10.0);
+        r = recv_reply_fds(sb, &m, &scratch, &nscratch, 10.0);
     if (r < 0) {
         errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
         goto out_kill;
     }
+    if (m.type == CTL_READY && nscratch == 1)
+        sb->scratch = scratch;
+    else if (nscratch == 1)
+        close(scratch);
     if (m.type != CTL_READY) {
         m.text[sizeof(m.text) - 1] = '\0';
         if (m.err)
@@ -1394,6 +1400,8 @@ int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
         close(sb->ctl);
     if (sb->pidfd >= 0)
         close(sb->pidfd);
+    if (sb->scratch >= 0)
+        close(sb->scratch);
     if (sb->has_cg) {
         r2 = cgroup_destroy(&sb->cg);
         if (r2 < 0 && r == 0) {
@@ -1433,6 +1441,11 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
     if (sandbox_destroy(sb, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
         result_fail(res, "%s", err.msg);
     return 0;
+}
+
+int sandbox__scratch_fd(const struct sandbox *sb)
+{
+    return sb->scratch;
 }
 
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)

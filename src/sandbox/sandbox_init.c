@@ -725,6 +725,7 @@ void sandbox__init_main(const struct init_params *params)
     bool cgns = false;            /* entered at the first exec, once every attach is done */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
+    int scratch = -1; /* the scratch tmpfs's root, handed to the supervisor with READY */
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-init");
@@ -771,7 +772,7 @@ void sandbox__init_main(const struct init_params *params)
         setup_fail(ctl, errno, "cannot set the hostname");
     if (p->limits->loopback && (r = loopback_up()) < 0)
         setup_fail(ctl, -r, "cannot bring up the loopback interface");
-    if ((r = rootfs__build(p->img, p->limits, lower, &err)) < 0)
+    if ((r = rootfs__build(p->img, p->limits, lower, &scratch, &err)) < 0)
         setup_fail(ctl, -r, err.msg);
 
     /* Per-user-namespace kernel limits. No nested user namespaces: a second layer behind
@@ -789,7 +790,11 @@ void sandbox__init_main(const struct init_params *params)
     sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0)
         setup_fail(ctl, errno, "cannot create signalfd in init");
-    reply(ctl, CTL_READY, 0, NULL);
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_READY;
+    if (sandbox__ctl_send(ctl, &m, &scratch, 1) < 0)
+        _exit(1);
+    close(scratch);
 
     for (;;) {
         struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};

@@ -26,7 +26,8 @@
 
 enum ctl_type {
     CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
-    CTL_READY,     /* init → sup: root filesystem built, waiting for requests */
+    CTL_READY,     /* init → sup: root filesystem built, waiting for requests; fd[0] an
+                    * O_PATH descriptor of the scratch tmpfs's root */
     CTL_FAILED,    /* init → sup: setup failed (err, text) */
     CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode (and
                     * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
@@ -92,13 +93,22 @@ __attribute__((noreturn)) void sandbox__init_main(const struct init_params *p);
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds);
 int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 
-/* rootfs__build(img, limits, lower, err) — in init, in the new mount namespace: makes the
- * root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
+/* rootfs__build(img, limits, lower, scratch, err) — in init, in the new mount namespace: makes
+ * the root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
  * lower[i] is the lower layer of the image's entry i when it is a directory (a detached
  * mount the supervisor made, idmapped so the image's root-owned files are the sandbox
  * user's), or -1 to clone the image's directory as it is; rootfs__build closes them.
- * 0 or -errno with err set. */
+ * *scratch gets an O_PATH | O_DIRECTORY | O_CLOEXEC descriptor of the scratch tmpfs's root
+ * (its directories "work" and "tmp" are /work and /tmp; "root" and ".overlay" a writable
+ * root's), the caller's to close; -1 on failure. 0 or -errno with err set. */
 int rootfs__build(const struct image *img, const struct sandbox_limits *limits, int *lower,
-                  struct errbuf *err);
+                  int *scratch, struct errbuf *err);
+
+/* sandbox__scratch_fd(sb) — an O_PATH descriptor of the root of sb's scratch tmpfs (the
+ * directories "work" and "tmp" are the sandbox's /work and /tmp), which init hands over with
+ * CTL_READY; -1 when there is none. sb keeps it (closed by sandbox_destroy). Everything below
+ * it is the sandbox's, written by hostile code: resolve beneath it without following
+ * symlinks (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
+int sandbox__scratch_fd(const struct sandbox *sb);
 
 #endif
