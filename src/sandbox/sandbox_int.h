@@ -25,23 +25,33 @@
 #define CTL_MAX_FDS         4
 
 enum ctl_type {
-    CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
-    CTL_READY,     /* init → sup: root filesystem built, waiting for requests */
-    CTL_FAILED,    /* init → sup: setup failed (err, text) */
-    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode (and
-                    * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
-    CTL_PUT_DONE,  /* init → sup: err == 0 or the failure (text) */
-    CTL_EXEC,      /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr */
-    CTL_STARTED,   /* init → sup: payload running (pid inside) */
-    CTL_EXEC_FAIL, /* init → sup: could not start it (err, text) */
-    CTL_EXITED,    /* init → sup: payload ended (status = wait status, rusage) */
-    CTL_KILLALL,   /* sup → init: kill every other process of the sandbox */
-    CTL_KILLED,    /* init → sup: done, none left (err: processes that would not die) */
-    CTL_GET,       /* sup → init: open text (relative path) for reading */
-    CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
-    CTL_LOWER,     /* sup → init, before GO: fd[0] the (idmapped) lower layer of the image's
-                    * directory entry number pid, for a writable root */
+    CTL_GO = 1,      /* sup → init: maps and cgroups are in place, build the sandbox */
+    CTL_READY,       /* init → sup: root filesystem built, waiting for requests; fd[0] an
+                      * O_PATH descriptor of the scratch tmpfs's root */
+    CTL_FAILED,      /* init → sup: setup failed (err, text) */
+    CTL_PUT,         /* sup → init: copy fd[0] to text (relative path), mode (and
+                      * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
+    CTL_PUT_DONE,    /* init → sup: err == 0 or the failure (text) */
+    CTL_EXEC,        /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr;
+                      * mode CTL_EXEC_KEEP: a session's exec, run under a keeper */
+    CTL_STARTED,     /* init → sup: payload running (pid inside) */
+    CTL_EXEC_FAIL,   /* init → sup: could not start it (err, text) */
+    CTL_EXITED,      /* init → sup: payload ended (status = wait status, rusage) */
+    CTL_KILLALL,     /* sup → init: kill every other process of the sandbox */
+    CTL_KILLED,      /* init → sup: done, none left (err: processes that would not die) */
+    CTL_GET,         /* sup → init: open text (relative path) for reading */
+    CTL_GOT,         /* init → sup: fd[0] the regular file opened, or err and text */
+    CTL_LOWER,       /* sup → init, before GO: fd[0] the (idmapped) lower layer of the image's
+                      * directory entry number pid, for a writable root */
+    CTL_KILL_EXEC,   /* sup → init: kill the latest KEEP exec (its keeper's whole namespace) */
+    CTL_EXEC_KILLED, /* init → sup: done, its processes reaped (err: the keeper's wait failed) */
 };
+
+/* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
+ * forked by init. The keeper reports to init over a socket of its own; init relays
+ * CTL_STARTED or CTL_EXEC_FAIL, then CTL_EXITED (where CTL_EXITED_ALONE means nothing of this
+ * exec is left) to the supervisor, and keeps one keeper at a time for CTL_KILL_EXEC. */
+#define CTL_EXEC_KEEP 1u
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
 
@@ -92,13 +102,22 @@ __attribute__((noreturn)) void sandbox__init_main(const struct init_params *p);
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds);
 int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 
-/* rootfs__build(img, limits, lower, err) — in init, in the new mount namespace: makes the
- * root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
+/* rootfs__build(img, limits, lower, scratch, err) — in init, in the new mount namespace: makes
+ * the root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
  * lower[i] is the lower layer of the image's entry i when it is a directory (a detached
  * mount the supervisor made, idmapped so the image's root-owned files are the sandbox
  * user's), or -1 to clone the image's directory as it is; rootfs__build closes them.
- * 0 or -errno with err set. */
+ * *scratch gets an O_PATH | O_DIRECTORY | O_CLOEXEC descriptor of the scratch tmpfs's root
+ * (its directories "work" and "tmp" are /work and /tmp; "root" and ".overlay" a writable
+ * root's), the caller's to close; -1 on failure. 0 or -errno with err set. */
 int rootfs__build(const struct image *img, const struct sandbox_limits *limits, int *lower,
-                  struct errbuf *err);
+                  int *scratch, struct errbuf *err);
+
+/* sandbox__scratch_fd(sb) — an O_PATH descriptor of the root of sb's scratch tmpfs (the
+ * directories "work" and "tmp" are the sandbox's /work and /tmp), which init hands over with
+ * CTL_READY; -1 when there is none. sb keeps it (closed by sandbox_destroy). Everything below
+ * it is the sandbox's, written by hostile code: resolve beneath it without following
+ * symlinks (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
+int sandbox__scratch_fd(const struct sandbox *sb);
 
 #endif
