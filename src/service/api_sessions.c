@@ -38,6 +38,9 @@
 #define DEFAULT_TIMEOUT  30.0
 #define MAX_LIST_ENTRIES 100000
 #define RETRY_AFTER      "5"
+/* A session's JSON body is parsed on the loop thread (small by nature: a command, a task);
+ * larger inputs go in as files (PUT .../files: raw bytes, never parsed). */
+#define MAX_JSON_BODY (1u << 20)
 
 struct api_sessions {
     struct api_sessions_config cfg;
@@ -158,6 +161,13 @@ static int parse_json_body(struct http_request *r, json_t **j, struct errbuf *er
     const char *body = http_body(r, &len);
     json_error_t je;
 
+    if (len > MAX_JSON_BODY) {
+        errbuf_set(err,
+                   "a session's JSON body is at most 1 MiB (%zu bytes given): put large inputs "
+                   "in as files (PUT /v1/sessions/{id}/files) and read them there",
+                   len);
+        return -EFBIG;
+    }
     if (len == 0 || strspn(body, " \t\r\n") == len) {
         *j = json_object();
         return *j ? 0 : errbuf_set(err, "out of memory");
@@ -860,6 +870,15 @@ static unsigned bad_request(struct http_request *r, const char *code, const stru
     return 400;
 }
 
+/* bad_body(r, rc, err) — the answer to a body parse_json_body refused (rc): 413 or 400. */
+static unsigned bad_body(struct http_request *r, int rc, const struct errbuf *err)
+{
+    if (rc != -EFBIG)
+        return bad_request(r, "bad_request", err);
+    http_respond_error(r, 413, "too_large", "%s", err->msg);
+    return 413;
+}
+
 /* route_create — POST /v1/sessions. */
 static int route_create(struct api_sessions *as, struct http_request *r, const char *route,
                         api_sessions_answered answered, void *ctx)
@@ -869,8 +888,10 @@ static int route_create(struct api_sessions *as, struct http_request *r, const c
     struct op *op;
     json_t *j;
 
-    if (parse_json_body(r, &j, &err) < 0)
-        return (int)bad_request(r, "bad_request", &err);
+    int rc;
+
+    if ((rc = parse_json_body(r, &j, &err)) < 0)
+        return (int)bad_body(r, rc, &err);
     if (!(s = session_new(as->t))) {
         json_decref(j);
         if (errno == EAGAIN) {
@@ -1337,14 +1358,16 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                 }
             }
         } else {
-            st = bad_request(r, "bad_request", &err);
+            st = bad_body(r, rc, &err);
         }
     } else {
         rc = parse_json_body(r, &j, &err);
         if (rc == 0)
             rc = strcmp(action, "exec") == 0 ? parse_exec(as, j, op, &err)
                                              : parse_verify(as, j, op, &err);
-        if (rc == -ENOENT) {
+        if (rc == -EFBIG) {
+            st = bad_body(r, rc, &err);
+        } else if (rc == -ENOENT) {
             http_respond_error(r, 404, "not_found", "%s", err.msg);
             st = 404;
         } else if (rc == -EIO) {

@@ -136,6 +136,9 @@ ok(st == 200 and j["execs"] >= 8, "execs counts the session's execs", text)
 for bad_id in ("s-" + "0" * 24, "nope", "s-" + "A" * 24, "s-123"):
     st, j, text = ex(bad_id, "true")
     ok(st == 404 and j["error"]["code"] == "not_found", "exec in %r: 404" % bad_id, text)
+st, j, text = ex(A, {"command": "true", "stdin": "x" * (1 << 20)})
+ok(st == 413 and "PUT" in j["error"]["message"],
+   "a JSON body over 1 MiB: 413 pointing at file uploads", text)
 st, j, text = srv.request("GET", "/v1/sessions/%s/whatever" % A)
 ok(st == 404, "an unknown action: 404", text)
 st, j, text = srv.request("PUT", "/v1/sessions/%s/exec" % A, "{}")
