@@ -816,6 +816,9 @@ static int parse_create(struct api_sessions *as, const json_t *j, struct session
     s->limits = as->cfg.defaults;
     s->limits.loopback = true;
     s->limits.wall_time = sandbox_limit_ranges[LIM_WALL].max; /* each exec sets its own */
+    /* cpu_time is the whole session's, all execs together: by default the most one job may
+     * have (an hour), not one job's default; each exec's wall time is bounded anyway */
+    s->limits.cpu_time = sandbox_limit_ranges[LIM_CPU].max;
     if ((v = json_object_get(j, "image")) && !json_is_null(v)) {
         if (!json_is_string(v))
             return errbuf_set(err, "'image' must be a string naming a registered image");
