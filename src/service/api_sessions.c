@@ -1235,33 +1235,28 @@ static unsigned not_allowed(struct http_request *r, const char *route, const cha
     return 405;
 }
 
-int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
-                       size_t route_size, api_sessions_answered answered, void *ctx)
+/* route_resolve(as, r, route, route_size, action, &s) — r's route (named in route for the
+ * metrics) and the session it names. An HTTP status when r was answered (no such route or
+ * session, a wrong method); 1 for /v1/sessions itself (r not answered); 0 with action ("" for
+ * the session itself, else "exec", "files", "fork" or "verify") and *s set. */
+static int route_resolve(struct api_sessions *as, struct http_request *r, char *route,
+                         size_t route_size, char action[16], struct session **s)
 {
     const char *path = http_path(r), *method = http_method(r), *rest, *slash;
-    char id[SESSION_ID_LEN + 8], action[16] = "";
-    struct errbuf err = {{0}};
-    struct session *s;
-    struct op *op;
-    unsigned st;
-    json_t *j = NULL;
-    int rc;
+    char id[SESSION_ID_LEN + 8];
 
-    if (!api_sessions_path(path))
-        return 0;
+    action[0] = '\0';
     if (path[12] == '\0' || strcmp(path + 12, "/") == 0) {
         snprintf(route, route_size, "/v1/sessions");
-        if (strcmp(method, "POST") == 0)
-            return route_create(as, r, route, answered, ctx);
-        if (strcmp(method, "GET") == 0)
-            return route_list(as, r);
+        if (strcmp(method, "POST") == 0 || strcmp(method, "GET") == 0)
+            return 1;
         return (int)not_allowed(r, route, "GET, POST", method);
     }
     rest = path + 13;
     slash = strchr(rest, '/');
     snprintf(id, sizeof(id), "%.*s", (int)(slash ? (size_t)(slash - rest) : strlen(rest)), rest);
     if (slash) {
-        if (strlen(slash + 1) >= sizeof(action) || strchr(slash + 1, '/') ||
+        if (strlen(slash + 1) >= 16 || strchr(slash + 1, '/') ||
             (strcmp(slash + 1, "exec") != 0 && strcmp(slash + 1, "files") != 0 &&
              strcmp(slash + 1, "fork") != 0 && strcmp(slash + 1, "verify") != 0)) {
             snprintf(route, route_size, "other");
@@ -1270,7 +1265,7 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                                method, path);
             return 404;
         }
-        snprintf(action, sizeof(action), "%s", slash + 1);
+        snprintf(action, 16, "%s", slash + 1);
     }
     snprintf(route, route_size, "/v1/sessions/{id}%s%s", action[0] ? "/" : "", action);
     /* the method first: a wrong one is wrong whatever the id */
@@ -1280,7 +1275,7 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
         return (int)not_allowed(r, route, "GET, PUT", method);
     if (action[0] && strcmp(action, "files") != 0 && strcmp(method, "POST") != 0)
         return (int)not_allowed(r, route, "POST", method);
-    if (!(s = session_find(as->t, id)) || !s->sb) {
+    if (!(*s = session_find(as->t, id)) || !(*s)->sb) {
         http_respond_error(r, 404, "not_found",
                            session_id_valid(id) ? "no session %s (never made, deleted, or "
                                                   "reclaimed after its ttl or idle ttl)"
@@ -1288,9 +1283,57 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                            id);
         return 404;
     }
+    return 0;
+}
+
+/* refuse_busy(r, s) — the 409 of an operation asked while another runs on s. */
+static unsigned refuse_busy(struct http_request *r, const struct session *s)
+{
+    http_respond_error(r, 409, "session_busy",
+                       "session %s is running another operation (one at a time: an exec, a "
+                       "file operation, a fork or a verification)",
+                       s->id);
+    return 409;
+}
+
+int api_sessions_precheck(struct api_sessions *as, struct http_request *r, char *route,
+                          size_t route_size)
+{
+    char action[16];
+    struct session *s = NULL;
+    int st;
+
+    if (!api_sessions_path(http_path(r)))
+        return 0;
+    st = route_resolve(as, r, route, route_size, action, &s);
+    if (st == 0 && action[0] && s->busy)
+        return (int)refuse_busy(r, s);
+    return st > 1 ? st : 0;
+}
+
+int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
+                       size_t route_size, api_sessions_answered answered, void *ctx)
+{
+    const char *method = http_method(r);
+    char action[16];
+    struct errbuf err = {{0}};
+    struct session *s = NULL;
+    struct op *op;
+    unsigned st;
+    json_t *j = NULL;
+    int rc;
+
+    if (!api_sessions_path(http_path(r)))
+        return 0;
+    if ((rc = route_resolve(as, r, route, route_size, action, &s)) > 1)
+        return rc;
+    if (rc == 1)
+        return strcmp(method, "POST") == 0 ? route_create(as, r, route, answered, ctx)
+                                           : route_list(as, r);
     if (!action[0] && strcmp(method, "DELETE") == 0) {
-        reclaim(as, s, SESSION_DELETED);
-        http_respond_json(r, 200, json_pack("{s:s,s:b}", "id", id, "deleted", 1));
+        json_t *gone = json_pack("{s:s,s:b}", "id", s->id, "deleted", 1);
+        reclaim(as, s, SESSION_DELETED); /* s may be freed */
+        http_respond_json(r, 200, gone);
         return 200;
     }
     s->last_used = util_now();
@@ -1300,13 +1343,8 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
         http_respond_json(r, 200, session_info(s, true));
         return 200;
     }
-    if (s->busy) {
-        http_respond_error(r, 409, "session_busy",
-                           "session %s is running another operation (one at a time: an exec, "
-                           "a file operation, a fork or a verification)",
-                           s->id);
-        return 409;
-    }
+    if (s->busy)
+        return (int)refuse_busy(r, s);
     if (!(op = op_new(as, r, route, answered, ctx))) {
         http_respond_error(r, 500, "internal", "out of memory");
         return 500;
