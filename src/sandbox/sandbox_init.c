@@ -706,10 +706,14 @@ keeper_main(const struct init_params *p, const struct exec_req *x, const int *st
         _exit(1);
     syscall(SYS_close_range, 4, ~0U, 0);
     report = 3;
-    memset(&m, 0, sizeof(m));
-    m.type = CTL_EXEC_FAIL;
-    if ((r = drop_all_caps()) < 0 || (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 && (r = -errno)) ||
-        (r = filter_apply(p->filter)) < 0) {
+    r = drop_all_caps();
+    if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        r = -errno;
+    if (r == 0)
+        r = filter_apply(p->filter);
+    if (r < 0) {
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_EXEC_FAIL;
         m.err = -r;
         snprintf(m.text, sizeof(m.text), "cannot lock down the exec's keeper: %s", strerror(-r));
         payload = 0;
@@ -753,6 +757,10 @@ static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int n
     int sv[2];
     pid_t pid;
 
+    /* From here the latest KEEP exec is this one, started or not: a CTL_KILL_EXEC meant for
+     * it must never reach an earlier exec's processes. */
+    keeper_close(k);
+    k->pid = 0;
     memset(&x, 0, sizeof(x));
     if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
         exec_req_release(&x);
@@ -778,7 +786,6 @@ static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int n
         reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot start the exec's keeper");
         return 0;
     }
-    keeper_close(k); /* an earlier exec's, if its end was not read yet */
     k->pid = pid;
     k->sock = sv[0];
     k->started = false;

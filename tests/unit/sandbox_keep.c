@@ -86,6 +86,15 @@ static void test_lockdown(struct sandbox *sb)
            strstr(res.out.data, "Seccomp:\t2"),
        "the payload of a KEEP exec is filtered and has no capabilities");
     result_release(&res);
+    keep(sb,
+         "for d in /proc/[0-9]*; do [ \"$(cat $d/comm 2>/dev/null)\" = crucible-keep ] || "
+         "continue; ls $d/fd >/dev/null 2>&1 && echo fds; cat $d/environ >/dev/null 2>&1 && "
+         "echo environ; head -c 1 $d/mem >/dev/null 2>&1 && echo mem; done; echo end",
+         &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "end\n") == 0,
+       "a payload cannot open a keeper's fds, environment or memory");
+    diag("%s", res.out.data);
+    result_release(&res);
     keep(sb, "echo $$", &res);
     ok(res.status == RESULT_OK && strcmp(res.out.data, "2\n") == 0,
        "the payload is pid 2 of its own pid namespace, its keeper pid 1 (%s)", res.out.data);
@@ -185,6 +194,39 @@ int main(void)
     is_int(count(sb, 7), 0, "it killed the exec's own background child");
     is_int(count(sb, 1), 1, "it did not reach exec 1's background process");
     is_int(count(sb, 5), 1, "nor another earlier one");
+
+    /* Every pid /proc lists (the sandbox's outer numbers) means something else, or nothing,
+     * in the exec's own namespace; a pidfd of another namespace's process signals nothing. */
+    keep(sb,
+         "for p in /proc/[0-9]*; do n=${p#/proc/}; [ $n = $$ ] || kill -9 $n 2>/dev/null; "
+         "done; if command -v python3 >/dev/null; then python3 -c '\n"
+         "import os, signal\n"
+         "ns = os.readlink(\"/proc/self/ns/pid\")\n"
+         "hit = 0\n"
+         "for n in os.listdir(\"/proc\"):\n"
+         "    if not n.isdigit(): continue\n"
+         "    try:\n"
+         "        if os.readlink(\"/proc/\" + n + \"/ns/pid\") == ns: continue\n"
+         "    except OSError: pass\n"
+         "    try: fd = os.open(\"/proc/\" + n, os.O_RDONLY | os.O_DIRECTORY)\n"
+         "    except OSError: continue\n"
+         "    try: signal.pidfd_send_signal(fd, signal.SIGKILL); hit += 1\n"
+         "    except OSError: pass\n"
+         "print(\"signalled\", hit)'; fi; echo survived",
+         &res);
+    /* Processes of the exec's own namespace are skipped but its keeper (which one cannot
+     * tell from another's: its /proc entries are closed): signalling it is allowed and the
+     * kernel drops the signal, so one hit at most. */
+    ok(res.status == RESULT_OK && strstr(res.out.data, "survived") &&
+           (!strstr(res.out.data, "signalled") || strstr(res.out.data, "signalled 0\n") ||
+            strstr(res.out.data, "signalled 1\n")),
+       "kill of every pid in /proc, and pidfds of /proc entries, reach nothing outside the "
+       "exec (%s)",
+       result_status_name(res.status));
+    diag("%s", res.out.data);
+    result_release(&res);
+    is_int(count(sb, 1), 1, "exec 1's background process survived them");
+    is_int(count(sb, 5), 1, "and the other one");
 
     /* A cancel stops the exec, not the session. */
     if (pipe(cancel) == 0) {
