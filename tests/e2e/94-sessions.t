@@ -91,6 +91,7 @@ ok(st == 200 and j["stdout"].split() == ["00", "01", "02", "ff"],
 
 # a background process keeps running between execs: its tick file grows after its exec ended
 st, j, text = ex(A, "(while :; do echo t >> /tmp/ticks; sleep 0.1; done) >/dev/null 2>&1 & "
+                    "for i in $(seq 100); do [ -s /tmp/ticks ] && break; sleep 0.1; done; "
                     "echo started")
 ok(st == 200 and j["stdout"] == "started\n", "exec: a background loop is started", text)
 st, j, text = ex(A, "a=$(wc -l < /tmp/ticks); for i in $(seq 100); do sleep 0.1; "
