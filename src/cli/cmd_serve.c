@@ -124,7 +124,7 @@ struct serve_args {
     uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
     uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
     uint64_t max_sessions, session_ttl, session_idle_ttl;
-    char *token;              /* owned */
+    char *token; /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -719,7 +719,7 @@ static void serve_stop(struct serve *s)
     offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
     sched_free(s->sched);
     api_sessions_free(s->sessions); /* after the jobs and api workers that used them */
-    pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
+    pool_free(s->pool);             /* after the jobs: they hand their sandboxes back to it */
     pool_free(s->run_code_pool);
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */
