@@ -446,6 +446,29 @@ static const char *type_name(enum sandbox_file_type t)
     }
 }
 
+/* dirent_json(e) — one entry of a listing. A name that is not UTF-8 (the session's code may
+ * make any bytes a name) is given escaped (\xHH, as result records escape output) beside
+ * its bytes in base64 ("name_b64"). */
+static json_t *dirent_json(const struct sandbox_dirent *e)
+{
+    size_t len = strlen(e->name);
+    json_t *j = json_pack("{s:s,s:I,s:i,s:f}", "type", type_name(e->type), "size",
+                          (json_int_t)e->size, "mode", (int)e->mode, "mtime", e->mtime);
+
+    if (!j)
+        return NULL;
+    if (util_utf8_valid(e->name, len)) {
+        json_object_set_new(j, "name", json_stringn(e->name, len));
+    } else {
+        char *esc = result_text_escape(e->name, len), *b64 = util_base64_encode(e->name, len);
+        json_object_set_new(j, "name", esc ? json_string(esc) : json_null());
+        json_object_set_new(j, "name_b64", b64 ? json_string(b64) : json_null());
+        free(esc);
+        free(b64);
+    }
+    return j;
+}
+
 static void files_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
@@ -488,10 +511,7 @@ static void files_run(struct offload_work *w)
         if (r == 0) {
             json_t *arr = json_array();
             for (size_t i = 0; arr && i < n; i++)
-                json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:i,s:f}", "name", ents[i].name,
-                                                     "type", type_name(ents[i].type), "size",
-                                                     (json_int_t)ents[i].size, "mode",
-                                                     (int)ents[i].mode, "mtime", ents[i].mtime));
+                json_array_append_new(arr, dirent_json(&ents[i]));
             op->answer = json_pack("{s:s,s:o}", "path", op->path, "entries", arr);
             sandbox_dirents_free(ents, n);
         }
@@ -1179,12 +1199,18 @@ static unsigned submit_job(struct api_sessions *as, struct http_request *r, stru
 /* files_query(r, op, err) — path, mode, list and format of a files request. */
 static int files_query(struct http_request *r, struct op *op, bool put, struct errbuf *err)
 {
-    const char *path = http_query(r, "path"), *mode = http_query(r, "mode");
+    size_t path_len;
+    const char *path = http_query_n(r, "path", &path_len), *mode = http_query(r, "mode");
     const char *format = http_query(r, "format"), *list = http_query(r, "list");
     uint64_t m;
 
     if (!path || !*path)
         return errbuf_set(err, "missing ?path= (a path in /work or /tmp, or relative to /work)");
+    if (strlen(path) != path_len)
+        return errbuf_set(err, "path: a NUL byte (%%00) cannot be in a path");
+    if (!util_utf8_valid(path, path_len))
+        return errbuf_set(err, "path: not UTF-8 (paths are named in JSON answers; reach a file "
+                               "with another name through a tar of its directory)");
     if (!(op->path = strdup(path)))
         return errbuf_set(err, "out of memory"), -ENOMEM;
     if (format && strcmp(format, "tar") != 0)
@@ -1254,7 +1280,7 @@ static int route_resolve(struct api_sessions *as, struct http_request *r, char *
             snprintf(route, route_size, "other");
             http_respond_error(r, 404, "not_found",
                                "no route %s %s (a session has exec, files, fork and verify)",
-                               method, path);
+                               method, util_utf8_valid(path, strlen(path)) ? path : "(not UTF-8)");
             return 404;
         }
         snprintf(action, 16, "%s", slash + 1);
@@ -1271,8 +1297,9 @@ static int route_resolve(struct api_sessions *as, struct http_request *r, char *
         http_respond_error(r, 404, "not_found",
                            session_id_valid(id) ? "no session %s (never made, deleted, or "
                                                   "reclaimed after its ttl or idle ttl)"
-                                                : "no session %s (an id is s- and 24 hex digits)",
-                           id);
+                                                : "no session '%.40s' (an id is s- and 24 hex "
+                                                  "digits)",
+                           util_utf8_valid(id, strlen(id)) ? id : "(not UTF-8)");
         return 404;
     }
     return 0;
