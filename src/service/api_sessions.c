@@ -656,6 +656,14 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     struct verify_opts vo;
     struct verify_result vr;
 
+    struct sandbox_usage u = {0};
+
+    /* the tests' CPU comes out of what is left of the session's (at least the least limit:
+     * a session with none left times out, reward 0) */
+    (void)sandbox_usage(s->sb, &u);
+    op->task.limits.cpu_time =
+        fmax(sandbox_limit_ranges[LIM_CPU].min,
+             fmin(op->task.limits.cpu_time, s->limits.cpu_time - u.cpu_time));
     verify_opts_default(&vo);
     vo.sandbox = s->sb;
     vo.image = s->img;
