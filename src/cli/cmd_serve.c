@@ -575,6 +575,12 @@ static uint64_t host_pid_max(void)
     return most ? most : 32768;
 }
 
+/* session_log — the sessions' log lines, through the api's log. */
+static void session_log(void *ctx, const char *event, json_t *fields)
+{
+    api_log(ctx, event, fields);
+}
+
 /* trust_setup(s, a) — what clients may ask of this host, in one place: the images they may
  * name (s->images: "host" and --image / --images-file), the pids a job may have
  * (--max-pids) and all running jobs together (--pids, well under the kernel's pid_max).
@@ -687,6 +693,8 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         s->cfg.sessions = s->sessions;
     }
     s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
+    if (s->api)
+        api_sessions_set_log(s->sessions, session_log, s->api);
     {
         struct http_config hc = {.host = a->host,
                                  .port = (uint16_t)a->port,

@@ -49,6 +49,8 @@ struct api_sessions {
     struct offload *off;
     struct metrics *m;
     bool stopping;
+    void (*log)(void *ctx, const char *event, json_t *fields); /* or NULL */
+    void *log_ctx;
 };
 
 enum op_kind {
@@ -231,10 +233,22 @@ static void gauges(struct api_sessions *as)
     metrics_set(as->m, "sessions", "live sessions", "", (double)session_count(as->t));
 }
 
-static void count_reclaimed(struct api_sessions *as, enum session_reclaim why)
+static void say(struct api_sessions *as, const char *event, json_t *fields)
+{
+    if (as->log)
+        as->log(as->log_ctx, event, fields);
+    else
+        json_decref(fields);
+}
+
+static void count_reclaimed(struct api_sessions *as, const struct session *s,
+                            enum session_reclaim why)
 {
     char labels[40];
 
+    say(as, "session_ended",
+        json_pack("{s:s,s:s,s:f,s:I}", "id", s->id, "reason", session_reclaim_name(why), "age_s",
+                  util_now() - s->created, "execs", (json_int_t)s->execs));
     snprintf(labels, sizeof(labels), "reason=\"%s\"", session_reclaim_name(why));
     metrics_add(as->m, "sessions_reclaimed_total", "sessions ended, by reason", labels, 1);
 }
@@ -285,7 +299,7 @@ static void dispose(struct api_sessions *as, struct sandbox *sb)
 static void reclaim(struct api_sessions *as, struct session *s, enum session_reclaim why)
 {
     session_unlink(as->t, s, why);
-    count_reclaimed(as, why);
+    count_reclaimed(as, s, why);
     gauges(as);
     if (s->busy) {
         struct op *op = s->op;
@@ -728,6 +742,10 @@ static void create_done(struct offload_work *w)
     s->last_used = util_now();
     metrics_add(as->m, "sessions_created_total", "sessions created (forks included)", "", 1);
     gauges(as);
+    say(as, "session_created",
+        json_pack("{s:s,s:s,s:o,s:f}", "id", s->id, "image", s->img->name, "parent",
+                  s->parent[0] ? json_string(s->parent) : json_null(), "seconds",
+                  util_now() - op->t0));
     op->status = 201;
     op->answer = session_info(s, true);
     answer(op);
@@ -1487,6 +1505,13 @@ struct api_sessions *api_sessions_new(const struct api_sessions_config *cfg, str
     gauges(as);
     metrics_add(m, "sessions_created_total", "sessions created (forks included)", "", 0);
     return as;
+}
+
+void api_sessions_set_log(struct api_sessions *as,
+                          void (*log)(void *ctx, const char *event, json_t *fields), void *ctx)
+{
+    as->log = log;
+    as->log_ctx = ctx;
 }
 
 void api_sessions_stop(struct api_sessions *as)

@@ -348,11 +348,20 @@ ok(srv.stop() == 0, "the server stops cleanly")
 
 # ---- defaults from the command line ------------------------------------------------------------
 s2 = Server("--warm", "0", "--session-ttl", "120", "--session-idle-ttl", "30",
-            "--max-sessions", "1", tmp=TMP)
+            "--max-sessions", "1", tmp=TMP, quiet=False)
 st, j, text = create(server=s2)
 ok(st == 201 and j["ttl_s"] == 120 and j["idle_ttl_s"] == 30,
    "--session-ttl and --session-idle-ttl are the defaults", text)
 st, j, text = create(server=s2)
 ok(st == 429, "--max-sessions 1: the second is 429", text)
+st, j, text = s2.request("GET", "/v1/sessions")
+sid = j["sessions"][0]["id"] if st == 200 and j["sessions"] else None
+st, j, text = s2.request("DELETE", "/v1/sessions/%s" % sid)
+made = [e for e in s2.events("session_created") if e.get("id") == sid]
+ended = [e for e in s2.events("session_ended") if e.get("id") == sid]
+ok(len(made) == 1 and made[0]["image"] == "host" and made[0]["parent"] is None and
+   len(ended) == 1 and ended[0]["reason"] == "deleted" and ended[0]["execs"] == 0,
+   "the log has session_created and session_ended (reason, execs) lines", (made, ended))
+st, j, text = create(server=s2)
 ok(s2.stop() == 0, "a server with a live session stops cleanly")
 done()
