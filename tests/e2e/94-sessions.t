@@ -232,6 +232,19 @@ ok(st == 400 and "escape" in text, "a tar with '..': 400 naming the entry", text
 st, j, text = srv.request("GET", "/v1/sessions/%s/files?path=/work/evil/fine.txt" % A)
 ok(st == 404, "nothing of the refused archive was written", text)
 
+# a full disk: 507
+st, small, text = create({"limits": {"disk_mb": 1}})
+if st == 201:
+    st, j, text = put(small["id"], "big.bin", b"\0" * (3 << 20))
+    ok(st == 507 and j["error"]["code"] == "disk_full", "an upload beyond disk_mb: 507 disk_full",
+       text)
+    st, j, text = ex(small["id"], "ls /work")
+    ok(st == 200 and j["status"] == "ok", "and the session lives on", text)
+    srv.request("DELETE", "/v1/sessions/" + small["id"])
+else:
+    ok(False, "a session of disk_mb 1", text)
+    ok(False, "and the session lives on")
+
 # ---- 409: one operation at a time ------------------------------------------------------------
 slow = {}
 
@@ -335,10 +348,10 @@ ok(st == 201 and wait_gone(i1["id"]), "a session idle for idle_ttl_s 1 is reclai
 m = srv.metrics()
 ok('crucible_sessions_reclaimed_total{reason="ttl"} 1' in m and
    'crucible_sessions_reclaimed_total{reason="idle"} 1' in m and
-   'crucible_sessions_reclaimed_total{reason="deleted"} 3' in m,
-   "crucible_sessions_reclaimed_total by reason: ttl 1, idle 1, deleted 3",
+   'crucible_sessions_reclaimed_total{reason="deleted"} 4' in m,
+   "crucible_sessions_reclaimed_total by reason: ttl 1, idle 1, deleted 4",
    [x for x in m.splitlines() if "sessions" in x])
-ok(srv.metric("crucible_sessions") == 1 and srv.metric("crucible_sessions_created_total") == 6,
+ok(srv.metric("crucible_sessions") == 1 and srv.metric("crucible_sessions_created_total") == 7,
    "crucible_sessions (gauge) and crucible_sessions_created_total",
    [x for x in m.splitlines() if "crucible_sessions" in x])
 ok("crucible_session_exec_seconds_count" in m, "session exec latency is a histogram")
