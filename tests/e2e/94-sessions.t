@@ -219,6 +219,15 @@ if st == 200:
                    for m in tf.getmembers()}
 ok(st == 200 and ctype == "application/x-tar" and members.get("pkg/mod.py") == b"X = 42\n",
    "tar download of the tree", sorted(members))
+ex(A, "mkdir -p sl && ln -sf /etc/passwd sl/pw && ln -sf / sl/root")
+st, ctype, data = get_raw(A, "sl", "&format=tar")
+kinds = {}
+if st == 200:
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        kinds = {m.name.lstrip("./"): (m.issym(), m.linkname) for m in tf.getmembers()}
+ok(st == 200 and kinds.get("pw") == (True, "/etc/passwd") and kinds.get("root") == (True, "/") and
+   b"root:x:0:0" not in data, "a tar of symlinks the session made holds the links, not what "
+   "they point to", kinds)
 evil = io.BytesIO()
 with tarfile.open(fileobj=evil, mode="w") as tf:
     ok_entry = tarfile.TarInfo("fine.txt")
