@@ -130,18 +130,23 @@ static void test_fork(const struct sandbox_limits *lim)
 
 /* A writable root: changes to the image's directories live in the scratch (an overlay's
  * upper directory) and are copied with it. */
-static void test_writable_root(const struct sandbox_limits *base)
+static void test_writable_root(const struct image *image, const struct sandbox_limits *base)
 {
     struct sandbox_limits lim = *base;
     struct errbuf err = {{0}};
     struct sandbox *parent, *child;
 
-    if (access("/usr/share/common-licenses/GPL-3", F_OK) < 0 || access("/usr/bin/yes", F_OK) < 0) {
+    diag("writable root of image '%s' (%s)", image->name,
+         image->whole_root ? "one overlay of its root" : "an overlay per directory");
+    char yes[512], local[512];
+    snprintf(yes, sizeof(yes), "%s/usr/bin/yes", image->root);
+    snprintf(local, sizeof(local), "%s/usr/local/forktest", image->root);
+    if (access("/usr/share/common-licenses/GPL-3", F_OK) < 0 || access(yes, F_OK) < 0) {
         skip("the host lacks /usr/share/common-licenses or /usr/bin/yes");
         return;
     }
     lim.writable_root = true;
-    parent = sandbox_create(&rt, &img, &lim, &err);
+    parent = sandbox_create(&rt, image, &lim, &err);
     if (!ok(parent != NULL, "writable-root parent created (%s)", err.msg))
         return;
     sh_is(parent,
@@ -158,8 +163,7 @@ static void test_writable_root(const struct sandbox_limits *base)
               "local\nyes-gone\nnew\nenv-kept\n3\n",
               "the child has the new file, the removal (a whiteout) and the opaque directory; the "
               "rest of the image and its devices are there");
-    ok(access("/usr/bin/yes", F_OK) == 0 && access("/usr/local/forktest", F_OK) < 0,
-       "the host's directories are untouched");
+    ok(access(yes, F_OK) == 0 && access(local, F_OK) < 0, "the image's directories are untouched");
     sandbox_destroy(child, NULL);
     sandbox_destroy(parent, NULL);
 }
@@ -176,7 +180,31 @@ int main(void)
     }
     sandbox_limits_default(&lim);
     test_fork(&lim);
-    test_writable_root(&lim);
+    test_writable_root(&img, &lim);
+    {
+        /* A directory image, a small root filesystem made here from the host's programs: a
+         * writable root is then one overlay of all of it (whole_root), as for a stored image. */
+        static struct image whole;
+        char dir[] = "/tmp/crucible-fork-root-XXXXXX", cmd[1024];
+        if (mkdtemp(dir)) {
+            snprintf(cmd, sizeof(cmd),
+                     "set -e; R=%s; mkdir -p $R/usr/bin $R/usr/local $R/tmp $R/work $R/proc "
+                     "$R/dev $R/usr/share/common-licenses; ln -s usr/bin $R/bin; "
+                     "echo gpl > $R/usr/share/common-licenses/GPL-3; "
+                     "for p in /bin/sh /bin/rm /bin/mkdir /bin/ls /bin/cat /bin/touch "
+                     "/usr/bin/test /usr/bin/head /usr/bin/wc; do "
+                     "cp $p $R/usr/bin/; for l in $(ldd $p | grep -o '/[^ ]*'); do "
+                     "cp --parents -L $l $R; done; done; cp $R/usr/bin/test $R/usr/bin/yes; "
+                     "cp $R/usr/bin/test $R/usr/bin/env",
+                     dir);
+            if (system(cmd) == 0 && image_resolve(dir, &whole, &err) == 0 && whole.whole_root)
+                test_writable_root(&whole, &lim);
+            else
+                skip("cannot make a directory image");
+            snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+            (void)!system(cmd);
+        }
+    }
     sandbox_runtime_release(&rt);
     return done_testing();
 }
