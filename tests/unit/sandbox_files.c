@@ -172,6 +172,44 @@ static void test_round_trips(struct sandbox *sb)
        "a file on the way is -ENOTDIR (%s)", err.msg);
 }
 
+/* A full scratch: the write fails as -ENOSPC and leaves no temporary file; an archive that
+ * says it holds more than the scratch is refused before anything is written. */
+static void test_full(void)
+{
+    struct sandbox_limits lim;
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+    size_t big = (size_t)3 << 20, len;
+    char *data = calloc(1, big), *tar;
+
+    sandbox_limits_default(&lim);
+    lim.disk_mb = 2;
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    if (!ok(sb != NULL && data, "a sandbox with a 2 MB scratch (%s)", err.msg)) {
+        free(data);
+        return;
+    }
+    ok(sandbox_file_write(sb, "/work/big", data, big, 0, &err) == -ENOSPC &&
+           strstr(err.msg, "scratch disk full"),
+       "3 MB into 2 MB is -ENOSPC (%s)", err.msg);
+    sh_is(sb, "ls -a /work | wc -l", "2\n", "... and no temporary file is left");
+    {
+        struct tent e[2] = {{"small", AE_IFREG, 0644, "x", 1, NULL},
+                            {"big", AE_IFREG, 0644, data, big, NULL}};
+        tar = make_tar(e, 2, true, &len);
+        struct sandbox_dirent *ents;
+        size_t n;
+        ok(sandbox_file_put_tar(sb, "/work/t", tar, len, &err) == -ENOSPC &&
+               sandbox_file_list(sb, "/work/t", 10, &ents, &n, NULL) == -ENOENT,
+           "a (gzip) archive holding more than the scratch is refused first (%s)", err.msg);
+        free(tar);
+    }
+    ok(sandbox_file_write(sb, "/work/ok", "fine", 4, 0, &err) == 0,
+       "the sandbox takes files again");
+    sandbox_destroy(sb, NULL);
+    free(data);
+}
+
 static void test_symlinks(struct sandbox *sb)
 {
     struct errbuf err = {{0}};
@@ -406,6 +444,7 @@ int main(void)
     test_put_tar(sb);
     test_get_tar(sb);
     ok(sandbox_destroy(sb, &err) == 0, "destroyed");
+    test_full();
     sandbox_runtime_release(&rt);
     return done_testing();
 }
