@@ -26,6 +26,12 @@
  * host's namespace may make them) and are skipped. Both trees are walked only with lookups
  * beneath a directory that follow no symlink (openat2), as files.c does: the parent's tree was
  * written by hostile code, and is stopped but not trusted.
+ *
+ * What is not: a file put with SANDBOX_PUT_LOCKED is copied as a plain file of the child's user
+ * (its lock is a mount in the parent's namespace, not a part of the scratch). The pages the
+ * copy writes are charged to the supervisor's memory cgroup, as the kernel charges tmpfs pages
+ * to whoever writes them; the child's scratch size bounds them all the same. A process of the
+ * parent that had stopped itself is continued with the others.
  */
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"

@@ -17,20 +17,26 @@
 static struct sandbox_runtime rt;
 static struct image img;
 
-/* sh(sb, script) — script's stdout (caller frees), or NULL when it did not exit 0. */
-static char *sh(struct sandbox *sb, const char *script)
+/* sh_flags(sb, script, flags) — script's stdout (caller frees), or NULL when it did not exit
+ * 0; sh: without flags. */
+static char *sh_flags(struct sandbox *sb, const char *script, unsigned flags)
 {
     const char *argv[] = {"/bin/sh", "-c", script, NULL};
     struct result res;
     char *out = NULL;
 
-    sandbox_exec_input(sb, argv, NULL, NULL, 0, 0, &res);
+    sandbox_exec_input(sb, argv, NULL, NULL, 0, flags, &res);
     if (res.status == RESULT_OK)
         out = strdup(res.out.data ? res.out.data : "");
     else
         diag("script failed (%s): %s %s", script, res.message, res.err.data ? res.err.data : "");
     result_release(&res);
     return out;
+}
+
+static char *sh(struct sandbox *sb, const char *script)
+{
+    return sh_flags(sb, script, 0);
 }
 
 static void sh_is(struct sandbox *sb, const char *script, const char *want, const char *name)
@@ -59,14 +65,19 @@ static void test_fork(const struct sandbox_limits *lim)
            sandbox_file_write(parent, "/work/a.txt", "parent", 6, 0, &err) == 0 &&
            sandbox_file_write(parent, "/tmp/t", "in tmp", 6, 0, &err) == 0,
        "files written into the parent (%s)", err.msg);
-    sh_is(parent,
-          "cd /work && ln -s a.txt link && mkfifo fifo && ln a.txt hard && chmod 600 a.txt && "
-          "touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private && "
-          "cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 &) && "
-          "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && echo ok",
-          "ok\n",
-          "the parent makes links, a FIFO, a sparse file of 100 MB and background "
-          "processes");
+    /* A session's exec (KEEP): what it leaves running lives under a keeper, pid 1 of a pid
+     * namespace of its own, which the fork stops and continues too. */
+    out =
+        sh_flags(parent,
+                 "cd /work && ln -s a.txt link && mkfifo fifo && ln a.txt hard && chmod 600 a.txt "
+                 "&& touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private "
+                 "&& cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 >/dev/null 2>&1 &) && "
+                 "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && "
+                 "echo ok",
+                 SANDBOX_EXEC_KEEP);
+    is_str(out, "ok\n",
+           "the parent makes links, a FIFO, a sparse file of 100 MB and background "
+           "processes");
     child = sandbox_fork(parent, &err);
     if (!ok(child != NULL, "forked (%s)", err.msg)) {
         sandbox_destroy(parent, NULL);
@@ -94,6 +105,12 @@ static void test_fork(const struct sandbox_limits *lim)
     ok(out && strcmp(out, "S\n") == 0,
        "the parent's background process is continued after the fork: sleeping, not stopped "
        "(%s)",
+       out ? out : "");
+    free(out);
+    out = sh(parent, "for p in /proc/[0-9]*; do sed -n 's/^State:\t\\(.\\).*/\\1/p' $p/status; "
+                     "done | sort -u | tr -d '\\n'");
+    ok(out && *out && !strchr(out, 'T') && !strchr(out, 't'),
+       "no process of the parent is left stopped, its exec's keeper included (states %s)",
        out ? out : "");
     free(out);
     sh_is(parent,
