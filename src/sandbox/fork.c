@@ -42,6 +42,7 @@
 #include <linux/openat2.h>
 #include <dirent.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
@@ -444,6 +445,7 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
     struct sandbox *child;
     struct errbuf resume_err;
     int src = -1, dst = -1, r;
+    double t0 = util_now(), t_made = t0, t_stopped = t0, t_copied = t0;
 
     if (sandbox__scratch_fd(parent) < 0)
         return errbuf_set(err, "the parent's scratch filesystem is not available"), NULL;
@@ -458,7 +460,9 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
                        strerror(-(src < 0 ? src : dst)));
         goto out;
     }
+    t_made = util_now();
     r = sandbox__pause(parent, true, err);
+    t_stopped = util_now();
     if (r == 0 && (r = as_child(child, true)) < 0)
         errbuf_set(err, "cannot act as the child sandbox's user: %s", strerror(-r));
     if (r == 0) {
@@ -468,8 +472,15 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
     if (as_child(child, false) < 0 && r == 0)
         r = errbuf_set(err, "cannot return to the supervisor's own ids");
     /* Always: a failed stop may have stopped some of them. */
+    t_copied = util_now();
     if (sandbox__pause(parent, false, r < 0 ? &resume_err : err) < 0 && r == 0)
         r = -EIO;
+    if (sandbox__runtime(parent)->trace)
+        fprintf(stderr,
+                "crucible: trace fork: child made %.3f ms, parent stopped %.3f ms (stop %.3f, "
+                "copy %.3f)\n",
+                (t_made - t0) * 1e3, (util_now() - t_made) * 1e3, (t_stopped - t_made) * 1e3,
+                (t_copied - t_stopped) * 1e3);
 out:
     links_free(&c);
     if (src >= 0)

@@ -67,14 +67,14 @@ static void test_fork(const struct sandbox_limits *lim)
        "files written into the parent (%s)", err.msg);
     /* A session's exec (KEEP): what it leaves running lives under a keeper, pid 1 of a pid
      * namespace of its own, which the fork stops and continues too. */
-    out =
-        sh_flags(parent,
-                 "cd /work && ln -s a.txt link && mkfifo fifo && ln a.txt hard && chmod 600 a.txt "
-                 "&& touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private "
-                 "&& cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 >/dev/null 2>&1 &) && "
-                 "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && "
-                 "echo ok",
-                 SANDBOX_EXEC_KEEP);
+    out = sh_flags(parent,
+                   "cd /work && ln -s / rootlink && ln -s a.txt link && mkfifo fifo && ln a.txt "
+                   "hard && chmod 600 a.txt "
+                   "&& touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private "
+                   "&& cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 >/dev/null 2>&1 &) && "
+                   "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && "
+                   "echo ok",
+                   SANDBOX_EXEC_KEEP);
     is_str(out, "ok\n",
            "the parent makes links, a FIFO, a sparse file of 100 MB and background "
            "processes");
@@ -96,6 +96,8 @@ static void test_fork(const struct sandbox_limits *lim)
           "700 1000 1000 2\n1777 1000 1000 2\n1000000000\n104857600 0\n",
           "contents, symlink, FIFO, modes, the child's user as owner, the hard link, mtime, "
           "and the 100 MB hole kept a hole in a 64 MB scratch");
+    sh_is(child, "test -L /work/rootlink && readlink /work/rootlink", "/\n",
+          "a symlink to / is copied as a symlink, not followed");
     out = sh(child, PROCS);
     ok(out && !strstr(out, "bgsleeper") && strstr(out, "crucible-init"),
        "processes are not copied (%s)", out ? out : "");
