@@ -249,6 +249,39 @@ static void test_symlinks(struct sandbox *sb)
     sh_is(sb, "readlink /work/pw", "/etc/passwd\n", "... the symlink is unchanged");
 }
 
+/* A payload that keeps swapping a directory for a symlink to / while the supervisor writes
+ * through its name: every write lands in the directory or is refused, none on the host. A
+ * bounded probe: at most 20000 writes (fewer once both outcomes were seen 20 times), the
+ * swapping loop killed after. */
+static void test_race(struct sandbox *sb)
+{
+    struct errbuf err = {{0}};
+    char host[128], path[200];
+    int landed = 0, refused = 0, other = 0;
+
+    snprintf(host, sizeof(host), "/tmp/crucible-files-race-%d", (int)getpid());
+    unlink(host);
+    snprintf(path, sizeof(path), "/work/race%s", host);
+    sh_is(sb,
+          "mkdir -p /work/race/tmp && (for i in $(seq 1 100000); do rm -rf /work/race; "
+          "ln -s / /work/race; rm /work/race; mkdir -p /work/race/tmp; done >/dev/null 2>&1 &) "
+          "&& echo started",
+          "started\n", "the payload swaps /work/race between a directory and a symlink to /");
+    for (int i = 0; i < 20000 && (landed < 20 || refused < 20); i++) {
+        int r = sandbox_file_write(sb, path, "x", 1, 0, &err);
+        if (r == 0)
+            landed++;
+        else if (r == -ELOOP || r == -ENOENT)
+            refused++;
+        else
+            other++;
+    }
+    diag("race: %d writes landed in the directory, %d refused, %d other failures", landed, refused,
+         other);
+    ok(access(host, F_OK) < 0, "no write reached the host through the swapped symlink");
+    ok(sandbox_kill_others(sb, &err) == 0, "the swapping loop is stopped (%s)", err.msg);
+}
+
 static void test_list(struct sandbox *sb)
 {
     struct errbuf err = {{0}};
@@ -440,6 +473,7 @@ int main(void)
     test_paths(sb);
     test_round_trips(sb);
     test_symlinks(sb);
+    test_race(sb);
     test_list(sb);
     test_put_tar(sb);
     test_get_tar(sb);
