@@ -67,8 +67,6 @@ struct link_seen {
 
 /* The state of one copy. */
 struct copy {
-    uid_t from_uid, to_uid;
-    gid_t from_gid, to_gid;
     int dst_root;            /* the child's scratch (O_PATH) */
     struct link_seen *links; /* open addressing on ino; cap a power of two */
     size_t nlinks, cap;
@@ -471,8 +469,8 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
     }
     if (as_child(child, false) < 0 && r == 0)
         r = errbuf_set(err, "cannot return to the supervisor's own ids");
-    /* Always: a failed stop may have stopped some of them. */
     t_copied = util_now();
+    /* Always: a failed stop may have stopped some of them. */
     if (sandbox__pause(parent, false, r < 0 ? &resume_err : err) < 0 && r == 0)
         r = -EIO;
     if (sandbox__runtime(parent)->trace)
