@@ -52,6 +52,19 @@ static int count(struct sandbox *sb, int n)
     return c;
 }
 
+/* diag_output(res) — res's stdout as diagnostics, a line each. */
+static void diag_output(const struct result *res)
+{
+    const char *p = res->out.data;
+
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        diag("  %.*s", len, p);
+        p += len + (nl != NULL);
+    }
+}
+
 static void set_wall_output(struct sandbox *sb, double wall, uint64_t output_kb)
 {
     struct sandbox_limits lim;
@@ -78,8 +91,10 @@ static void test_lockdown(struct sandbox *sb)
            strstr(res.out.data, "NoNewPrivs:\t1") && strstr(res.out.data, "Seccomp:\t2") &&
            !strstr(res.out.data, "Seccomp:\t0") && !strstr(res.out.data, "NoNewPrivs:\t0"),
        "keepers run without capabilities, with no_new_privs and seccomp");
-    if (res.status != RESULT_OK || !strstr(res.out.data, "Seccomp:\t2"))
-        diag("%s: %s", result_status_name(res.status), res.out.data);
+    if (res.status != RESULT_OK || !strstr(res.out.data, "Seccomp:\t2")) {
+        diag("%s:", result_status_name(res.status));
+        diag_output(&res);
+    }
     result_release(&res);
     keep(sb, "cat /proc/self/status | grep -E '^(CapEff|Seccomp):'", &res);
     ok(res.status == RESULT_OK && strstr(res.out.data, "CapEff:\t0000000000000000") &&
@@ -93,11 +108,12 @@ static void test_lockdown(struct sandbox *sb)
          &res);
     ok(res.status == RESULT_OK && strcmp(res.out.data, "end\n") == 0,
        "a payload cannot open a keeper's fds, environment or memory");
-    diag("%s", res.out.data);
+    diag_output(&res);
     result_release(&res);
     keep(sb, "echo $$", &res);
     ok(res.status == RESULT_OK && strcmp(res.out.data, "2\n") == 0,
-       "the payload is pid 2 of its own pid namespace, its keeper pid 1 (%s)", res.out.data);
+       "the payload is pid 2 of its own pid namespace, its keeper pid 1");
+    diag_output(&res);
     result_release(&res);
 }
 
@@ -223,7 +239,7 @@ int main(void)
        "kill of every pid in /proc, and pidfds of /proc entries, reach nothing outside the "
        "exec (%s)",
        result_status_name(res.status));
-    diag("%s", res.out.data);
+    diag_output(&res);
     result_release(&res);
     is_int(count(sb, 1), 1, "exec 1's background process survived them");
     is_int(count(sb, 5), 1, "and the other one");
