@@ -156,6 +156,15 @@ int main(void)
        "exec 2 reads the file exec 1 wrote");
     result_release(&res);
     is_int(count(sb, 1), 1, "exec 1's background process is alive in exec 3");
+    {
+        const char *argv[] = {"sh", "-c", "cat; echo \" $X $(pwd)\"", NULL};
+        const char *env[] = {"X=x", NULL};
+        sandbox_exec_input(sb, argv, env, "in", 2, SANDBOX_EXEC_KEEP, &res);
+        ok(res.status == RESULT_OK && strcmp(res.out.data, "in x /work\n") == 0,
+           "a KEEP exec gets its stdin, environment and start directory");
+        diag_output(&res);
+        result_release(&res);
+    }
 
     /* A background process that keeps the exec's stdout open does not hold the exec. */
     keep(sb, "sleep 1005 & echo done", &res);
