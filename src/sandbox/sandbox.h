@@ -147,7 +147,7 @@ struct sandbox_proc {
  * exactly those processes — never the sandbox, nor what earlier execs left running. When the
  * process ends by itself, what it started in the background keeps running (the keeper stays
  * as their reaper) until it ends, the session's sandbox is destroyed, or sandbox_kill_others.
- * Not with SANDBOX_EXEC_LAST. */
+ * Each keeper alive is one of the sandbox's pids (limits.pids). Not with SANDBOX_EXEC_LAST. */
 #define SANDBOX_EXEC_KEEP 2u
 
 /* sandbox_exec(sb, proc, flags, res) — runs one process to its end and fills res (which
