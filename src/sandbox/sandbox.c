@@ -1527,6 +1527,64 @@ int sandbox__scratch_fd(const struct sandbox *sb)
     return sb->scratch;
 }
 
+uid_t sandbox__host_uid(const struct sandbox *sb)
+{
+    return sb->rt->root ? (uid_t)(SANDBOX_HOST_ID_BASE + (unsigned)sb->init_pid)
+                        : sb->rt->outer_uid;
+}
+
+gid_t sandbox__host_gid(const struct sandbox *sb)
+{
+    return sb->rt->root ? (gid_t)(SANDBOX_HOST_ID_BASE + (unsigned)sb->init_pid)
+                        : sb->rt->outer_gid;
+}
+
+const struct sandbox_limits *sandbox__limits(const struct sandbox *sb)
+{
+    return &sb->limits;
+}
+
+const struct sandbox_runtime *sandbox__runtime(const struct sandbox *sb)
+{
+    return sb->rt;
+}
+
+const struct image *sandbox__image(const struct sandbox *sb)
+{
+    return sb->img;
+}
+
+int sandbox__fs_ids(uid_t uid, gid_t gid)
+{
+    syscall(SYS_setfsgid, gid);
+    syscall(SYS_setfsuid, uid);
+    /* An invalid id changes nothing and returns the current one. */
+    if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != gid ||
+        (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid)
+        return -EPERM;
+    return 0;
+}
+
+int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = stop ? CTL_PAUSE : CTL_RESUME;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r == 0 && m.type != CTL_PAUSED)
+        r = -EPROTO;
+    if (r == 0 && m.err)
+        r = -m.err;
+    if (r < 0)
+        errbuf_set(err, "cannot %s the sandbox's processes: %s", stop ? "stop" : "continue",
+                   r == -EBUSY ? "some would not stop" : strerror(-r));
+    return r;
+}
+
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 {
     struct statfs fs;

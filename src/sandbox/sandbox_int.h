@@ -45,6 +45,9 @@ enum ctl_type {
                       * directory entry number pid, for a writable root */
     CTL_KILL_EXEC,   /* sup → init: kill the latest KEEP exec (its keeper's whole namespace) */
     CTL_EXEC_KILLED, /* init → sup: done, its processes reaped (err: the keeper's wait failed) */
+    CTL_PAUSE,       /* sup → init: SIGSTOP every other process, reply once all are stopped */
+    CTL_RESUME,      /* sup → init: SIGCONT every other process */
+    CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop) */
 };
 
 /* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
@@ -119,5 +122,28 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *limits, 
  * it is the sandbox's, written by hostile code: resolve beneath it without following
  * symlinks (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
 int sandbox__scratch_fd(const struct sandbox *sb);
+
+/* What files.c and fork.c read of a sandbox (sb keeps all of it). sandbox__host_uid/gid: the
+ * host ids its payload runs as, the owner of the files it makes (as root SANDBOX_HOST_ID_BASE
+ * + init's pid, else the runtime's outer ids). sandbox__limits: its limits now (disk and
+ * writable root fixed at creation). */
+uid_t sandbox__host_uid(const struct sandbox *sb);
+gid_t sandbox__host_gid(const struct sandbox *sb);
+const struct sandbox_limits *sandbox__limits(const struct sandbox *sb);
+const struct sandbox_runtime *sandbox__runtime(const struct sandbox *sb);
+const struct image *sandbox__image(const struct sandbox *sb);
+
+/* sandbox__fs_ids(uid, gid) — this thread's filesystem ids (setfsuid, setfsgid; the other
+ * threads keep theirs). A scratch tmpfs belongs to its sandbox's user namespace, where only
+ * the sandbox's user is mapped: the host's root cannot create anything there (EOVERFLOW), so
+ * the supervisor creates as the sandbox's host uid (sandbox__host_uid), which also makes the
+ * payload the owner, and drops root's override of permissions while it does; then back with
+ * (geteuid(), getegid()). 0, or -EPERM when the ids did not change. */
+int sandbox__fs_ids(uid_t uid, gid_t gid);
+
+/* sandbox__pause(sb, stop, err) — stop (SIGSTOP) every process of sb but its init and wait
+ * until each is stopped, or (stop false) continue them all (SIGCONT). Also continues what a
+ * process of the sandbox had stopped itself. 0 or -errno with err set. */
+int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err);
 
 #endif
