@@ -439,11 +439,12 @@ static int writable_base(int s, const struct image *img, int imgfd, int *lower, 
 }
 
 int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int *lower,
-                  struct errbuf *err)
+                  int *scratch, struct errbuf *err)
 {
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
     int root, s = -1, holder = -1, imgfd, r;
 
+    *scratch = -1;
     imgfd = open(img->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (imgfd < 0) {
         r = -errno;
@@ -496,6 +497,14 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *lim, int
     if (move_mount(root, "", AT_FDCWD, "/tmp", MOVE_MOUNT_F_EMPTY_PATH) < 0 || chdir("/tmp") < 0 ||
         syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0) {
         r = errbuf_set(err, "cannot switch to the sandbox root: %s", strerror(errno));
+        goto out_close;
+    }
+    /* The scratch's root, for the supervisor: a plain O_PATH descriptor (not the mount's own
+     * fd, whose close would dissolve it) that keeps working once the tree holding it is gone
+     * from every namespace, as an open file of a lazily unmounted filesystem does. */
+    *scratch = openat(s, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (*scratch < 0) {
+        r = errbuf_set(err, "cannot open the scratch tmpfs: %s", strerror(errno));
         goto out_close;
     }
     r = 0;

@@ -49,6 +49,7 @@ struct sandbox {
     pid_t init_pid;
     int pidfd;
     int ctl;
+    int scratch; /* O_PATH fd of the scratch tmpfs's root (CTL_READY), or -1 */
     bool init_reaped;
     int init_status;
     double t0; /* creation start, for trace() */
@@ -520,7 +521,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
-    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0;
+    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
     bool self_attached = false;
 
     if (!sb) {
@@ -534,6 +535,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     sb->limits = *limits;
     sb->pidfd = -1;
     sb->ctl = -1;
+    sb->scratch = -1;
     sb->init_pid = -1;
     if (rt->cg.nhier > 0) {
         /* pids.max counts init too: the payload's processes get exactly limits->pids. */
@@ -601,11 +603,15 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         goto out_kill;
     }
     if (r == 0)
-        r = recv_reply(sb, &m, 10.0);
+        r = recv_reply_fds(sb, &m, &scratch, &nscratch, 10.0);
     if (r < 0) {
         errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
         goto out_kill;
     }
+    if (m.type == CTL_READY && nscratch == 1)
+        sb->scratch = scratch;
+    else if (nscratch == 1)
+        close(scratch);
     if (m.type != CTL_READY) {
         m.text[sizeof(m.text) - 1] = '\0';
         if (m.err)
@@ -1394,6 +1400,8 @@ int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
         close(sb->ctl);
     if (sb->pidfd >= 0)
         close(sb->pidfd);
+    if (sb->scratch >= 0)
+        close(sb->scratch);
     if (sb->has_cg) {
         r2 = cgroup_destroy(&sb->cg);
         if (r2 < 0 && r == 0) {
@@ -1433,6 +1441,69 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
     if (sandbox_destroy(sb, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
         result_fail(res, "%s", err.msg);
     return 0;
+}
+
+int sandbox__scratch_fd(const struct sandbox *sb)
+{
+    return sb->scratch;
+}
+
+uid_t sandbox__host_uid(const struct sandbox *sb)
+{
+    return sb->rt->root ? (uid_t)(SANDBOX_HOST_ID_BASE + (unsigned)sb->init_pid)
+                        : sb->rt->outer_uid;
+}
+
+gid_t sandbox__host_gid(const struct sandbox *sb)
+{
+    return sb->rt->root ? (gid_t)(SANDBOX_HOST_ID_BASE + (unsigned)sb->init_pid)
+                        : sb->rt->outer_gid;
+}
+
+const struct sandbox_limits *sandbox__limits(const struct sandbox *sb)
+{
+    return &sb->limits;
+}
+
+const struct sandbox_runtime *sandbox__runtime(const struct sandbox *sb)
+{
+    return sb->rt;
+}
+
+const struct image *sandbox__image(const struct sandbox *sb)
+{
+    return sb->img;
+}
+
+int sandbox__fs_ids(uid_t uid, gid_t gid)
+{
+    syscall(SYS_setfsgid, gid);
+    syscall(SYS_setfsuid, uid);
+    /* An invalid id changes nothing and returns the current one. */
+    if ((gid_t)syscall(SYS_setfsgid, (gid_t)-1) != gid ||
+        (uid_t)syscall(SYS_setfsuid, (uid_t)-1) != uid)
+        return -EPERM;
+    return 0;
+}
+
+int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = stop ? CTL_PAUSE : CTL_RESUME;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply(sb, &m, 10.0);
+    if (r == 0 && m.type != CTL_PAUSED)
+        r = -EPROTO;
+    if (r == 0 && m.err)
+        r = -m.err;
+    if (r < 0)
+        errbuf_set(err, "cannot %s the sandbox's processes: %s", stop ? "stop" : "continue",
+                   r == -EBUSY ? "some would not stop" : strerror(-r));
+    return r;
 }
 
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)

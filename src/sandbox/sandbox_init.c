@@ -698,6 +698,104 @@ static void kill_all(int ctl, pid_t *payload)
     reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
 }
 
+/* task_running(pid, tid) — whether the thread's state in /proc (the sandbox's own) is other
+ * than stopped or dead. Raw reads into a stack buffer: init must not allocate. */
+static bool task_running(const char *pid, const char *tid)
+{
+    char path[96], buf[512], *paren;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/task/%s/stat", pid, tid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false; /* gone */
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && !strchr("TtZX", paren[2]);
+}
+
+/* proc_any(dirfd, each, arg) — calls each(name, arg) for every numeric entry of a /proc
+ * directory, through getdents64 (no opendir: no allocation); stops when it returns true.
+ * Whether one did. */
+static bool proc_any(int dirfd, bool (*each)(const char *, const void *), const void *arg)
+{
+    char buf[4096];
+    long n;
+
+    while ((n = syscall(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+        for (long off = 0; off < n;) {
+            struct proc_dirent {
+                uint64_t d_ino;
+                int64_t d_off;
+                unsigned short d_reclen;
+                unsigned char d_type;
+                char d_name[];
+            } *d = (struct proc_dirent *)(buf + off);
+            off += d->d_reclen;
+            if (d->d_name[0] >= '0' && d->d_name[0] <= '9' && each(d->d_name, arg))
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool thread_running(const char *tid, const void *pid)
+{
+    return task_running(pid, tid);
+}
+
+static bool process_running(const char *pid, const void *unused)
+{
+    char path[64];
+    bool running;
+    int fd;
+
+    (void)unused;
+    if (strcmp(pid, "1") == 0)
+        return false; /* init itself */
+    snprintf(path, sizeof(path), "/proc/%s/task", pid);
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    running = proc_any(fd, thread_running, pid);
+    close(fd);
+    return running;
+}
+
+/* pause_all(ctl) — SIGSTOP to every process of the namespace but init (kill(-1) from a
+ * namespace's init; processes of nested pid namespaces, an exec's keeper included, get it
+ * too: SIGSTOP from an ancestor namespace cannot be ignored) until every thread of them shows
+ * stopped, for a bounded time (a process forking meanwhile has its child stopped in the next
+ * round). Replies CTL_PAUSED, err EBUSY when some did not stop. CTL_RESUME's SIGCONT needs
+ * no wait. */
+static void pause_all(int ctl)
+{
+    int err = EBUSY;
+
+    for (int round = 0; round < 2000; round++) {
+        int fd;
+        kill(-1, SIGSTOP);
+        fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) {
+            err = errno;
+            break;
+        }
+        bool running = proc_any(fd, process_running, NULL);
+        close(fd);
+        if (!running) {
+            err = 0;
+            break;
+        }
+        usleep(500);
+    }
+    reply(ctl, CTL_PAUSED, err, NULL);
+}
+
 /* wipe_supervisor_args(rt) — init is a copy of the supervisor's memory, and the kernel shows
  * the argv and environment strings of that memory as /proc/1/cmdline and /proc/1/environ to
  * everything in the sandbox: the server's command line (its token file, host paths) and
@@ -725,6 +823,7 @@ void sandbox__init_main(const struct init_params *params)
     bool cgns = false;            /* entered at the first exec, once every attach is done */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
+    int scratch = -1; /* the scratch tmpfs's root, handed to the supervisor with READY */
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-init");
@@ -771,7 +870,7 @@ void sandbox__init_main(const struct init_params *params)
         setup_fail(ctl, errno, "cannot set the hostname");
     if (p->limits->loopback && (r = loopback_up()) < 0)
         setup_fail(ctl, -r, "cannot bring up the loopback interface");
-    if ((r = rootfs__build(p->img, p->limits, lower, &err)) < 0)
+    if ((r = rootfs__build(p->img, p->limits, lower, &scratch, &err)) < 0)
         setup_fail(ctl, -r, err.msg);
 
     /* Per-user-namespace kernel limits. No nested user namespaces: a second layer behind
@@ -789,7 +888,11 @@ void sandbox__init_main(const struct init_params *params)
     sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0)
         setup_fail(ctl, errno, "cannot create signalfd in init");
-    reply(ctl, CTL_READY, 0, NULL);
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_READY;
+    if (sandbox__ctl_send(ctl, &m, &scratch, 1) < 0)
+        _exit(1);
+    close(scratch);
 
     for (;;) {
         struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
@@ -821,6 +924,13 @@ void sandbox__init_main(const struct init_params *params)
                 break;
             case CTL_KILLALL:
                 kill_all(ctl, &payload);
+                break;
+            case CTL_PAUSE:
+                pause_all(ctl);
+                break;
+            case CTL_RESUME:
+                kill(-1, SIGCONT);
+                reply(ctl, CTL_PAUSED, 0, NULL);
                 break;
             case CTL_EXEC:
                 if (payload) {

@@ -26,7 +26,8 @@
 
 enum ctl_type {
     CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
-    CTL_READY,     /* init → sup: root filesystem built, waiting for requests */
+    CTL_READY,     /* init → sup: root filesystem built, waiting for requests; fd[0] an
+                    * O_PATH descriptor of the scratch tmpfs's root */
     CTL_FAILED,    /* init → sup: setup failed (err, text) */
     CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode (and
                     * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
@@ -41,6 +42,9 @@ enum ctl_type {
     CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
     CTL_LOWER,     /* sup → init, before GO: fd[0] the (idmapped) lower layer of the image's
                     * directory entry number pid, for a writable root */
+    CTL_PAUSE,     /* sup → init: SIGSTOP every other process, reply once all are stopped */
+    CTL_RESUME,    /* sup → init: SIGCONT every other process */
+    CTL_PAUSED,    /* init → sup: the answer to both (err: EBUSY, some would not stop) */
 };
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
@@ -92,13 +96,45 @@ __attribute__((noreturn)) void sandbox__init_main(const struct init_params *p);
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds);
 int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 
-/* rootfs__build(img, limits, lower, err) — in init, in the new mount namespace: makes the
- * root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
+/* rootfs__build(img, limits, lower, scratch, err) — in init, in the new mount namespace: makes
+ * the root filesystem and pivots into it; cwd is "/" afterwards. With limits->writable_root,
  * lower[i] is the lower layer of the image's entry i when it is a directory (a detached
  * mount the supervisor made, idmapped so the image's root-owned files are the sandbox
  * user's), or -1 to clone the image's directory as it is; rootfs__build closes them.
- * 0 or -errno with err set. */
+ * *scratch gets an O_PATH | O_DIRECTORY | O_CLOEXEC descriptor of the scratch tmpfs's root
+ * (its directories "work" and "tmp" are /work and /tmp; "root" and ".overlay" a writable
+ * root's), the caller's to close; -1 on failure. 0 or -errno with err set. */
 int rootfs__build(const struct image *img, const struct sandbox_limits *limits, int *lower,
-                  struct errbuf *err);
+                  int *scratch, struct errbuf *err);
+
+/* sandbox__scratch_fd(sb) — an O_PATH descriptor of the root of sb's scratch tmpfs (the
+ * directories "work" and "tmp" are the sandbox's /work and /tmp), which init hands over with
+ * CTL_READY; -1 when there is none. sb keeps it (closed by sandbox_destroy). Everything below
+ * it is the sandbox's, written by hostile code: resolve beneath it without following
+ * symlinks (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
+int sandbox__scratch_fd(const struct sandbox *sb);
+
+/* What files.c and fork.c read of a sandbox (sb keeps all of it). sandbox__host_uid/gid: the
+ * host ids its payload runs as, the owner of the files it makes (as root SANDBOX_HOST_ID_BASE
+ * + init's pid, else the runtime's outer ids). sandbox__limits: its limits now (disk and
+ * writable root fixed at creation). */
+uid_t sandbox__host_uid(const struct sandbox *sb);
+gid_t sandbox__host_gid(const struct sandbox *sb);
+const struct sandbox_limits *sandbox__limits(const struct sandbox *sb);
+const struct sandbox_runtime *sandbox__runtime(const struct sandbox *sb);
+const struct image *sandbox__image(const struct sandbox *sb);
+
+/* sandbox__fs_ids(uid, gid) — this thread's filesystem ids (setfsuid, setfsgid; the other
+ * threads keep theirs). A scratch tmpfs belongs to its sandbox's user namespace, where only
+ * the sandbox's user is mapped: the host's root cannot create anything there (EOVERFLOW), so
+ * the supervisor creates as the sandbox's host uid (sandbox__host_uid), which also makes the
+ * payload the owner, and drops root's override of permissions while it does; then back with
+ * (geteuid(), getegid()). 0, or -EPERM when the ids did not change. */
+int sandbox__fs_ids(uid_t uid, gid_t gid);
+
+/* sandbox__pause(sb, stop, err) — stop (SIGSTOP) every process of sb but its init and wait
+ * until each is stopped, or (stop false) continue them all (SIGCONT). Also continues what a
+ * process of the sandbox had stopped itself. 0 or -errno with err set. */
+int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err);
 
 #endif
