@@ -137,8 +137,9 @@ except Exception:  # noqa: BLE001 - verl missing, or failing to import: stand al
 
 def format_result(result: Mapping[str, Any], max_chars: int = 0) -> str:
     """The text a model sees for an exec's result record: its stdout, then its stderr, then
-    a line naming how it ended when it did not exit 0 (``[status: timeout]``, ``[exit code
-    1]``; a compile error shows the compiler's output). ``max_chars`` > 0 keeps the head and
+    a line naming how it ended when it did not exit 0 (``[exit code 1]`` when the program
+    exited so, ``[status: timeout]`` and the like when a limit or crucible stopped it; a
+    compile error shows the compiler's output). ``max_chars`` > 0 keeps the head and
     tail of longer text."""
     parts = []
     comp = result.get("compile")
@@ -147,11 +148,11 @@ def format_result(result: Mapping[str, Any], max_chars: int = 0) -> str:
     parts.append(str(result.get("stdout") or ""))
     parts.append(str(result.get("stderr") or ""))
     text = "".join(p if not p or p.endswith("\n") else p + "\n" for p in parts)
-    status = result.get("status")
-    if status not in (None, "ok"):
-        text += "[status: %s]\n" % status
-    elif result.get("exit_code") not in (None, 0):
-        text += "[exit code %s]\n" % result.get("exit_code")
+    status, code = result.get("status"), result.get("exit_code")
+    if code not in (None, 0) and status in (None, "ok", "runtime_error"):
+        text += "[exit code %s]\n" % code  # the program's own failure
+    elif status not in (None, "ok"):
+        text += "[status: %s]\n" % status  # a limit, a compile error, crucible's failure
     if max_chars and len(text) > max_chars:
         half = max_chars // 2
         text = text[:half] + "\n...(%d characters cut)...\n" % (len(text) - 2 * half) + text[-half:]

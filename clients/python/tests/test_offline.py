@@ -926,7 +926,8 @@ def test_format_result_and_exit_codes():
     from crucible_client.verl_tool import format_result
 
     assert format_result({"status": "ok", "exit_code": 0, "stdout": "a", "stderr": ""}) == "a\n"
-    assert format_result({"status": "ok", "exit_code": 2, "stdout": "", "stderr": "e\n"}) == "e\n[exit code 2]\n"
+    assert format_result({"status": "runtime_error", "exit_code": 2, "stdout": "", "stderr": "e\n"}) == "e\n[exit code 2]\n"
+    assert format_result({"status": "memory_limit", "exit_code": None, "signal": 9}) == "[status: memory_limit]\n"
     assert format_result({"status": "timeout", "stdout": "x\n"}) == "x\n[status: timeout]\n"
     assert format_result({"status": "compile_error", "compile": {"status": "runtime_error", "stderr": "bad syntax"},
                           "stdout": "", "stderr": ""}) == "bad syntax\n[status: compile_error]\n"

@@ -10,6 +10,7 @@ is skipped when it has no ``serve`` command.
 """
 
 import asyncio
+import base64
 import gc
 import io
 import os
@@ -75,7 +76,7 @@ def test_multi_turn_loop_buggy_fail_fix_verify(client):
         s.write("test_stats.py", multi_turn_fix.TESTS)
         s.write("stats.py", multi_turn_fix.BUGGY)
         r = s.exec(PYTEST, timeout_s=60)
-        assert r["status"] == "ok" and r["exit_code"] == 1, r
+        assert r["status"] == "runtime_error" and r["exit_code"] == 1, r
         assert "test_even" in r["stdout"] and "1 failed, 1 passed" in r["stdout"], r["stdout"]
         assert r["session"] == s.id
         rec = s.verify(multi_turn_fix.TASK)
@@ -108,7 +109,8 @@ def test_state_and_exec_forms(client):
         r = s.exec("echo one > a.txt && echo $GREETING", env={"GREETING": "hi"})
         assert (r["status"], r["stdout"]) == ("ok", "hi\n"), r
         assert s.exec(["cat", "a.txt"])["stdout"] == "one\n"
-        assert s.exec(["cat"], stdin=b"\x00\x01binary")["stdout"] == "\x00\x01binary"
+        r = s.exec(["cat"], stdin=b"\x00\x01binary\xff")  # not UTF-8: escaped text, exact base64
+        assert base64.b64decode(r["stdout_base64"]) == b"\x00\x01binary\xff", r
         assert s.exec(["pwd"], cwd="/tmp")["stdout"] == "/tmp\n"
         r = s.exec(code="import os\nprint(sorted(os.listdir('.')))", language="python")
         assert r["status"] == "ok" and "'a.txt'" in r["stdout"], r
