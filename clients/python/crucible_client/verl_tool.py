@@ -1,5 +1,9 @@
 """A code-interpreter tool for verl's multi-turn rollouts, backed by crucible sessions.
 
+(Interfaces read from verl at commit b178a3cd, 2026-01-29: verl/tools/base_tool.py,
+verl/tools/schemas.py, verl/tools/utils/tool_registry.py, and _call_tool in
+verl/experimental/agent_loop/tool_agent_loop.py.)
+
 verl's agent loop (``verl/experimental/agent_loop/tool_agent_loop.py``) hands a model's tool
 calls to tools that follow ``verl.tools.base_tool.BaseTool``: ``create(instance_id=None,
 **kwargs) -> (instance_id, ToolResponse)``, ``execute(instance_id, parameters, **kwargs) ->
