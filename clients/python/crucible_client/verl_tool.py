@@ -197,8 +197,7 @@ class CrucibleSessionTool(BaseTool):
 
     def __init__(self, config: Optional[dict] = None, tool_schema: Any = None):
         config = dict(config or {})
-        self._default_schema = OpenAIFunctionToolSchema.model_validate(
-            config.pop("tool_schema_default", None) or DEFAULT_TOOL_SCHEMA)
+        self._default_schema = OpenAIFunctionToolSchema.model_validate(DEFAULT_TOOL_SCHEMA)
         super().__init__(config, tool_schema)
         url = config.get("url") or os.environ.get("CRUCIBLE_URL") or DEFAULT_URL
         token = config.get("token") or os.environ.get("CRUCIBLE_TOKEN") or None
@@ -394,14 +393,20 @@ def _close_slot(slot: _Slot) -> None:
 
 
 def _close_later(tool_ref: Any, key: Tuple[str, str]) -> None:
+    """The finalizer of a trajectory's AgentData. It may run inside any allocation of any
+    thread — also one holding the tool's lock — so it only starts a thread that does the
+    work (takes the lock, forgets the slot, deletes the session)."""
     tool = tool_ref()
-    if tool is None:
-        return
+    if tool is not None:
+        threading.Thread(target=_forget, args=(tool, key), name="crucible-session-close",
+                         daemon=True).start()
+
+
+def _forget(tool: "CrucibleSessionTool", key: Tuple[str, str]) -> None:
     with tool._lock:
         slot = tool._slots.pop(key, None)
     if slot is not None:
-        threading.Thread(target=_close_slot, args=(slot,), name="crucible-session-close",
-                         daemon=True).start()
+        _close_slot(slot)
 
 
 async def _in_thread(fn: Any, *args: Any) -> Any:

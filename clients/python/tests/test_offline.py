@@ -982,3 +982,63 @@ def test_verl_tool_reports_crucible_errors(stub):
 
     resp, reward, metrics = asyncio.run(run())
     assert "cannot make a sandbox" in resp.text and metrics == {"status": "error", "error": "unavailable"}
+
+
+def test_verl_tool_uses_verls_classes_when_importable(tmp_path):
+    """With a package named verl on the path (here a minimal one with verl's module names and
+    constructor shapes — verl itself needs pydantic and ray), the tool subclasses verl's
+    BaseTool and answers with verl's ToolResponse."""
+    import subprocess
+    import sys
+    import textwrap
+
+    tools = tmp_path / "verl" / "tools"
+    tools.mkdir(parents=True)
+    (tmp_path / "verl" / "__init__.py").write_text("")
+    (tools / "__init__.py").write_text("")
+    (tools / "schemas.py").write_text(textwrap.dedent("""
+        class _NS:
+            def __init__(self, d):
+                for k, v in d.items():
+                    setattr(self, k, _NS(v) if isinstance(v, dict) else v)
+        class OpenAIFunctionToolSchema(_NS):
+            @classmethod
+            def model_validate(cls, d):
+                return cls(d)
+        class ToolResponse:
+            def __init__(self, text=None, image=None, video=None):
+                self.text, self.image, self.video = text, image, video
+    """))
+    (tools / "base_tool.py").write_text(textwrap.dedent("""
+        from .schemas import ToolResponse
+        class BaseTool:
+            def __init__(self, config, tool_schema):
+                self.config = config
+                self.tool_schema = tool_schema or self.get_openai_tool_schema()
+                self.name = self.tool_schema.function.name
+            def get_openai_tool_schema(self):
+                return self.tool_schema
+    """))
+    code = textwrap.dedent("""
+        import asyncio
+        from verl.tools.base_tool import BaseTool
+        from verl.tools.schemas import ToolResponse
+        from crucible_client import verl_tool
+        assert verl_tool.HAVE_VERL and verl_tool.BaseTool is BaseTool
+        tool = verl_tool.CrucibleSessionTool(config={"type": "native", "url": "http://127.0.0.1:9"},
+                                             tool_schema=None)
+        assert isinstance(tool, BaseTool) and tool.name == "code_interpreter"
+        async def run():
+            iid, resp = await tool.create(create_kwargs={})
+            out = await tool.execute(iid, {"code": ""})
+            await tool.release(iid)
+            return resp, out
+        resp, (answer, reward, metrics) = asyncio.run(run())
+        assert type(resp) is ToolResponse and type(answer) is ToolResponse, (resp, answer)
+        print("ok", answer.text)
+    """)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), pkg]), PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=env, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith(b"ok Error:"), r.stdout.decode()
