@@ -428,6 +428,30 @@ uint64_t cgroup_memory_peak_kb(const struct cgroup *cg)
     return strtoull(buf, NULL, 10) / 1024;
 }
 
+uint64_t cgroup_memory_current_kb(const struct cgroup *cg)
+{
+    const char *d = dir_for(cg, CGROUP_RES_MEMORY);
+    char buf[64];
+
+    if (!d || read_in(d,
+                      cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 2
+                          ? "memory.current"
+                          : "memory.usage_in_bytes",
+                      buf, sizeof(buf)) < 0)
+        return 0;
+    return strtoull(buf, NULL, 10) / 1024;
+}
+
+uint64_t cgroup_pids_current(const struct cgroup *cg)
+{
+    const char *d = dir_for(cg, CGROUP_RES_PIDS);
+    char buf[64];
+
+    if (!d || read_in(d, "pids.current", buf, sizeof(buf)) < 0)
+        return 0;
+    return strtoull(buf, NULL, 10);
+}
+
 void cgroup_memory_peak_reset(struct cgroup *cg)
 {
     const char *d = dir_for(cg, CGROUP_RES_MEMORY);

@@ -93,6 +93,14 @@ double cgroup_cpu_usage(const struct cgroup *cg);
 /* cgroup_memory_peak_kb(cg) — peak memory in KiB, or 0 when unknown. */
 uint64_t cgroup_memory_peak_kb(const struct cgroup *cg);
 
+/* cgroup_memory_current_kb(cg) — memory charged to the group now in KiB (v2 memory.current,
+ * v1 memory.usage_in_bytes), or 0 when unknown. */
+uint64_t cgroup_memory_current_kb(const struct cgroup *cg);
+
+/* cgroup_pids_current(cg) — processes and threads in the group now (pids.current), or 0 when
+ * unknown. */
+uint64_t cgroup_pids_current(const struct cgroup *cg);
+
 /* cgroup_memory_peak_reset(cg) — starts the peak anew: v1 resets max_usage_in_bytes; v2
  * (Linux 6.12 and later) resets memory.peak for the fd the group keeps open, which
  * cgroup_memory_peak_kb then reads. On an older v2 kernel the peak counts from the group's

@@ -1,14 +1,458 @@
 /*
- * fork.c — sandbox_fork (see sandbox.h). Placeholder while the module is written.
+ * fork.c — sandbox_fork (see sandbox.h): a new sandbox whose scratch is a copy of another's.
+ *
+ * The child is made first, as the parent was (sandbox_create with the parent's runtime, image
+ * and limits), so the parent is stopped only for the copy itself: init stops every other
+ * process of the parent (sandbox__pause) and the supervisor copies the parent's scratch tmpfs
+ * into the child's, from one scratch descriptor to the other (sandbox__scratch_fd), then the
+ * parent's processes continue — also when the copy failed.
+ *
+ * What is copied: the whole scratch, that is /work, /tmp and, with a writable root, the
+ * overlay's upper directories (.overlay/u/N) and the "root" directory of a root assembled
+ * from the host's entries. Not copied: the overlay's work directories (.overlay/w/N), which
+ * hold only what overlayfs uses during one copy-up or rename and which the child's own
+ * overlay made for itself at its mount. The overlay's marks are kept as they are: whiteouts
+ * are character devices 0:0 (made again with mknodat), opaque directories and other overlay
+ * state are "user." (or "trusted.") extended attributes, copied with every other xattr of
+ * those namespaces; "security." and "system." attributes (file capabilities, POSIX ACLs) are
+ * not. The child's overlay is mounted already, but nothing in it has run or looked below its
+ * mount points when the copy lands in its upper directory.
+ *
+ * Every file keeps its mode and times; its owner is the child's user where it was the
+ * parent's (the only owner a scratch can hold: see as_child). Regular files are copied by their
+ * data segments (holes stay holes, so a sparse file takes no more room in the child than in the
+ * parent); hard links stay hard links; symlinks, FIFOs and sockets are made again as what they
+ * are, never followed or opened. Other device nodes cannot exist on a scratch (only root in the
+ * host's namespace may make them) and are skipped. Both trees are walked only with lookups
+ * beneath a directory that follow no symlink (openat2), as files.c does: the parent's tree was
+ * written by hostile code, and is stopped but not trusted.
  */
-#include <errno.h>
-#include <stddef.h>
-
 #include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/openat2.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define RESOLVE_SCRATCH                                                                            \
+    (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+#define FORK_DEPTH_MAX   256          /* directory levels copied (each holds two fds) */
+#define XATTR_LIST_MAX_  65536        /* bytes of one file's xattr names */
+#define XATTR_VALUE_MAX_ 65536        /* bytes of one xattr value */
+#define OVERLAY_WORK     ".overlay/w" /* not copied: see above */
+
+/* A hard-linked file already copied: its inode in the parent, its path in the child. */
+struct link_seen {
+    ino_t ino;
+    char *path;
+};
+
+/* The state of one copy. */
+struct copy {
+    uid_t from_uid, to_uid;
+    gid_t from_gid, to_gid;
+    int dst_root;            /* the child's scratch (O_PATH) */
+    struct link_seen *links; /* open addressing on ino; cap a power of two */
+    size_t nlinks, cap;
+    char path[PATH_MAX]; /* the entry being copied, relative to the scratch */
+    struct errbuf *err;
+};
+
+static int beneath(int dirfd, const char *rel, int flags, mode_t mode)
+{
+    struct open_how how = {
+        .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode, .resolve = RESOLVE_SCRATCH};
+    int fd = -1;
+
+    for (int tries = 0; tries < 8; tries++) {
+        fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN)
+            break;
+    }
+    return fd < 0 ? -errno : fd;
+}
+
+/* fail(c, what, r) — "cannot WHAT 'path' of the parent: reason"; returns r. */
+static int fail(struct copy *c, const char *what, int r)
+{
+    errbuf_set(c->err, "cannot %s '%.200s' of the parent: %s", what, c->path,
+               r == -ENOSPC ? "the child's scratch disk is full" : strerror(-r));
+    return r;
+}
+
+/* as_child(child, on) — this thread's credentials for the copy (on) or its own again. A
+ * scratch tmpfs belongs to its sandbox's user namespace, where one id is mapped, the sandbox's
+ * user (as root, a host uid of its own per sandbox): every inode of the parent's scratch is
+ * the parent's user's, and whatever the child's scratch gets must be created as the child's
+ * (sandbox__fs_ids), which also makes it the child's. Reading the parent's files whatever
+ * their mode needs root's override of permissions back in the effective set, where setfsuid
+ * took it from (as root only; an unprivileged supervisor owns both sides anyway). 0 or -errno. */
+static int as_child(struct sandbox *child, bool on)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+    int r;
+
+    if (!on)
+        return sandbox__fs_ids(geteuid(), getegid());
+    r = sandbox__fs_ids(sandbox__host_uid(child), sandbox__host_gid(child));
+    if (r < 0 || !sandbox__runtime(child)->root)
+        return r;
+    if (syscall(SYS_capget, &h, d) < 0)
+        return -errno;
+    d[0].effective |= d[0].permitted & ((1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH));
+    return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+/* ---- hard links ---- */
+
+static struct link_seen *link_find(struct copy *c, ino_t ino)
+{
+    if (!c->cap)
+        return NULL;
+    for (size_t i = (size_t)ino & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+        if (!c->links[i].path)
+            return &c->links[i]; /* the free slot where it would go */
+        if (c->links[i].ino == ino)
+            return &c->links[i];
+    }
+}
+
+/* link_add(c, ino) — remembers that the inode was copied to c->path. 0 or -ENOMEM. */
+static int link_add(struct copy *c, ino_t ino)
+{
+    struct link_seen *slot;
+
+    if (2 * (c->nlinks + 1) > c->cap) {
+        size_t ncap = c->cap ? 2 * c->cap : 64;
+        struct link_seen *old = c->links, *nv = calloc(ncap, sizeof(*nv));
+        size_t ocap = c->cap;
+        if (!nv)
+            return -ENOMEM;
+        c->links = nv;
+        c->cap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].path)
+                *link_find(c, old[i].ino) = old[i];
+        free(old);
+    }
+    slot = link_find(c, ino);
+    if (!(slot->path = strdup(c->path)))
+        return -ENOMEM;
+    slot->ino = ino;
+    c->nlinks++;
+    return 0;
+}
+
+static void links_free(struct copy *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        free(c->links[i].path);
+    free(c->links);
+}
+
+/* ---- one entry ---- */
+
+/* copy_xattrs(c, in, out) — the "user." and "trusted." attributes of in onto out. */
+static int copy_xattrs(struct copy *c, int in, int out)
+{
+    static const char *const keep[] = {"user.", "trusted."};
+    char *names, *value;
+    ssize_t n;
+    int r = 0;
+
+    n = flistxattr(in, NULL, 0);
+    if (n <= 0)
+        return n < 0 && errno != ENOTSUP && errno != EOPNOTSUPP ? fail(c, "list xattrs of", -errno)
+                                                                : 0;
+    if (n > XATTR_LIST_MAX_)
+        return fail(c, "copy xattrs of", -E2BIG);
+    names = malloc((size_t)n + XATTR_VALUE_MAX_);
+    if (!names)
+        return fail(c, "copy xattrs of", -ENOMEM);
+    value = names + n;
+    n = flistxattr(in, names, (size_t)n);
+    for (char *name = names; n > 0 && r == 0 && name < names + n; name += strlen(name) + 1) {
+        bool wanted = false;
+        for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+            wanted |= strncmp(name, keep[i], strlen(keep[i])) == 0;
+        if (!wanted)
+            continue;
+        ssize_t len = fgetxattr(in, name, value, XATTR_VALUE_MAX_);
+        if (len < 0)
+            continue; /* removed meanwhile, or too large to be one the sandbox could set */
+        if (fsetxattr(out, name, value, (size_t)len, 0) < 0)
+            r = fail(c, "copy xattrs of", -errno);
+    }
+    free(names);
+    return r;
+}
+
+/* finish(c, in, fd, st) — mode, xattrs (from in) and times of fd (its owner is the child's
+ * user already, see as_child). */
+static int finish(struct copy *c, int in, int fd, const struct stat *st)
+{
+    struct timespec ts[2] = {st->st_atim, st->st_mtim};
+    int r;
+
+    if (fchmod(fd, st->st_mode & 07777) < 0)
+        return fail(c, "set the mode of", -errno);
+    if ((r = copy_xattrs(c, in, fd)) < 0)
+        return r;
+    if (futimens(fd, ts) < 0)
+        return fail(c, "set the times of", -errno);
+    return 0;
+}
+
+/* copy_data(in, out, size) — in's data segments at their offsets, holes left as holes, the
+ * length size. 0 or -errno. */
+static int copy_data(int in, int out, off_t size)
+{
+    off_t pos = 0;
+
+    while (pos < size) {
+        off_t data = lseek(in, pos, SEEK_DATA), hole;
+        if (data < 0)
+            break; /* ENXIO: only a hole is left */
+        hole = lseek(in, data, SEEK_HOLE);
+        if (hole < 0)
+            return -errno;
+        if (hole > size)
+            hole = size;
+        if (lseek(out, data, SEEK_SET) < 0)
+            return -errno;
+        for (off_t at = data; at < hole;) {
+            ssize_t n = sendfile(out, in, &at, (size_t)(hole - at));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return -errno;
+            if (n == 0) /* the file shrank: it cannot, the parent is stopped */
+                return -EIO;
+        }
+        pos = hole;
+    }
+    return ftruncate(out, size) < 0 ? -errno : 0;
+}
+
+/* clear_for(dst, name, kind) — makes room for a new NAME of type kind (S_IFMT bits) in dst,
+ * where the child may have its own entry already (a mount point, a generated file). What is
+ * there stays when it is of the same kind and either a directory (merged) or a regular file
+ * (rewritten in place): either may be a mount point of the child, and removing one would
+ * detach what is mounted there. Another entry in the way is removed; a directory where
+ * something else must go is refused. 0 (nothing there now), 1 (kept), or -errno. */
+static int clear_for(int dst, const char *name, mode_t kind)
+{
+    struct stat st;
+
+    if (fstatat(dst, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        return errno == ENOENT ? 0 : -errno;
+    if ((st.st_mode & S_IFMT) == kind && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+        return 1;
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    return unlinkat(dst, name, 0) < 0 ? -errno : 0;
+}
+
+static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth);
+
+/* copy_regular(c, src, dst, name, st) — a regular file: linked to its first copy when it
+ * has other names already copied, else its data. */
+static int copy_regular(struct copy *c, int src, int dst, const char *name, const struct stat *st)
+{
+    struct link_seen *seen = st->st_nlink > 1 ? link_find(c, st->st_ino) : NULL;
+    int in, out, there, r;
+
+    if ((there = clear_for(dst, name, S_IFREG)) < 0)
+        return fail(c, "replace", there);
+    if (seen && seen->path) {
+        /* Both names are of the child's tree as we made it; nothing runs there yet. */
+        if ((there && unlinkat(dst, name, 0) < 0) ||
+            linkat(c->dst_root, seen->path, dst, name, 0) < 0)
+            return fail(c, "link", -errno);
+        return 0;
+    }
+    in = beneath(src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    if (in < 0)
+        return in == -ENOENT ? 0 : fail(c, "open", in);
+    out = there ? beneath(dst, name, O_WRONLY | O_TRUNC, 0)
+                : beneath(dst, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (out < 0) {
+        close(in);
+        return fail(c, "create", out);
+    }
+    r = copy_data(in, out, st->st_size);
+    if (r < 0)
+        r = fail(c, "copy", r);
+    if (r == 0)
+        r = finish(c, in, out, st);
+    if (r == 0 && st->st_nlink > 1 && (r = link_add(c, st->st_ino)) < 0)
+        r = fail(c, "copy", r);
+    close(in);
+    close(out);
+    return r;
+}
+
+/* copy_node(c, src, dst, name, st) — a symlink, FIFO, socket or whiteout, made again. */
+static int copy_node(struct copy *c, int src, int dst, const char *name, const struct stat *st)
+{
+    struct timespec ts[2] = {st->st_atim, st->st_mtim};
+    char target[PATH_MAX];
+    int r;
+
+    if ((r = clear_for(dst, name, st->st_mode & S_IFMT)) == 1)
+        r = unlinkat(dst, name, 0) < 0 ? -errno : 0; /* a node of the same kind: made anew */
+    if (r < 0)
+        return fail(c, "replace", r);
+    if (S_ISLNK(st->st_mode)) {
+        ssize_t n = readlinkat(src, name, target, sizeof(target) - 1);
+        if (n < 0)
+            return fail(c, "read the symlink", -errno);
+        target[n] = '\0';
+        if (symlinkat(target, dst, name) < 0)
+            return fail(c, "make the symlink", -errno);
+    } else {
+        if (mknodat(dst, name, st->st_mode & (S_IFMT | 0777), st->st_rdev) < 0)
+            return fail(c, "make the node", -errno);
+        /* Not a symlink: AT_SYMLINK_NOFOLLOW only makes sure of it. */
+        if (fchmodat(dst, name, st->st_mode & 07777, AT_SYMLINK_NOFOLLOW) < 0)
+            return fail(c, "set the mode of", -errno);
+    }
+    if (utimensat(dst, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+        return fail(c, "set the times of", -errno);
+    return 0;
+}
+
+/* copy_entry(c, src, dst, name, plen, depth) — NAME of src into dst (c->path holds the
+ * directory's path up to plen). */
+static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t plen, int depth)
+{
+    size_t nlen = strlen(name), len = plen + (plen ? 1 : 0) + nlen;
+    struct stat st;
+    int r = 0;
+
+    if (len >= sizeof(c->path))
+        return errbuf_set(c->err, "'%.100s/%.100s' of the parent is longer than PATH_MAX", c->path,
+                          name),
+               -ENAMETOOLONG;
+    if (plen)
+        c->path[plen] = '/';
+    memcpy(c->path + plen + (plen ? 1 : 0), name, nlen + 1);
+    if (strcmp(c->path, OVERLAY_WORK) == 0 || fstatat(src, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        goto out;
+    if (S_ISDIR(st.st_mode)) {
+        int in, out;
+        if (depth >= FORK_DEPTH_MAX) {
+            r = fail(c, "copy", -ELOOP);
+            goto out;
+        }
+        r = clear_for(dst, name, S_IFDIR);
+        if (r == 0 && mkdirat(dst, name, 0700) < 0)
+            r = -errno;
+        if (r < 0) {
+            r = fail(c, "make the directory", r);
+            goto out;
+        }
+        r = 0;
+        in = beneath(src, name, O_RDONLY | O_DIRECTORY, 0);
+        out = beneath(dst, name, O_RDONLY | O_DIRECTORY, 0);
+        if (in < 0 || out < 0)
+            r = fail(c, "open the directory", in < 0 ? in : out);
+        else
+            r = copy_dir(c, dup(in), out, len, depth + 1);
+        /* Contents first, then the directory's own mode and times (which they change). */
+        if (r == 0)
+            r = finish(c, in, out, &st);
+        if (in >= 0)
+            close(in);
+        if (out >= 0)
+            close(out);
+    } else if (S_ISREG(st.st_mode)) {
+        r = copy_regular(c, src, dst, name, &st);
+    } else if (S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
+               (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0))) {
+        r = copy_node(c, src, dst, name, &st);
+    } /* any other device: cannot be there (see above) */
+out:
+    c->path[plen] = '\0';
+    return r;
+}
+
+/* copy_dir(c, src, dst, plen, depth) — every entry of src (consumed) into dst (the caller's). */
+static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth)
+{
+    struct dirent *d;
+    DIR *dir;
+    int r = 0;
+
+    if (src < 0)
+        return fail(c, "open the directory", -errno);
+    dir = fdopendir(src);
+    if (!dir) {
+        r = -errno;
+        close(src);
+        return fail(c, "read the directory", r);
+    }
+    while (r == 0 && (d = readdir(dir)))
+        if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+            r = copy_entry(c, dirfd(dir), dst, d->d_name, plen, depth);
+    closedir(dir);
+    return r;
+}
 
 struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
 {
-    (void)parent;
-    errbuf_set(err, "not implemented");
-    return NULL;
+    struct sandbox_limits limits = *sandbox__limits(parent);
+    struct copy c = {.err = err};
+    struct sandbox *child;
+    struct errbuf resume_err;
+    int src = -1, dst = -1, r;
+
+    if (sandbox__scratch_fd(parent) < 0)
+        return errbuf_set(err, "the parent's scratch filesystem is not available"), NULL;
+    child = sandbox_create(sandbox__runtime(parent), sandbox__image(parent), &limits, err);
+    if (!child)
+        return NULL;
+    c.dst_root = sandbox__scratch_fd(child);
+    src = beneath(sandbox__scratch_fd(parent), ".", O_RDONLY | O_DIRECTORY, 0);
+    dst = beneath(c.dst_root, ".", O_RDONLY | O_DIRECTORY, 0);
+    if (src < 0 || dst < 0) {
+        r = errbuf_set(err, "cannot open the scratch filesystems: %s",
+                       strerror(-(src < 0 ? src : dst)));
+        goto out;
+    }
+    r = sandbox__pause(parent, true, err);
+    if (r == 0 && (r = as_child(child, true)) < 0)
+        errbuf_set(err, "cannot act as the child sandbox's user: %s", strerror(-r));
+    if (r == 0) {
+        r = copy_dir(&c, src, dst, 0, 0); /* takes src */
+        src = -1;
+    }
+    if (as_child(child, false) < 0 && r == 0)
+        r = errbuf_set(err, "cannot return to the supervisor's own ids");
+    /* Always: a failed stop may have stopped some of them. */
+    if (sandbox__pause(parent, false, r < 0 ? &resume_err : err) < 0 && r == 0)
+        r = -EIO;
+out:
+    links_free(&c);
+    if (src >= 0)
+        close(src);
+    if (dst >= 0)
+        close(dst);
+    if (r < 0) {
+        sandbox_destroy(child, NULL);
+        return NULL;
+    }
+    return child;
 }

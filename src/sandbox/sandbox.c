@@ -27,6 +27,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -49,7 +50,8 @@ struct sandbox {
     pid_t init_pid;
     int pidfd;
     int ctl;
-    int scratch; /* O_PATH fd of the scratch tmpfs's root (CTL_READY), or -1 */
+    int scratch;      /* O_PATH fd of the scratch tmpfs's root (CTL_READY), or -1 */
+    uint64_t peak_kb; /* the most memory seen charged before a reset of the group's peak */
     bool init_reaped;
     int init_status;
     double t0; /* creation start, for trace() */
@@ -367,16 +369,17 @@ static int write_maps(const struct sandbox_runtime *rt, pid_t pid)
     return util_write_file(path, map);
 }
 
-/* recv_reply_fds(sb, msg, fds, nfds, timeout_s) — the next message from init, with any fds
- * it carries (see sandbox__ctl_recv), watching for cancellation and a deadline. */
-static int recv_reply_fds(struct sandbox *sb, struct ctl_msg *m, int *fds, int *nfds,
-                          double timeout_s)
+/* recv_ctl(sb, msg, fds, nfds, timeout_s, cancellable) — the next message from init, with any
+ * fds it carries (see sandbox__ctl_recv), within a deadline; -ECANCELED when cancellable and
+ * the cancel fd turns readable first. */
+static int recv_ctl(struct sandbox *sb, struct ctl_msg *m, int *fds, int *nfds, double timeout_s,
+                    bool cancellable)
 {
     double deadline = util_now() + timeout_s;
 
     for (;;) {
         struct pollfd pf[2] = {{.fd = sb->ctl, .events = POLLIN},
-                               {.fd = sb->cancel_fd, .events = POLLIN}};
+                               {.fd = cancellable ? sb->cancel_fd : -1, .events = POLLIN}};
         int ms = (int)ceil((deadline - util_now()) * 1000);
         if (ms <= 0)
             return -ETIMEDOUT;
@@ -388,6 +391,13 @@ static int recv_reply_fds(struct sandbox *sb, struct ctl_msg *m, int *fds, int *
         if (n > 0)
             return sandbox__ctl_recv(sb->ctl, m, fds, nfds);
     }
+}
+
+/* recv_reply_fds(sb, msg, fds, nfds, timeout_s) — recv_ctl, cancellable. */
+static int recv_reply_fds(struct sandbox *sb, struct ctl_msg *m, int *fds, int *nfds,
+                          double timeout_s)
+{
+    return recv_ctl(sb, m, fds, nfds, timeout_s, true);
 }
 
 static int recv_reply(struct sandbox *sb, struct ctl_msg *m, double timeout_s)
@@ -981,10 +991,22 @@ struct exec_run {
     uint64_t oom_base; /* the group's OOM-kill count before the payload started */
     bool exited, killed, init_died, interrupted;
     bool alone;                /* init saw no other process left when the payload ended */
+    bool keep;                 /* SANDBOX_EXEC_KEEP */
+    bool lost;                 /* a KEEP exec's start went unanswered: it may be running */
     enum result_status forced; /* a limit or failure seen by the supervisor, else RESULT_OK */
     int wait_status;
     int64_t ru_cpu_usec, ru_maxrss;
 };
+
+/* note_peak(sb) — keeps the sandbox's peak memory since creation, which the group's own peak
+ * (reset at every exec) does not. */
+static void note_peak(struct sandbox *sb)
+{
+    uint64_t kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
+
+    if (kb > sb->peak_kb)
+        sb->peak_kb = kb;
+}
 
 /* pipe_end(fd, mode) — a duplicate of fd when it is an anonymous pipe's end opened for
  * mode (O_RDONLY or O_WRONLY), else -EINVAL. */
@@ -1065,6 +1087,7 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
         /* The group's counters are cumulative over every exec of the sandbox (a stdio
          * harness runs each test in the same one): this exec is judged on what changes
          * from here, so a test OOM-killed earlier does not make later tests memory_limit. */
+        note_peak(sb);                     /* what the reset is about to forget */
         cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
         x->cpu_base = cgroup_cpu_usage(&sb->cg);
         x->oom_base = cgroup_oom_kills(&sb->cg);
@@ -1072,9 +1095,9 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
     return 0;
 }
 
-/* exec_start — hands the request to init and waits until the payload runs. 0 when it
- * does; -1 when it could not start (res says why: the caller's program or our failure). */
-static int exec_start(struct sandbox *sb, struct exec_run *x, struct result *res)
+/* exec_start(sb, x, flags, res) — hands the request to init and waits until the payload runs. 0
+ * when it does; -1 when it could not start (res says why: the caller's program or our failure). */
+static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, struct result *res)
 {
     int fds[4] = {x->specfd, x->stdin_fd, x->out_w, x->err_w};
     struct ctl_msg m;
@@ -1082,16 +1105,21 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, struct result *res
 
     memset(&m, 0, sizeof(m));
     m.type = CTL_EXEC;
+    if (flags & SANDBOX_EXEC_KEEP)
+        m.mode = CTL_EXEC_KEEP;
     x->start = util_now();
     trace(sb, "exec request");
     r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
     close(x->out_w);
     close(x->err_w);
     x->out_w = x->err_w = -1;
+    /* A KEEP exec's start is waited for even when cancelled (the supervision that follows
+     * sees the cancel at once), so that an exec is never left running unknown to us. */
     if (r == 0)
-        r = recv_reply(sb, &m, 10.0);
+        r = recv_ctl(sb, &m, NULL, NULL, 10.0, !x->keep);
     if (r < 0) {
         result_fail(res, "sandbox init did not answer: %s", strerror(-r));
+        x->lost = x->keep;
         return -1;
     }
     m.text[sizeof(m.text) - 1] = '\0';
@@ -1240,7 +1268,8 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
     if (x->exited)
         verdict_from_wait(res, x->wait_status);
     if (x->interrupted) {
-        result_fail(res, "interrupted: the run was stopped and its sandbox torn down");
+        result_fail(res, x->keep ? "interrupted: the exec was stopped and its processes killed"
+                                 : "interrupted: the run was stopped and its sandbox torn down");
     } else if (x->forced == RESULT_SANDBOX_ERROR) {
         result_fail(res, "processes survived the sandbox teardown");
     } else if (sb->has_cg && cgroup_oom_kills(&sb->cg) > x->oom_base) {
@@ -1273,6 +1302,36 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
     }
 }
 
+/* exec_kill(sb) — ends a KEEP exec that a limit or a cancel stopped: init kills its keeper,
+ * and with it every process the exec started (nothing else), and confirms once they are
+ * reaped. A report of the exec's end that crossed the request is passed over. Not
+ * cancellable (the cancel fd may be what stopped it); 0 or -errno when init did not answer. */
+static int exec_kill(struct sandbox *sb)
+{
+    double deadline = util_now() + 10.0;
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_KILL_EXEC;
+    if ((r = sandbox__ctl_send(sb->ctl, &m, NULL, 0)) < 0)
+        return r;
+    for (;;) {
+        struct pollfd pf = {.fd = sb->ctl, .events = POLLIN};
+        int ms = (int)ceil((deadline - util_now()) * 1000);
+        if (ms <= 0)
+            return -ETIMEDOUT;
+        if (poll(&pf, 1, ms) < 0 && errno != EINTR)
+            return -errno;
+        if (!pf.revents)
+            continue;
+        if ((r = sandbox__ctl_recv(sb->ctl, &m, NULL, NULL)) < 0)
+            return r;
+        if (m.type == CTL_EXEC_KILLED)
+            return m.err ? -m.err : 0;
+    }
+}
+
 int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,
                  struct result *res)
 {
@@ -1283,6 +1342,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         .stdin_fd = -1,
         .specfd = -1,
         .forced = RESULT_OK,
+        .keep = (flags & SANDBOX_EXEC_KEEP) != 0,
     };
     bool started = false, torn_down;
 
@@ -1291,15 +1351,31 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     if (!proc || !proc->argv || !proc->argv[0])
         return -EINVAL;
     result_set_image(res, sb->img);
+    if ((flags & SANDBOX_EXEC_KEEP) && (flags & SANDBOX_EXEC_LAST)) {
+        result_fail(res, "a KEEP exec cannot be the last one (SANDBOX_EXEC_LAST)");
+        return -EINVAL;
+    }
     if (proc->cwd && (proc->cwd[0] != '/' || strlen(proc->cwd) >= SANDBOX_CWD_MAX)) {
         result_fail(res, "the start directory '%s' must be an absolute path under %d bytes",
                     proc->cwd, SANDBOX_CWD_MAX);
         return -EINVAL;
     }
     prep = exec_prepare(sb, proc, &x, res);
-    if (prep == 0 && exec_start(sb, &x, res) == 0) {
+    if (prep == 0 && exec_start(sb, &x, flags, res) == 0) {
         started = true;
         exec_supervise(sb, &x, res);
+    }
+    /* A KEEP exec stopped by a limit or a cancel takes only its own processes with it; the
+     * sandbox goes only when init does not answer (or died). */
+    if (x.keep && ((x.killed && !x.init_died) || x.lost)) {
+        if (exec_kill(sb) == 0) {
+            x.killed = false;
+            trace(sb, "exec killed");
+        } else if (started) {
+            x.forced = RESULT_SANDBOX_ERROR;
+        } else {
+            x.killed = true; /* lost and init still silent: the sandbox goes */
+        }
     }
     /* The last exec must leave nothing running before its verdict is final; when init
      * saw no process left, that holds already and teardown waits for sandbox_destroy. */
@@ -1310,7 +1386,10 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         trace(sb, "torn down");
     }
     if (started) {
-        exec_drain(&x, torn_down || (x.exited && x.alone));
+        /* A KEEP exec's processes are reaped or left running by now: what they wrote is in
+         * the pipes already, and one left running may hold them open (or be handed them by a
+         * hostile process): read what is there, wait for no end. */
+        exec_drain(&x, !x.keep && (torn_down || (x.exited && x.alone)));
         exec_verdict(sb, &x, res);
     }
     for (int i = 0; i < 2; i++) {
@@ -1508,7 +1587,25 @@ int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
 
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 {
-    (void)sb;
+    struct statfs fs;
+    double cpu;
+
     *u = (struct sandbox_usage){0};
-    return -ENOSYS; /* placeholder while the session work lands */
+    if (sb->has_cg) {
+        cpu = cgroup_cpu_usage(&sb->cg);
+        u->cpu_time = cpu > 0 ? cpu : 0;
+        u->memory_kb = cgroup_memory_current_kb(&sb->cg);
+        note_peak(sb);
+        u->pids = cgroup_pids_current(&sb->cg);
+    }
+    u->memory_peak_kb = sb->peak_kb > u->memory_kb ? sb->peak_kb : u->memory_kb;
+    if (sb->scratch < 0)
+        return -EBADF;
+    /* The scratch tmpfs's own counters: its pages in use (files, directories, a writable
+     * root's upper layer) and its size, whatever the sandbox did to its names. */
+    if (fstatfs(sb->scratch, &fs) < 0)
+        return -errno;
+    u->disk_kb = (uint64_t)(fs.f_blocks - fs.f_bfree) * (uint64_t)fs.f_bsize / 1024;
+    u->disk_limit_kb = (uint64_t)fs.f_blocks * (uint64_t)fs.f_bsize / 1024;
+    return 0;
 }

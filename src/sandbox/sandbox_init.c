@@ -508,7 +508,8 @@ struct spawn_args {
     const struct init_params *p;
     const struct exec_req *x;
     const int *stdio;
-    int failure; /* stage << 16 | errno, or 0 when execve succeeded */
+    bool filtered; /* seccomp is in place already (a keeper applied it): not once more */
+    int failure;   /* stage << 16 | errno, or 0 when execve succeeded */
 };
 
 /* payload_child — the payload between clone and execve. It runs on its own stack in init's
@@ -553,7 +554,7 @@ static int payload_child(void *arg)
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         goto fail;
     stage = 7;
-    if ((e = filter_apply(p->filter)) < 0) {
+    if (!a->filtered && (e = filter_apply(p->filter)) < 0) {
         errno = -e;
         goto fail;
     }
@@ -590,67 +591,286 @@ static const char *stage_name(int stage)
     return stage > 0 && stage < 9 ? names[stage] : "start";
 }
 
-/* handle_exec — starts the payload; returns its pid, or 0 after reporting a failure. */
-static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
+/* spawn_payload(p, x, stdio, filtered, m) — starts the payload of x with stdio (three fds) and
+ * fills m for the supervisor: CTL_STARTED with its pid, or CTL_EXEC_FAIL saying why. Returns
+ * the pid, or 0 when it did not start. Runs in init, or in a KEEP exec's keeper. */
+static pid_t spawn_payload(const struct init_params *p, const struct exec_req *x, const int *stdio,
+                           bool filtered, struct ctl_msg *m)
 {
     static char *stack; /* the payload child's, reused for every exec */
-    struct spawn_args a = {.p = p, .stdio = fds + 1};
-    struct exec_req x;
-    struct ctl_msg m;
-    pid_t pid = 0;
+    struct spawn_args a = {.p = p, .x = x, .stdio = stdio, .filtered = filtered};
+    pid_t pid;
 
-    memset(&x, 0, sizeof(x));
-    memset(&m, 0, sizeof(m));
-    m.type = CTL_EXEC_FAIL;
-    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
-        m.err = EPROTO;
-        snprintf(m.text, sizeof(m.text), "malformed exec request");
-        goto out_reply;
-    }
+    memset(m, 0, sizeof(*m));
+    m->type = CTL_EXEC_FAIL;
     if (!stack) {
         stack = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (stack == MAP_FAILED) {
             stack = NULL;
-            m.err = errno;
-            snprintf(m.text, sizeof(m.text), "cannot allocate a stack in init");
-            goto out_reply;
+            m->err = errno;
+            snprintf(m->text, sizeof(m->text), "cannot allocate a stack in init");
+            return 0;
         }
     }
-    a.x = &x;
     /* Returns once the child has called execve successfully or exited. */
     pid = clone(payload_child, stack + SPAWN_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     if (pid < 0) {
-        m.err = errno;
-        snprintf(m.text, sizeof(m.text), "cannot start the payload");
-        pid = 0;
-        goto out_reply;
+        m->err = errno;
+        snprintf(m->text, sizeof(m->text), "cannot start the payload");
+        return 0;
     }
     if (a.failure) {
         int stage = a.failure >> 16;
-        m.err = a.failure & 0xffff;
+        m->err = a.failure & 0xffff;
         if (stage == 8)
-            snprintf(m.text, sizeof(m.text), "cannot execute '%s': %s", x.argv[0], strerror(m.err));
+            snprintf(m->text, sizeof(m->text), "cannot execute '%s': %s", x->argv[0],
+                     strerror(m->err));
         else if (stage == 3)
-            snprintf(m.text, sizeof(m.text), "cannot enter the start directory '%s': %s",
-                     x.spec.cwd, strerror(m.err));
+            snprintf(m->text, sizeof(m->text), "cannot enter the start directory '%s': %s",
+                     x->spec.cwd, strerror(m->err));
         else
-            snprintf(m.text, sizeof(m.text), "cannot %s for the payload: %s", stage_name(stage),
-                     strerror(m.err));
+            snprintf(m->text, sizeof(m->text), "cannot %s for the payload: %s", stage_name(stage),
+                     strerror(m->err));
         waitpid(pid, NULL, 0);
-        pid = 0;
-        goto out_reply;
+        return 0;
     }
-    m.type = CTL_STARTED;
-    m.pid = pid;
-out_reply:
+    m->type = CTL_STARTED;
+    m->pid = pid;
+    return pid;
+}
+
+/* handle_exec — starts the payload; returns its pid, or 0 after reporting a failure. */
+static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
+{
+    struct exec_req x;
+    struct ctl_msg m;
+    pid_t pid = 0;
+
+    memset(&x, 0, sizeof(x));
+    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_EXEC_FAIL;
+        m.err = EPROTO;
+        snprintf(m.text, sizeof(m.text), "malformed exec request");
+    } else {
+        pid = spawn_payload(p, &x, fds + 1, false, &m);
+    }
     sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
     exec_req_release(&x);
     return pid;
 }
 
-/* reap(ctl, payload) — reaps every exited child; reports the payload's end. */
-static void reap(int ctl, pid_t *payload)
+/* ---- KEEP execs: a keeper per exec ---- */
+
+/* The latest KEEP exec's keeper, as init sees it. Keepers of earlier execs are plain
+ * children of init by then, reaped silently when their namespace empties. */
+struct keeper {
+    pid_t pid;    /* 0 once reaped or killed */
+    int sock;     /* init's end of the keeper's report socket, -1 once closed */
+    bool started; /* the keeper reported CTL_STARTED */
+};
+
+static void keeper_close(struct keeper *k)
+{
+    if (k->sock >= 0)
+        close(k->sock);
+    k->sock = -1;
+}
+
+/* keeper_main(p, x, stdio, report) — the keeper's whole life. It is pid 1 of a pid namespace
+ * of its own, a child of init, holding a copy of init's memory. It locks itself down as far as
+ * the payload (no capabilities, no_new_privs, the seccomp filter, which the payload then
+ * inherits instead of applying again), keeps only the report socket, starts the payload as
+ * init does, reports on REPORT (CTL_STARTED or CTL_EXEC_FAIL, then CTL_EXITED with the wait
+ * status and the rusage of what it reaped, CTL_EXITED_ALONE when nothing of the exec is left),
+ * and then reaps whatever the exec left running until its namespace is empty. Nothing inside
+ * can signal it (the kernel drops signals to a namespace's init from within unless it handles
+ * them, and it handles none) nor trace it (not dumpable, as init); when it dies, however it
+ * dies, the kernel kills everything in its namespace. */
+__attribute__((noreturn)) static void
+keeper_main(const struct init_params *p, const struct exec_req *x, const int *stdio, int report)
+{
+    static const int std[3] = {0, 1, 2};
+    struct ctl_msg m;
+    struct rusage ru;
+    siginfo_t si;
+    pid_t payload, pid;
+    int status = 0, r;
+
+    prctl(PR_SET_NAME, "crucible-keep");
+    /* Only the report socket (as fd 3, where init's control socket was) and the payload's
+     * stdio (as 0 to 2) stay open. The fds received are all above 3. */
+    if (dup2(report, 3) < 0 || dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 ||
+        dup2(stdio[2], 2) < 0)
+        _exit(1);
+    syscall(SYS_close_range, 4, ~0U, 0);
+    report = 3;
+    r = drop_all_caps();
+    if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        r = -errno;
+    if (r == 0)
+        r = filter_apply(p->filter);
+    if (r < 0) {
+        memset(&m, 0, sizeof(m));
+        m.type = CTL_EXEC_FAIL;
+        m.err = -r;
+        snprintf(m.text, sizeof(m.text), "cannot lock down the exec's keeper: %s", strerror(-r));
+        payload = 0;
+    } else {
+        payload = spawn_payload(p, x, std, true, &m);
+    }
+    sandbox__ctl_send(report, &m, NULL, 0);
+    syscall(SYS_close_range, 0, 2, 0);
+    if (!payload)
+        _exit(0);
+    while ((pid = waitpid(-1, &status, 0)) != payload)
+        if (pid < 0 && errno != EINTR)
+            _exit(1); /* cannot be: the payload is our child until reaped */
+    getrusage(RUSAGE_CHILDREN, &ru);
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXITED;
+    m.status = status;
+    m.pid = payload;
+    m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                 (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+    m.maxrss_kb = ru.ru_maxrss;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+        m.mode = CTL_EXITED_ALONE;
+    sandbox__ctl_send(report, &m, NULL, 0);
+    close(report);
+    while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+        ;
+    _exit(0);
+}
+
+/* handle_exec_keep(p, fds, nfds, k) — a KEEP exec: forks its keeper into a new pid namespace
+ * (a plain fork by raw clone: glibc's fork would run atfork handlers whose locks another
+ * thread of the supervisor may have held when init was cloned). The keeper reports the
+ * start, then the end, through k->sock; init relays both (keeper_relay). Returns the keeper's
+ * pid (the exec is running), or 0 after reporting a failure. */
+static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int nfds,
+                              struct keeper *k)
+{
+    struct exec_req x;
+    int sv[2];
+    pid_t pid;
+
+    /* From here the latest KEEP exec is this one, started or not: a CTL_KILL_EXEC meant for
+     * it must never reach an earlier exec's processes. */
+    keeper_close(k);
+    k->pid = 0;
+    memset(&x, 0, sizeof(x));
+    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
+        exec_req_release(&x);
+        reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
+        return 0;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        int e = errno;
+        exec_req_release(&x);
+        reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot create the exec's report socket");
+        return 0;
+    }
+    pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, NULL, NULL, 0);
+    if (pid == 0) {
+        close(sv[0]);
+        keeper_main(p, &x, fds + 1, sv[1]);
+    }
+    close(sv[1]);
+    exec_req_release(&x);
+    if (pid < 0) {
+        int e = errno;
+        close(sv[0]);
+        reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot start the exec's keeper");
+        return 0;
+    }
+    k->pid = pid;
+    k->sock = sv[0];
+    k->started = false;
+    return pid;
+}
+
+/* keeper_relay(ctl, k, payload) — passes the keeper's next report on to the supervisor; a
+ * CTL_EXEC_FAIL or CTL_EXITED ends the exec (*payload = 0). At the end of the socket (the
+ * keeper closed it after CTL_EXITED, or died) it is closed here; a keeper that died before
+ * reporting the end is reported when it is reaped (keeper_reaped). */
+static void keeper_relay(int ctl, struct keeper *k, pid_t *payload)
+{
+    struct ctl_msg m;
+
+    if (sandbox__ctl_recv(k->sock, &m, NULL, NULL) < 0) {
+        keeper_close(k);
+        return;
+    }
+    if (*payload != k->pid)
+        return; /* the exec was ended already (killed): nothing more to say */
+    if (m.type == CTL_STARTED) {
+        k->started = true;
+    } else if (m.type == CTL_EXEC_FAIL || m.type == CTL_EXITED) {
+        *payload = 0;
+    } else {
+        return;
+    }
+    sandbox__ctl_send(ctl, &m, NULL, 0);
+}
+
+/* keeper_reaped(ctl, k, payload, status) — the latest keeper is gone. What it reported and
+ * init has not read yet is relayed first; when its exec had not ended by then, the keeper's
+ * own death is the exec's end (an OOM kill, say: everything in its namespace died with it). */
+static void keeper_reaped(int ctl, struct keeper *k, pid_t *payload, int status)
+{
+    while (k->sock >= 0 && *payload == k->pid) {
+        struct pollfd pf = {.fd = k->sock, .events = POLLIN};
+        if (poll(&pf, 1, 0) <= 0)
+            break;
+        keeper_relay(ctl, k, payload);
+    }
+    if (*payload == k->pid) {
+        struct ctl_msg m;
+        memset(&m, 0, sizeof(m));
+        if (k->started) {
+            m.type = CTL_EXITED;
+            m.status = status;
+            m.mode = CTL_EXITED_ALONE;
+        } else {
+            m.type = CTL_EXEC_FAIL;
+            m.err = ECHILD;
+            snprintf(m.text, sizeof(m.text), "the exec's keeper ended before the payload started");
+        }
+        sandbox__ctl_send(ctl, &m, NULL, 0);
+        *payload = 0;
+    }
+    keeper_close(k);
+    k->pid = 0;
+}
+
+/* kill_exec(ctl, k, payload) — CTL_KILL_EXEC: SIGKILL to the latest KEEP exec's keeper, which
+ * takes its whole pid namespace with it (what the exec started, and nothing else), reaped
+ * before the confirmation. Whatever the exec reports no longer goes out. */
+static void kill_exec(int ctl, struct keeper *k, pid_t *payload)
+{
+    int err = 0;
+
+    if (k->pid > 0) {
+        if (*payload == k->pid)
+            *payload = 0;
+        kill(k->pid, SIGKILL);
+        while (waitpid(k->pid, NULL, 0) < 0)
+            if (errno != EINTR) {
+                err = errno;
+                break;
+            }
+        keeper_close(k);
+        k->pid = 0;
+    }
+    reply(ctl, CTL_EXEC_KILLED, err, NULL);
+}
+
+/* reap(ctl, payload, k) — reaps every exited child; reports the payload's end (a KEEP exec's
+ * through its keeper: keeper_reaped). */
+static void reap(int ctl, pid_t *payload, struct keeper *k)
 {
     struct ctl_msg m;
     siginfo_t si;
@@ -660,7 +880,9 @@ static void reap(int ctl, pid_t *payload)
 
     memset(&m, 0, sizeof(m));
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        if (pid == *payload) {
+        if (k->pid > 0 && pid == k->pid) {
+            keeper_reaped(ctl, k, payload, status);
+        } else if (pid == *payload) {
             struct rusage ru;
             getrusage(RUSAGE_CHILDREN, &ru);
             m.type = CTL_EXITED;
@@ -684,12 +906,15 @@ static void reap(int ctl, pid_t *payload)
     sandbox__ctl_send(ctl, &m, NULL, 0);
 }
 
-/* kill_all(ctl, payload) — SIGKILL to every process of the namespace but init (what
- * kill(-1) means for a namespace's init), then reap them all and confirm. */
-static void kill_all(int ctl, pid_t *payload)
+/* kill_all(ctl, payload, k) — SIGKILL to every process of the namespace but init (what
+ * kill(-1) means for a namespace's init: keepers and everything in their namespaces too),
+ * then reap them all and confirm. */
+static void kill_all(int ctl, pid_t *payload, struct keeper *k)
 {
     int tries = 0;
 
+    keeper_close(k);
+    k->pid = 0;
     kill(-1, SIGKILL);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
         if (++tries > 100000)
@@ -819,7 +1044,8 @@ void sandbox__init_main(const struct init_params *params)
     struct ctl_msg m;
     sigset_t chld;
     int ctl = p->ctl_fd, sfd, r, devnull;
-    pid_t payload = 0;
+    pid_t payload = 0; /* the running exec's payload, or its keeper (KEEP); 0: none */
+    struct keeper keep = {.pid = 0, .sock = -1};
     bool cgns = false;            /* entered at the first exec, once every attach is done */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
@@ -895,17 +1121,22 @@ void sandbox__init_main(const struct init_params *params)
     close(scratch);
 
     for (;;) {
-        struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
-        if (poll(pf, 2, -1) < 0) {
+        struct pollfd pf[3] = {{.fd = ctl, .events = POLLIN},
+                               {.fd = sfd, .events = POLLIN},
+                               {.fd = keep.sock, .events = POLLIN}};
+        if (poll(pf, 3, -1) < 0) {
             if (errno == EINTR)
                 continue;
             _exit(1);
         }
+        /* The keeper's reports before its death, so its end is read before it is reaped. */
+        if (keep.sock >= 0 && pf[2].revents)
+            keeper_relay(ctl, &keep, &payload);
         if (pf[1].revents) {
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof(si)) > 0)
                 ;
-            reap(ctl, &payload);
+            reap(ctl, &payload, &keep);
         }
         if (pf[0].revents) {
             int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS;
@@ -923,7 +1154,10 @@ void sandbox__init_main(const struct init_params *params)
                 handle_get(ctl, &m);
                 break;
             case CTL_KILLALL:
-                kill_all(ctl, &payload);
+                kill_all(ctl, &payload, &keep);
+                break;
+            case CTL_KILL_EXEC:
+                kill_exec(ctl, &keep, &payload);
                 break;
             case CTL_PAUSE:
                 pause_all(ctl);
@@ -939,7 +1173,8 @@ void sandbox__init_main(const struct init_params *params)
                     reply(ctl, CTL_EXEC_FAIL, errno, "cannot create cgroup namespace");
                 } else {
                     cgns = true;
-                    payload = handle_exec(p, fds, nfds);
+                    payload = (m.mode & CTL_EXEC_KEEP) ? handle_exec_keep(p, fds, nfds, &keep)
+                                                       : handle_exec(p, fds, nfds);
                 }
                 break;
             default:

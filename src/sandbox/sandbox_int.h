@@ -25,27 +25,36 @@
 #define CTL_MAX_FDS         4
 
 enum ctl_type {
-    CTL_GO = 1,    /* sup → init: maps and cgroups are in place, build the sandbox */
-    CTL_READY,     /* init → sup: root filesystem built, waiting for requests; fd[0] an
-                    * O_PATH descriptor of the scratch tmpfs's root */
-    CTL_FAILED,    /* init → sup: setup failed (err, text) */
-    CTL_PUT,       /* sup → init: copy fd[0] to text (relative path), mode (and
-                    * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
-    CTL_PUT_DONE,  /* init → sup: err == 0 or the failure (text) */
-    CTL_EXEC,      /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr */
-    CTL_STARTED,   /* init → sup: payload running (pid inside) */
-    CTL_EXEC_FAIL, /* init → sup: could not start it (err, text) */
-    CTL_EXITED,    /* init → sup: payload ended (status = wait status, rusage) */
-    CTL_KILLALL,   /* sup → init: kill every other process of the sandbox */
-    CTL_KILLED,    /* init → sup: done, none left (err: processes that would not die) */
-    CTL_GET,       /* sup → init: open text (relative path) for reading */
-    CTL_GOT,       /* init → sup: fd[0] the regular file opened, or err and text */
-    CTL_LOWER,     /* sup → init, before GO: fd[0] the (idmapped) lower layer of the image's
-                    * directory entry number pid, for a writable root */
-    CTL_PAUSE,     /* sup → init: SIGSTOP every other process, reply once all are stopped */
-    CTL_RESUME,    /* sup → init: SIGCONT every other process */
-    CTL_PAUSED,    /* init → sup: the answer to both (err: EBUSY, some would not stop) */
+    CTL_GO = 1,      /* sup → init: maps and cgroups are in place, build the sandbox */
+    CTL_READY,       /* init → sup: root filesystem built, waiting for requests; fd[0] an
+                      * O_PATH descriptor of the scratch tmpfs's root */
+    CTL_FAILED,      /* init → sup: setup failed (err, text) */
+    CTL_PUT,         /* sup → init: copy fd[0] to text (relative path), mode (and
+                      * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
+    CTL_PUT_DONE,    /* init → sup: err == 0 or the failure (text) */
+    CTL_EXEC,        /* sup → init: fd[0] spec memfd, fd[1..3] stdin, stdout, stderr;
+                      * mode CTL_EXEC_KEEP: a session's exec, run under a keeper */
+    CTL_STARTED,     /* init → sup: payload running (pid inside) */
+    CTL_EXEC_FAIL,   /* init → sup: could not start it (err, text) */
+    CTL_EXITED,      /* init → sup: payload ended (status = wait status, rusage) */
+    CTL_KILLALL,     /* sup → init: kill every other process of the sandbox */
+    CTL_KILLED,      /* init → sup: done, none left (err: processes that would not die) */
+    CTL_GET,         /* sup → init: open text (relative path) for reading */
+    CTL_GOT,         /* init → sup: fd[0] the regular file opened, or err and text */
+    CTL_LOWER,       /* sup → init, before GO: fd[0] the (idmapped) lower layer of the image's
+                      * directory entry number pid, for a writable root */
+    CTL_KILL_EXEC,   /* sup → init: kill the latest KEEP exec (its keeper's whole namespace) */
+    CTL_EXEC_KILLED, /* init → sup: done, its processes reaped (err: the keeper's wait failed) */
+    CTL_PAUSE,       /* sup → init: SIGSTOP every other process, reply once all are stopped */
+    CTL_RESUME,      /* sup → init: SIGCONT every other process */
+    CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop) */
 };
+
+/* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
+ * forked by init. The keeper reports to init over a socket of its own; init relays
+ * CTL_STARTED or CTL_EXEC_FAIL, then CTL_EXITED (where CTL_EXITED_ALONE means nothing of this
+ * exec is left) to the supervisor, and keeps one keeper at a time for CTL_KILL_EXEC. */
+#define CTL_EXEC_KEEP 1u
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
 

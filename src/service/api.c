@@ -2179,7 +2179,14 @@ static bool refuse(struct api *a, struct http_request *r)
 
 void api_precheck(void *arg, struct http_request *r)
 {
-    (void)refuse(arg, r);
+    struct api *a = arg;
+    char route[48];
+    int st;
+
+    if (refuse(a, r) || !a->cfg.sessions)
+        return;
+    if ((st = api_sessions_precheck(a->cfg.sessions, r, route, sizeof(route))) > 0)
+        count_request(a, route, (unsigned)st, 0);
 }
 
 /* tasks_answered — a task-library answer given from an api worker's result went out. */

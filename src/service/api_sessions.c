@@ -38,6 +38,9 @@
 #define DEFAULT_TIMEOUT  30.0
 #define MAX_LIST_ENTRIES 100000
 #define RETRY_AFTER      "5"
+/* A session's JSON body is parsed on the loop thread (small by nature: a command, a task);
+ * larger inputs go in as files (PUT .../files: raw bytes, never parsed). */
+#define MAX_JSON_BODY (1u << 20)
 
 struct api_sessions {
     struct api_sessions_config cfg;
@@ -158,6 +161,13 @@ static int parse_json_body(struct http_request *r, json_t **j, struct errbuf *er
     const char *body = http_body(r, &len);
     json_error_t je;
 
+    if (len > MAX_JSON_BODY) {
+        errbuf_set(err,
+                   "a session's JSON body is at most 1 MiB (%zu bytes given): put large inputs "
+                   "in as files (PUT /v1/sessions/{id}/files) and read them there",
+                   len);
+        return -EFBIG;
+    }
     if (len == 0 || strspn(body, " \t\r\n") == len) {
         *j = json_object();
         return *j ? 0 : errbuf_set(err, "out of memory");
@@ -806,6 +816,9 @@ static int parse_create(struct api_sessions *as, const json_t *j, struct session
     s->limits = as->cfg.defaults;
     s->limits.loopback = true;
     s->limits.wall_time = sandbox_limit_ranges[LIM_WALL].max; /* each exec sets its own */
+    /* cpu_time is the whole session's, all execs together: by default the most one job may
+     * have (an hour), not one job's default; each exec's wall time is bounded anyway */
+    s->limits.cpu_time = sandbox_limit_ranges[LIM_CPU].max;
     if ((v = json_object_get(j, "image")) && !json_is_null(v)) {
         if (!json_is_string(v))
             return errbuf_set(err, "'image' must be a string naming a registered image");
@@ -860,6 +873,15 @@ static unsigned bad_request(struct http_request *r, const char *code, const stru
     return 400;
 }
 
+/* bad_body(r, rc, err) — the answer to a body parse_json_body refused (rc): 413 or 400. */
+static unsigned bad_body(struct http_request *r, int rc, const struct errbuf *err)
+{
+    if (rc != -EFBIG)
+        return bad_request(r, "bad_request", err);
+    http_respond_error(r, 413, "too_large", "%s", err->msg);
+    return 413;
+}
+
 /* route_create — POST /v1/sessions. */
 static int route_create(struct api_sessions *as, struct http_request *r, const char *route,
                         api_sessions_answered answered, void *ctx)
@@ -869,8 +891,10 @@ static int route_create(struct api_sessions *as, struct http_request *r, const c
     struct op *op;
     json_t *j;
 
-    if (parse_json_body(r, &j, &err) < 0)
-        return (int)bad_request(r, "bad_request", &err);
+    int rc;
+
+    if ((rc = parse_json_body(r, &j, &err)) < 0)
+        return (int)bad_body(r, rc, &err);
     if (!(s = session_new(as->t))) {
         json_decref(j);
         if (errno == EAGAIN) {
@@ -1211,33 +1235,28 @@ static unsigned not_allowed(struct http_request *r, const char *route, const cha
     return 405;
 }
 
-int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
-                       size_t route_size, api_sessions_answered answered, void *ctx)
+/* route_resolve(as, r, route, route_size, action, &s) — r's route (named in route for the
+ * metrics) and the session it names. An HTTP status when r was answered (no such route or
+ * session, a wrong method); 1 for /v1/sessions itself (r not answered); 0 with action ("" for
+ * the session itself, else "exec", "files", "fork" or "verify") and *s set. */
+static int route_resolve(struct api_sessions *as, struct http_request *r, char *route,
+                         size_t route_size, char action[16], struct session **s)
 {
     const char *path = http_path(r), *method = http_method(r), *rest, *slash;
-    char id[SESSION_ID_LEN + 8], action[16] = "";
-    struct errbuf err = {{0}};
-    struct session *s;
-    struct op *op;
-    unsigned st;
-    json_t *j = NULL;
-    int rc;
+    char id[SESSION_ID_LEN + 8];
 
-    if (!api_sessions_path(path))
-        return 0;
+    action[0] = '\0';
     if (path[12] == '\0' || strcmp(path + 12, "/") == 0) {
         snprintf(route, route_size, "/v1/sessions");
-        if (strcmp(method, "POST") == 0)
-            return route_create(as, r, route, answered, ctx);
-        if (strcmp(method, "GET") == 0)
-            return route_list(as, r);
+        if (strcmp(method, "POST") == 0 || strcmp(method, "GET") == 0)
+            return 1;
         return (int)not_allowed(r, route, "GET, POST", method);
     }
     rest = path + 13;
     slash = strchr(rest, '/');
     snprintf(id, sizeof(id), "%.*s", (int)(slash ? (size_t)(slash - rest) : strlen(rest)), rest);
     if (slash) {
-        if (strlen(slash + 1) >= sizeof(action) || strchr(slash + 1, '/') ||
+        if (strlen(slash + 1) >= 16 || strchr(slash + 1, '/') ||
             (strcmp(slash + 1, "exec") != 0 && strcmp(slash + 1, "files") != 0 &&
              strcmp(slash + 1, "fork") != 0 && strcmp(slash + 1, "verify") != 0)) {
             snprintf(route, route_size, "other");
@@ -1246,7 +1265,7 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                                method, path);
             return 404;
         }
-        snprintf(action, sizeof(action), "%s", slash + 1);
+        snprintf(action, 16, "%s", slash + 1);
     }
     snprintf(route, route_size, "/v1/sessions/{id}%s%s", action[0] ? "/" : "", action);
     /* the method first: a wrong one is wrong whatever the id */
@@ -1256,7 +1275,7 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
         return (int)not_allowed(r, route, "GET, PUT", method);
     if (action[0] && strcmp(action, "files") != 0 && strcmp(method, "POST") != 0)
         return (int)not_allowed(r, route, "POST", method);
-    if (!(s = session_find(as->t, id)) || !s->sb) {
+    if (!(*s = session_find(as->t, id)) || !(*s)->sb) {
         http_respond_error(r, 404, "not_found",
                            session_id_valid(id) ? "no session %s (never made, deleted, or "
                                                   "reclaimed after its ttl or idle ttl)"
@@ -1264,9 +1283,57 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                            id);
         return 404;
     }
+    return 0;
+}
+
+/* refuse_busy(r, s) — the 409 of an operation asked while another runs on s. */
+static unsigned refuse_busy(struct http_request *r, const struct session *s)
+{
+    http_respond_error(r, 409, "session_busy",
+                       "session %s is running another operation (one at a time: an exec, a "
+                       "file operation, a fork or a verification)",
+                       s->id);
+    return 409;
+}
+
+int api_sessions_precheck(struct api_sessions *as, struct http_request *r, char *route,
+                          size_t route_size)
+{
+    char action[16];
+    struct session *s = NULL;
+    int st;
+
+    if (!api_sessions_path(http_path(r)))
+        return 0;
+    st = route_resolve(as, r, route, route_size, action, &s);
+    if (st == 0 && action[0] && s->busy)
+        return (int)refuse_busy(r, s);
+    return st > 1 ? st : 0;
+}
+
+int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
+                       size_t route_size, api_sessions_answered answered, void *ctx)
+{
+    const char *method = http_method(r);
+    char action[16];
+    struct errbuf err = {{0}};
+    struct session *s = NULL;
+    struct op *op;
+    unsigned st;
+    json_t *j = NULL;
+    int rc;
+
+    if (!api_sessions_path(http_path(r)))
+        return 0;
+    if ((rc = route_resolve(as, r, route, route_size, action, &s)) > 1)
+        return rc;
+    if (rc == 1)
+        return strcmp(method, "POST") == 0 ? route_create(as, r, route, answered, ctx)
+                                           : route_list(as, r);
     if (!action[0] && strcmp(method, "DELETE") == 0) {
-        reclaim(as, s, SESSION_DELETED);
-        http_respond_json(r, 200, json_pack("{s:s,s:b}", "id", id, "deleted", 1));
+        json_t *gone = json_pack("{s:s,s:b}", "id", s->id, "deleted", 1);
+        reclaim(as, s, SESSION_DELETED); /* s may be freed */
+        http_respond_json(r, 200, gone);
         return 200;
     }
     s->last_used = util_now();
@@ -1276,13 +1343,8 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
         http_respond_json(r, 200, session_info(s, true));
         return 200;
     }
-    if (s->busy) {
-        http_respond_error(r, 409, "session_busy",
-                           "session %s is running another operation (one at a time: an exec, "
-                           "a file operation, a fork or a verification)",
-                           s->id);
-        return 409;
-    }
+    if (s->busy)
+        return (int)refuse_busy(r, s);
     if (!(op = op_new(as, r, route, answered, ctx))) {
         http_respond_error(r, 500, "internal", "out of memory");
         return 500;
@@ -1337,14 +1399,16 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                 }
             }
         } else {
-            st = bad_request(r, "bad_request", &err);
+            st = bad_body(r, rc, &err);
         }
     } else {
         rc = parse_json_body(r, &j, &err);
         if (rc == 0)
             rc = strcmp(action, "exec") == 0 ? parse_exec(as, j, op, &err)
                                              : parse_verify(as, j, op, &err);
-        if (rc == -ENOENT) {
+        if (rc == -EFBIG) {
+            st = bad_body(r, rc, &err);
+        } else if (rc == -ENOENT) {
             http_respond_error(r, 404, "not_found", "%s", err.msg);
             st = 404;
         } else if (rc == -EIO) {

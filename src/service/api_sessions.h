@@ -74,6 +74,13 @@ bool api_sessions_path(const char *path);
 int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
                        size_t route_size, api_sessions_answered answered, void *ctx);
 
+/* api_sessions_precheck(as, r, route, route_size) — on the headers alone (http.h's precheck):
+ * answers a request that cannot go on — no such route or session, a wrong method, a busy
+ * session — before its body is read (an upload to a bad id is not read at all). The status
+ * answered, or 0 when r goes on to api_sessions_route. Loop thread. */
+int api_sessions_precheck(struct api_sessions *as, struct http_request *r, char *route,
+                          size_t route_size);
+
 /* api_sessions_timeout_ms(as) — how long the loop may sleep before the reaper must look
  * (-1: no session). api_sessions_tick(as) — reclaims what ran out; sets the gauges. */
 int api_sessions_timeout_ms(struct api_sessions *as);

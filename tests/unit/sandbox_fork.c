@@ -1,0 +1,182 @@
+/*
+ * Unit tests for src/sandbox/fork.c: sandbox_fork on real sandboxes. The child sees the
+ * parent's files as they were (contents, modes, times, symlinks, FIFOs, hard links, holes,
+ * its own user as owner); writes in either do not reach the other; the parent's processes
+ * are not copied, and the parent's background process keeps running after the fork; a
+ * writable root's changes (new files, a removed file's whiteout, a directory made opaque) are
+ * copied too.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/files.h"
+#include "sandbox/sandbox.h"
+#include "tap.h"
+
+static struct sandbox_runtime rt;
+static struct image img;
+
+/* sh(sb, script) — script's stdout (caller frees), or NULL when it did not exit 0. */
+static char *sh(struct sandbox *sb, const char *script)
+{
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct result res;
+    char *out = NULL;
+
+    sandbox_exec_input(sb, argv, NULL, NULL, 0, 0, &res);
+    if (res.status == RESULT_OK)
+        out = strdup(res.out.data ? res.out.data : "");
+    else
+        diag("script failed (%s): %s %s", script, res.message, res.err.data ? res.err.data : "");
+    result_release(&res);
+    return out;
+}
+
+static void sh_is(struct sandbox *sb, const char *script, const char *want, const char *name)
+{
+    char *out = sh(sb, script);
+    is_str(out, want, name);
+    free(out);
+}
+
+/* The processes of a sandbox, by name, sorted, without the shell asking. */
+#define PROCS "for p in /proc/[0-9]*; do cat $p/comm 2>/dev/null; done | sort -u | tr '\\n' ' '"
+
+static void test_fork(const struct sandbox_limits *lim)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *parent, *child;
+    char bin[4096], *data = NULL, *out;
+    size_t len = 0;
+
+    for (size_t i = 0; i < sizeof(bin); i++)
+        bin[i] = (char)(i * 13);
+    parent = sandbox_create(&rt, &img, lim, &err);
+    if (!ok(parent != NULL, "parent created (%s)", err.msg))
+        return;
+    ok(sandbox_file_write(parent, "/work/dir/b.bin", bin, sizeof(bin), 0640, &err) == 0 &&
+           sandbox_file_write(parent, "/work/a.txt", "parent", 6, 0, &err) == 0 &&
+           sandbox_file_write(parent, "/tmp/t", "in tmp", 6, 0, &err) == 0,
+       "files written into the parent (%s)", err.msg);
+    sh_is(parent,
+          "cd /work && ln -s a.txt link && mkfifo fifo && ln a.txt hard && chmod 600 a.txt && "
+          "touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private && "
+          "cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 &) && "
+          "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && echo ok",
+          "ok\n",
+          "the parent makes links, a FIFO, a sparse file of 100 MB and background "
+          "processes");
+    child = sandbox_fork(parent, &err);
+    if (!ok(child != NULL, "forked (%s)", err.msg)) {
+        sandbox_destroy(parent, NULL);
+        return;
+    }
+    ok(sandbox_file_read(child, "/work/dir/b.bin", 1 << 20, &data, &len, &err) == 0 &&
+           len == sizeof(bin) && memcmp(data, bin, len) == 0,
+       "the child has the parent's file byte for byte");
+    free(data);
+    sh_is(child,
+          "cd /work && cat a.txt /tmp/t && echo && readlink link && test -p fifo && "
+          "stat -c '%a %u %g %h' a.txt dir dir/b.bin private /tmp && "
+          "test $(stat -c %i a.txt) = $(stat -c %i hard) && stat -c %Y old && "
+          "stat -c '%s %b' sparse",
+          "parentin tmp\na.txt\n600 1000 1000 2\n755 1000 1000 2\n640 1000 1000 1\n"
+          "700 1000 1000 2\n1777 1000 1000 2\n1000000000\n104857600 0\n",
+          "contents, symlink, FIFO, modes, the child's user as owner, the hard link, mtime, "
+          "and the 100 MB hole kept a hole in a 64 MB scratch");
+    out = sh(child, PROCS);
+    ok(out && !strstr(out, "bgsleeper") && strstr(out, "crucible-init"),
+       "processes are not copied (%s)", out ? out : "");
+    free(out);
+    out = sh(parent, "for p in /proc/[0-9]*; do [ \"$(cat $p/comm)\" = bgsleeper ] && "
+                     "sed -n 's/^State:\t\\(.\\).*/\\1/p' $p/status; done; true");
+    ok(out && strcmp(out, "S\n") == 0,
+       "the parent's background process is continued after the fork: sleeping, not stopped "
+       "(%s)",
+       out ? out : "");
+    free(out);
+    sh_is(parent,
+          "a=$(wc -l < /work/ticks); sleep 0.5; b=$(wc -l < /work/ticks); "
+          "[ $b -gt $a ] && echo ticking",
+          "ticking\n", "the parent's background loop keeps running");
+    /* Divergence, both ways. */
+    ok(sandbox_file_write(child, "/work/a.txt", "child", 5, 0, &err) == 0 &&
+           sandbox_file_write(parent, "/work/only-parent", "p", 1, 0, &err) == 0,
+       "writes in both");
+    ok(sandbox_file_read(parent, "/work/a.txt", 100, &data, &len, &err) == 0 &&
+           strcmp(data, "parent") == 0,
+       "the child's write is not in the parent");
+    free(data);
+    ok(sandbox_file_read(child, "/work/only-parent", 100, &data, &len, &err) == -ENOENT,
+       "the parent's write is not in the child");
+    sh_is(child, "echo more > /work/dir/new && rm /work/hard && cat /work/a.txt", "child",
+          "the child changes its tree");
+    sh_is(parent, "ls /work/dir && cat /work/hard", "b.bin\nparent",
+          "the parent's tree is as it was");
+    /* A fork of a fork. */
+    {
+        struct sandbox *grandchild = sandbox_fork(child, &err);
+        ok(grandchild != NULL, "a fork of the fork (%s)", err.msg);
+        if (grandchild)
+            sh_is(grandchild, "cat /work/a.txt /work/dir/new", "childmore\n",
+                  "... sees the fork's state");
+        sandbox_destroy(grandchild, NULL);
+    }
+    ok(sandbox_destroy(child, &err) == 0, "child destroyed");
+    sh_is(parent, "cat /work/a.txt", "parent", "the parent is unaffected by the child's end");
+    ok(sandbox_destroy(parent, &err) == 0, "parent destroyed");
+}
+
+/* A writable root: changes to the image's directories live in the scratch (an overlay's
+ * upper directory) and are copied with it. */
+static void test_writable_root(const struct sandbox_limits *base)
+{
+    struct sandbox_limits lim = *base;
+    struct errbuf err = {{0}};
+    struct sandbox *parent, *child;
+
+    if (access("/usr/share/common-licenses/GPL-3", F_OK) < 0 || access("/usr/bin/yes", F_OK) < 0) {
+        skip("the host lacks /usr/share/common-licenses or /usr/bin/yes");
+        return;
+    }
+    lim.writable_root = true;
+    parent = sandbox_create(&rt, &img, &lim, &err);
+    if (!ok(parent != NULL, "writable-root parent created (%s)", err.msg))
+        return;
+    sh_is(parent,
+          "echo local > /usr/local/forktest && rm /usr/bin/yes && "
+          "rm -rf /usr/share/common-licenses && mkdir /usr/share/common-licenses && "
+          "touch /usr/share/common-licenses/new && echo ok",
+          "ok\n", "the parent adds a file, removes one and replaces a directory of the image");
+    child = sandbox_fork(parent, &err);
+    if (ok(child != NULL, "forked (%s)", err.msg))
+        sh_is(child,
+              "cat /usr/local/forktest; test -e /usr/bin/yes || echo yes-gone; "
+              "ls /usr/share/common-licenses; test -x /usr/bin/env && echo env-kept; "
+              "echo x > /dev/null && head -c 3 /dev/urandom | wc -c",
+              "local\nyes-gone\nnew\nenv-kept\n3\n",
+              "the child has the new file, the removal (a whiteout) and the opaque directory; the "
+              "rest of the image and its devices are there");
+    ok(access("/usr/bin/yes", F_OK) == 0 && access("/usr/local/forktest", F_OK) < 0,
+       "the host's directories are untouched");
+    sandbox_destroy(child, NULL);
+    sandbox_destroy(parent, NULL);
+}
+
+int main(void)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_limits lim;
+
+    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
+        diag("%s", err.msg);
+        skip("sandbox runtime unavailable");
+        return done_testing();
+    }
+    sandbox_limits_default(&lim);
+    test_fork(&lim);
+    test_writable_root(&lim);
+    sandbox_runtime_release(&rt);
+    return done_testing();
+}

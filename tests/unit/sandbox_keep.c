@@ -1,0 +1,324 @@
+/*
+ * Unit tests for a session's execs (SANDBOX_EXEC_KEEP) and sandbox_usage, with real
+ * namespaces: files and background processes persist between execs; a KEEP exec stopped by
+ * its wall time, its output limit or a cancel, a fork bomb within the pids limit, and a
+ * kill(-1, SIGKILL) from inside end that exec's processes and nothing else; the keeper is
+ * locked down as the payload is; usage reports what a sandbox holds.
+ *
+ * Background processes are recognised by their command lines ("sleep 100N"), counted from
+ * inside the sandbox (its /proc shows every process of the sandbox, and only those).
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
+#include "tap.h"
+
+static struct sandbox_runtime rt;
+static struct image img;
+
+/* keep(sb, script, res) — a KEEP exec of `sh -c script`; sandbox_exec's return. */
+static int keep(struct sandbox *sb, const char *script, struct result *res)
+{
+    char *argv[] = {"sh", "-c", (char *)script, NULL};
+    struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+
+    result_init(res);
+    return sandbox_exec(sb, &p, SANDBOX_EXEC_KEEP, res);
+}
+
+/* count(sb, n) — processes of the sandbox whose command line is "sleep 100N ...", counted by
+ * a KEEP exec (whose own command line does not match: the pattern is written "100[N]"); -1
+ * when that exec did not succeed. */
+static int count(struct sandbox *sb, int n)
+{
+    char script[512];
+    struct result res;
+    int c = -1;
+
+    snprintf(script, sizeof(script),
+             "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <$f 2>/dev/null; echo; done | "
+             "grep -c '^sleep 100[%d] '",
+             n);
+    keep(sb, script, &res);
+    if (res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR) /* grep -c of 0: 1 */
+        c = atoi(res.out.data);
+    else
+        diag("count exec: %s %s", result_status_name(res.status), res.message);
+    result_release(&res);
+    return c;
+}
+
+static void set_wall_output(struct sandbox *sb, double wall, uint64_t output_kb)
+{
+    struct sandbox_limits lim;
+    struct errbuf err = {{0}};
+
+    sandbox_limits_default(&lim);
+    lim.wall_time = wall;
+    lim.output_kb = output_kb;
+    if (sandbox_set_limits(sb, &lim, &err) < 0)
+        diag("set limits: %s", err.msg);
+}
+
+static void test_lockdown(struct sandbox *sb)
+{
+    struct result res;
+
+    /* the exec's keeper (and any other left) as the payload sees it */
+    keep(sb,
+         "for d in /proc/[0-9]*; do [ \"$(cat $d/comm 2>/dev/null)\" = crucible-keep ] && "
+         "grep -E '^(CapEff|CapPrm|NoNewPrivs|Seccomp):' $d/status; done; true",
+         &res);
+    ok(res.status == RESULT_OK && strstr(res.out.data, "CapEff:\t0000000000000000") &&
+           strstr(res.out.data, "CapPrm:\t0000000000000000") &&
+           strstr(res.out.data, "NoNewPrivs:\t1") && strstr(res.out.data, "Seccomp:\t2") &&
+           !strstr(res.out.data, "Seccomp:\t0") && !strstr(res.out.data, "NoNewPrivs:\t0"),
+       "keepers run without capabilities, with no_new_privs and seccomp");
+    if (res.status != RESULT_OK || !strstr(res.out.data, "Seccomp:\t2"))
+        diag("%s: %s", result_status_name(res.status), res.out.data);
+    result_release(&res);
+    keep(sb, "cat /proc/self/status | grep -E '^(CapEff|Seccomp):'", &res);
+    ok(res.status == RESULT_OK && strstr(res.out.data, "CapEff:\t0000000000000000") &&
+           strstr(res.out.data, "Seccomp:\t2"),
+       "the payload of a KEEP exec is filtered and has no capabilities");
+    result_release(&res);
+    keep(sb,
+         "for d in /proc/[0-9]*; do [ \"$(cat $d/comm 2>/dev/null)\" = crucible-keep ] || "
+         "continue; ls $d/fd >/dev/null 2>&1 && echo fds; cat $d/environ >/dev/null 2>&1 && "
+         "echo environ; head -c 1 $d/mem >/dev/null 2>&1 && echo mem; done; echo end",
+         &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "end\n") == 0,
+       "a payload cannot open a keeper's fds, environment or memory");
+    diag("%s", res.out.data);
+    result_release(&res);
+    keep(sb, "echo $$", &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "2\n") == 0,
+       "the payload is pid 2 of its own pid namespace, its keeper pid 1 (%s)", res.out.data);
+    result_release(&res);
+}
+
+int main(void)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_limits lim;
+    struct sandbox_usage u;
+    struct sandbox *sb;
+    struct result res;
+    struct stat st;
+    bool cg_mem, cg_pids;
+    int r, cancel[2];
+
+    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
+        diag("%s", err.msg);
+        skip("sandbox runtime unavailable");
+        return done_testing();
+    }
+    cg_mem = cgroup_env_has(&rt.cg, CGROUP_RES_MEMORY);
+    cg_pids = cgroup_env_has(&rt.cg, CGROUP_RES_PIDS);
+    sandbox_limits_default(&lim);
+    lim.wall_time = 10;
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    if (!ok(sb != NULL, "sandbox created (%s)", err.msg))
+        return done_testing();
+    ok(sandbox__scratch_fd(sb) >= 0 && fstat(sandbox__scratch_fd(sb), &st) == 0 &&
+           S_ISDIR(st.st_mode),
+       "the supervisor holds a descriptor of the scratch tmpfs's root");
+
+    /* State: a file and a background process of exec 1. */
+    keep(sb, "echo hello > /work/state; sleep 1001 </dev/null >/dev/null 2>&1 & echo started",
+         &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "started\n") == 0,
+       "exec 1 starts a background process and ends (%s %s)", result_status_name(res.status),
+       res.message);
+    result_release(&res);
+    keep(sb, "cat /work/state", &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "hello\n") == 0,
+       "exec 2 reads the file exec 1 wrote");
+    result_release(&res);
+    is_int(count(sb, 1), 1, "exec 1's background process is alive in exec 3");
+
+    /* A background process that keeps the exec's stdout open does not hold the exec. */
+    keep(sb, "sleep 1005 & echo done", &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "done\n") == 0,
+       "an exec whose background child holds its stdout ends with its output (%s)", res.message);
+    result_release(&res);
+    is_int(count(sb, 5), 1, "that child is still running afterwards");
+
+    /* Wall time: the exec and its own background children die, nothing else. */
+    set_wall_output(sb, 1, 1024);
+    keep(sb, "sleep 1002 </dev/null >/dev/null 2>&1 & echo before; sleep 1003", &res);
+    ok(res.status == RESULT_TIMEOUT && res.limit == RESULT_LIMIT_WALL &&
+           strcmp(res.out.data, "before\n") == 0,
+       "a KEEP exec past its wall time is a timeout with its output (%s: %s)",
+       result_status_name(res.status), res.message);
+    result_release(&res);
+    set_wall_output(sb, 10, 1024);
+    is_int(count(sb, 2), 0, "its background child died with it");
+    is_int(count(sb, 3), 0, "its payload died");
+    is_int(count(sb, 1), 1, "exec 1's background process survived the timeout");
+
+    /* Output limit, likewise. */
+    set_wall_output(sb, 10, 16);
+    keep(sb, "sleep 1004 </dev/null >/dev/null 2>&1 & yes", &res);
+    ok(res.status == RESULT_OUTPUT_LIMIT, "a KEEP exec past its output limit is output_limit (%s)",
+       result_status_name(res.status));
+    result_release(&res);
+    set_wall_output(sb, 10, 1024);
+    is_int(count(sb, 4), 0, "its background child died with it");
+    is_int(count(sb, 1), 1, "exec 1's background process survived the output limit");
+
+    /* A fork bomb within the pids limit ends with its exec; the session goes on. */
+    set_wall_output(sb, 2, 1024);
+    keep(sb, "f() { f & f & wait; }; f 2>/dev/null & sleep 1006", &res);
+    ok(res.status == RESULT_TIMEOUT, "a fork bomb in a KEEP exec ends as a timeout (%s: %s)",
+       result_status_name(res.status), res.message);
+    result_release(&res);
+    set_wall_output(sb, 10, 1024);
+    keep(sb, "echo alive", &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "alive\n") == 0,
+       "the next exec runs after the fork bomb (%s)", res.message);
+    result_release(&res);
+    is_int(count(sb, 6), 0, "the fork bomb's exec is gone");
+    is_int(count(sb, 1), 1, "exec 1's background process survived the fork bomb");
+
+    /* kill(-1, SIGKILL) reaches only the exec's own namespace. */
+    keep(sb, "sleep 1007 </dev/null >/dev/null 2>&1 & kill -9 -1; echo survived", &res);
+    ok(res.status == RESULT_OK && strcmp(res.out.data, "survived\n") == 0,
+       "kill(-1, SIGKILL) in a KEEP exec spares its caller and the keeper (%s: %s)",
+       result_status_name(res.status), res.message);
+    result_release(&res);
+    is_int(count(sb, 7), 0, "it killed the exec's own background child");
+    is_int(count(sb, 1), 1, "it did not reach exec 1's background process");
+    is_int(count(sb, 5), 1, "nor another earlier one");
+
+    /* Every pid /proc lists (the sandbox's outer numbers) means something else, or nothing,
+     * in the exec's own namespace; a pidfd of another namespace's process signals nothing. */
+    keep(sb,
+         "for p in /proc/[0-9]*; do n=${p#/proc/}; [ $n = $$ ] || kill -9 $n 2>/dev/null; "
+         "done; if command -v python3 >/dev/null; then python3 -c '\n"
+         "import os, signal\n"
+         "ns = os.readlink(\"/proc/self/ns/pid\")\n"
+         "hit = 0\n"
+         "for n in os.listdir(\"/proc\"):\n"
+         "    if not n.isdigit(): continue\n"
+         "    try:\n"
+         "        if os.readlink(\"/proc/\" + n + \"/ns/pid\") == ns: continue\n"
+         "    except OSError: pass\n"
+         "    try: fd = os.open(\"/proc/\" + n, os.O_RDONLY | os.O_DIRECTORY)\n"
+         "    except OSError: continue\n"
+         "    try: signal.pidfd_send_signal(fd, signal.SIGKILL); hit += 1\n"
+         "    except OSError: pass\n"
+         "print(\"signalled\", hit)'; fi; echo survived",
+         &res);
+    /* Processes of the exec's own namespace are skipped but its keeper (which one cannot
+     * tell from another's: its /proc entries are closed): signalling it is allowed and the
+     * kernel drops the signal, so one hit at most. */
+    ok(res.status == RESULT_OK && strstr(res.out.data, "survived") &&
+           (!strstr(res.out.data, "signalled") || strstr(res.out.data, "signalled 0\n") ||
+            strstr(res.out.data, "signalled 1\n")),
+       "kill of every pid in /proc, and pidfds of /proc entries, reach nothing outside the "
+       "exec (%s)",
+       result_status_name(res.status));
+    diag("%s", res.out.data);
+    result_release(&res);
+    is_int(count(sb, 1), 1, "exec 1's background process survived them");
+    is_int(count(sb, 5), 1, "and the other one");
+
+    /* A cancel stops the exec, not the session. */
+    if (pipe(cancel) == 0) {
+        (void)!write(cancel[1], "x", 1);
+        sandbox_set_cancel_fd(sb, cancel[0]);
+        keep(sb, "sleep 1008", &res);
+        sandbox_set_cancel_fd(sb, -1);
+        ok(res.status == RESULT_SANDBOX_ERROR && strstr(res.message, "interrupted"),
+           "a cancelled KEEP exec is interrupted (%s)", res.message);
+        result_release(&res);
+        close(cancel[0]);
+        close(cancel[1]);
+        is_int(count(sb, 8), 0, "the cancelled exec's process is gone");
+        is_int(count(sb, 1), 1, "exec 1's background process survived the cancel");
+    }
+
+    /* Misuse and failures. */
+    {
+        char *argv[] = {"/no/such/program", NULL};
+        struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+        result_init(&res);
+        sandbox_exec(sb, &p, SANDBOX_EXEC_KEEP, &res);
+        ok(res.status == RESULT_RUNTIME_ERROR && res.exit_code == 127 &&
+               strstr(res.message, "cannot execute"),
+           "a KEEP exec of a missing program is the program's error (%s)", res.message);
+        result_release(&res);
+        result_init(&res);
+        r = sandbox_exec(sb, &p, SANDBOX_EXEC_KEEP | SANDBOX_EXEC_LAST, &res);
+        ok(r == -EINVAL && strstr(res.message, "cannot be the last"),
+           "KEEP with LAST is refused (%s)", res.message);
+        result_release(&res);
+    }
+    test_lockdown(sb);
+    {
+        char *argv[] = {"sh", "-c", "echo plain", NULL};
+        struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+        result_init(&res);
+        sandbox_exec(sb, &p, 0, &res);
+        ok(res.status == RESULT_OK && strcmp(res.out.data, "plain\n") == 0,
+           "a plain exec runs beside keepers (%s)", res.message);
+        result_release(&res);
+    }
+
+    /* Usage. */
+    keep(sb, "head -c 1048576 /dev/zero > /work/big", &res);
+    ok(res.status == RESULT_OK, "a 1 MB file written");
+    result_release(&res);
+    r = sandbox_usage(sb, &u);
+    ok(r == 0, "sandbox_usage answers (%d)", r);
+    ok(u.disk_kb >= 1024 && u.disk_limit_kb == lim.disk_mb * 1024, "disk used %llu KiB of %llu KiB",
+       (unsigned long long)u.disk_kb, (unsigned long long)u.disk_limit_kb);
+    if (cg_mem)
+        ok(u.memory_kb >= 1024 && u.memory_peak_kb >= u.memory_kb,
+           "memory %llu KiB (the tmpfs file is charged), peak %llu KiB",
+           (unsigned long long)u.memory_kb, (unsigned long long)u.memory_peak_kb);
+    else
+        skip("no memory cgroup");
+    if (cg_pids)
+        ok(u.pids >= 5, "pids %llu: init, two keepers, two sleeps at least",
+           (unsigned long long)u.pids);
+    else
+        skip("no pids cgroup");
+    ok(u.cpu_time > 0 || !cgroup_env_has(&rt.cg, CGROUP_RES_CPU), "cpu %.3f s", u.cpu_time);
+
+    /* kill_others still clears every exec's leftovers; destroy cleans everything. */
+    ok(sandbox_kill_others(sb, &err) == 0, "kill_others (%s)", err.msg);
+    if (cg_pids) {
+        sandbox_usage(sb, &u);
+        ok(u.pids == 1, "only init is left (%llu pids)", (unsigned long long)u.pids);
+    }
+    is_int(count(sb, 1), 0, "exec 1's background process is gone after kill_others");
+    is_int(count(sb, 5), 0, "and the other one");
+    keep(sb, "sleep 1009 </dev/null >/dev/null 2>&1 &", &res);
+    ok(res.status == RESULT_OK, "a KEEP exec after kill_others");
+    result_release(&res);
+    ok(sandbox_destroy(sb, &err) == 0, "destroy with a keeper alive (%s)", err.msg);
+
+    /* A writable root: its scratch descriptor and a KEEP exec in it. */
+    lim.writable_root = true;
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    if (ok(sb != NULL, "sandbox with a writable root (%s)", err.msg)) {
+        ok(sandbox__scratch_fd(sb) >= 0, "it has a scratch descriptor too");
+        keep(sb,
+             "head -c 1048576 /dev/zero > /opt-new-file 2>/dev/null || "
+             "head -c 1048576 /dev/zero > /work/f",
+             &res);
+        ok(res.status == RESULT_OK, "a KEEP exec in it (%s)", res.message);
+        result_release(&res);
+        ok(sandbox_usage(sb, &u) == 0 && u.disk_kb >= 1024, "its usage counts the write (%llu)",
+           (unsigned long long)u.disk_kb);
+        sandbox_destroy(sb, NULL);
+    }
+    sandbox_runtime_release(&rt);
+    return done_testing();
+}
