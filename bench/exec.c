@@ -1,0 +1,143 @@
+/*
+ * exec: the latency of one exec in a live sandbox, the way a session runs it.
+ *
+ *   exec [-n N] [-w WARMUP] [-i IMAGE] [-- PROGRAM [ARGS...]]   (default: /bin/true)
+ *
+ * Makes one sandbox (default limits) and then, round by round so that drift on a shared
+ * machine hits them alike, times (CLOCK_MONOTONIC, call to return):
+ *   keep   sandbox_exec(SANDBOX_EXEC_KEEP): the payload under a keeper in a pid namespace of
+ *          its own (a session's exec)
+ *   plain  sandbox_exec(0): the payload a child of the sandbox's init (a pool's or a stdio
+ *          harness's exec)
+ *   bare   fork + execve + waitpid on the host, stdio on /dev/null: the floor
+ * WARMUP untimed rounds first. Prints, per kind, median, p10, p90 and mean in ms, and the
+ * ratio of each median to bare's. Every run must succeed (exit status 0): any other outcome
+ * is reported and the exit status is 1. Needs what the sandbox needs (root or user namespaces).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+
+enum { KEEP, PLAIN, BARE, KINDS };
+static const char *const kind_name[KINDS] = {"keep", "plain", "bare"};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* bare(argv, devnull) — fork, execve, waitpid; 0 when it exited 0. */
+static int bare(char *const *argv, int devnull)
+{
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* in_sandbox(sb, argv, flags) — one exec; 0 when its verdict is ok. */
+static int in_sandbox(struct sandbox *sb, char *const *argv, unsigned flags)
+{
+    struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+    struct result res;
+    int r;
+
+    result_init(&res);
+    sandbox_exec(sb, &p, flags, &res);
+    r = res.status == RESULT_OK ? 0 : -1;
+    if (r < 0)
+        fprintf(stderr, "exec: %s: %s\n", result_status_name(res.status), res.message);
+    result_release(&res);
+    return r;
+}
+
+int main(int argc, char **argv)
+{
+    static char *def_argv[] = {"/bin/true", NULL};
+    char *const *prog = def_argv;
+    const char *image = "host";
+    struct sandbox_runtime rt;
+    struct sandbox_limits lim;
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+    struct image img;
+    long n = 200, warm = 20;
+    double *t[KINDS];
+    int opt, failures = 0, devnull;
+
+    while ((opt = getopt(argc, argv, "n:w:i:")) != -1) {
+        if (opt == 'n')
+            n = strtol(optarg, NULL, 10);
+        else if (opt == 'w')
+            warm = strtol(optarg, NULL, 10);
+        else if (opt == 'i')
+            image = optarg;
+        else
+            return fprintf(stderr, "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-- PROGRAM...]\n"),
+                   2;
+    }
+    if (optind < argc)
+        prog = argv + optind;
+    if (n < 1 || warm < 0)
+        return fprintf(stderr, "exec: bad count\n"), 2;
+    devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0 || sandbox_runtime_init(&rt, &err) < 0 || image_resolve(image, &img, &err) < 0)
+        return fprintf(stderr, "exec: %s\n", err.msg), 2;
+    sandbox_limits_default(&lim);
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    if (!sb)
+        return fprintf(stderr, "exec: %s\n", err.msg), 2;
+    for (int k = 0; k < KINDS; k++)
+        t[k] = calloc((size_t)n, sizeof(double));
+    for (long i = -warm; i < n; i++) {
+        for (int k = 0; k < KINDS; k++) {
+            double t0 = now_ms();
+            int r = k == BARE ? bare(prog, devnull)
+                              : in_sandbox(sb, prog, k == KEEP ? SANDBOX_EXEC_KEEP : 0);
+            double dt = now_ms() - t0;
+            if (i >= 0) {
+                t[k][i] = dt;
+                failures += r < 0;
+            }
+        }
+    }
+    sandbox_destroy(sb, NULL);
+    for (int k = 0; k < KINDS; k++)
+        qsort(t[k], (size_t)n, sizeof(double), cmp_double);
+    for (int k = 0; k < KINDS; k++) {
+        double sum = 0;
+        for (long i = 0; i < n; i++)
+            sum += t[k][i];
+        printf("%-5s median_ms=%.3f p10_ms=%.3f p90_ms=%.3f mean_ms=%.3f x_bare=%.2f n=%ld\n",
+               kind_name[k], t[k][n / 2], t[k][n / 10], t[k][n * 9 / 10], sum / (double)n,
+               t[k][n / 2] / t[BARE][n / 2], n);
+    }
+    if (failures)
+        printf("failures=%d\n", failures);
+    return failures ? 1 : 0;
+}
