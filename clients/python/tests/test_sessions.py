@@ -260,26 +260,24 @@ def test_errors_404_400_and_close(client):
 
 def test_busy_session_is_409(client):
     with client.session() as s:
-        done = threading.Event()
         out = {}
 
         def long_exec():
             out["r"] = s.exec("sleep 3; echo slept", timeout_s=20)
-            done.set()
 
-        t = threading.Thread(target=long_exec)
+        t = threading.Thread(target=long_exec, daemon=True)
         t.start()
         try:
-            busy = False
-            for _ in range(200):
+            refused = None
+            while t.is_alive() and refused is None:  # as long as the long exec runs
                 if s.info()["busy"]:
-                    busy = True
-                    break
+                    try:
+                        s.exec(["true"])
+                    except CrucibleSessionBusy as e:
+                        refused = e
                 time.sleep(0.02)
-            assert busy, "the session never reported busy while an exec ran"
-            with pytest.raises(CrucibleSessionBusy) as ei:
-                s.exec(["true"])
-            assert ei.value.status == 409 and ei.value.code == "session_busy"
+            assert refused is not None, "no 409 while an exec ran"
+            assert refused.status == 409 and refused.code == "session_busy"
         finally:
             t.join(60)
         assert out["r"]["stdout"] == "slept\n"
@@ -358,9 +356,8 @@ def test_verl_tool_as_the_agent_loop_calls_it(server, client):
     assert not gone(client, sid_a)  # release of a per-call instance keeps the trajectory's
     del a
     gc.collect()
-    for _ in range(200):
-        if gone(client, sid_a):
-            break
+    deadline = time.monotonic() + 60  # the deletion runs in a thread of its own
+    while not gone(client, sid_a) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert gone(client, sid_a) and not gone(client, sid_b)
     tool.close_all()
