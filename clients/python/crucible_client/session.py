@@ -281,17 +281,19 @@ class Session:
     def exec(self, command: Any = None, *, code: Optional[str] = None,
              language: Optional[str] = None, cwd: Optional[str] = None,
              env: Optional[Mapping[str, str]] = None, stdin: Optional[Data] = None,
-             timeout_s: Optional[float] = None) -> Dict[str, Any]:
+             timeout_s: Optional[float] = None, priority: Optional[str] = None) -> Dict[str, Any]:
         """``POST /v1/sessions/{id}/exec``: run a command (an argv list; a string runs under
         ``/bin/sh -c``) or a program (``code`` + ``language``, written to a file in ``/work``
         and run, compiled first where the language needs it) in the session.
 
         ``cwd`` defaults to ``/work``; ``env`` adds variables; ``stdin`` is text (str) or
-        binary (bytes); ``timeout_s`` is the wall limit (server default 30 s). Returns the
+        binary (bytes); ``timeout_s`` is the wall limit (server default 30 s); ``priority``
+        (``high``, ``normal``, ``low``) places the exec among the server's jobs. Returns the
         result record, the shape of :meth:`Client.run`'s (``status``, ``exit_code``,
         ``stdout``, ``stderr``, ``wall_time``, ``cpu_time``, ``memory_kb``, ...) with
         ``session``. A ``timeout`` kills this exec's processes only: the session lives on."""
         body = _exec_body(command, code, language, cwd, env, stdin, timeout_s)
+        _put(body, "priority", priority)
         return self.client.request("POST", self._path("/exec"), body)
 
     # --- files -------------------------------------------------------------------
@@ -377,7 +379,8 @@ class Session:
             raise
         return made
 
-    def verify(self, task: Any = None, *, task_id: Optional[str] = None) -> Dict[str, Any]:
+    def verify(self, task: Any = None, *, task_id: Optional[str] = None,
+               priority: Optional[str] = None) -> Dict[str, Any]:
         """``POST .../verify``: verify the session's current files against a task — a
         native task (dict or JSON text; e.g. a ``command``-harness task whose test command
         runs in ``/work``) or ``task_id`` (a task of the server's library, ``--db``).
@@ -391,6 +394,7 @@ class Session:
             body: Dict[str, Any] = {"task_id": task_id}
         else:
             body = {"task": _task(task)}
+        _put(body, "priority", priority)
         return self.client.request("POST", self._path("/verify"), body)
 
     def info(self) -> Dict[str, Any]:

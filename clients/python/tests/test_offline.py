@@ -744,8 +744,8 @@ def test_session_create_and_exec_bodies(stub):
     s.exec("echo hi | wc -c", stdin=b"\x00\xff")
     assert stub.seen[-1][3] == {"command": ["/bin/sh", "-c", "echo hi | wc -c"],
                                 "stdin_b64": base64.b64encode(b"\x00\xff").decode()}
-    s.exec(code="print(1)", language="python")
-    assert stub.seen[-1][3] == {"code": "print(1)", "language": "python"}
+    s.exec(code="print(1)", language="python", priority="high")
+    assert stub.seen[-1][3] == {"code": "print(1)", "language": "python", "priority": "high"}
     for bad in (lambda: s.exec(), lambda: s.exec(["a"], code="x", language="python"),
                 lambda: s.exec(code="x"), lambda: s.exec(["a"], language="python"),
                 lambda: s.exec(["a"], env={"A=B": "c"}), lambda: s.exec(["a"], env={"A": 1}),
@@ -820,8 +820,8 @@ def test_session_fork_verify_close(stub):
         s.fork(-1)
     assert s.verify({"id": "t", "harness": "command"}) == {"reward": 1.0}
     assert stub.seen[-1][3] == {"task": {"id": "t", "harness": "command"}}
-    s.verify(task_id="lib/1")
-    assert stub.seen[-1][3] == {"task_id": "lib/1"}
+    s.verify(task_id="lib/1", priority="low")
+    assert stub.seen[-1][3] == {"task_id": "lib/1", "priority": "low"}
     with pytest.raises(ValueError):
         s.verify()
     # close: a 404 is fine (already reclaimed), and a second close sends nothing.

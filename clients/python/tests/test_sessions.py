@@ -460,3 +460,23 @@ def test_safe_extract_of_a_real_download(client, tmp_path):
         data = s.download_tar("a")
     assert safe_extract_tar(data, tmp_path / "x") >= 3
     assert (tmp_path / "x" / "l").read_text() == "1\n"
+
+
+def test_verify_by_task_id_of_the_library(tmp_path):
+    """A server with a task library (--db): the session verifies against a task by id."""
+    reason = _no_serve_reason()
+    if reason:
+        pytest.skip(reason)
+    srv = Server("--slots", "1", "--db", str(tmp_path / "lib.db"))
+    try:
+        c = Client(srv.url, timeout=120)
+        assert c.import_tasks([multi_turn_fix.TASK])["new"] == 1
+        with c.session() as s:
+            s.write("stats.py", multi_turn_fix.FIXED)
+            rec = s.verify(task_id=multi_turn_fix.TASK["id"], priority="high")
+            assert rec["verdict"] == "accepted" and rec["reward"] == 1, rec
+            with pytest.raises(CrucibleError) as ei:
+                s.verify(task_id="no/such-task")
+            assert ei.value.status == 404
+    finally:
+        assert srv.stop() == 0
