@@ -139,6 +139,14 @@ except Exception:  # noqa: BLE001 - verl missing, or failing to import: stand al
             pass
 
 
+try:  # verl's rollout tracing of tool calls, as its own tools decorate execute
+    from verl.utils.rollout_trace import rollout_trace_op  # type: ignore
+except Exception:  # noqa: BLE001
+
+    def rollout_trace_op(fn: Any) -> Any:
+        return fn
+
+
 def format_result(result: Mapping[str, Any], max_chars: int = 0) -> str:
     """The text a model sees for an exec's result record: its stdout, then its stderr, then
     a line naming how it ended when it did not exit 0 (``[exit code 1]`` when the program
@@ -232,6 +240,7 @@ class CrucibleSessionTool(BaseTool):
             self._instances[instance_id] = opts
         return instance_id, ToolResponse()
 
+    @rollout_trace_op
     async def execute(self, instance_id: str, parameters: Dict[str, Any],
                       **kwargs: Any) -> Tuple[Any, float, Dict[str, Any]]:
         """Run the call's code (or command) in the trajectory's session; the response text
