@@ -471,13 +471,13 @@ class Client:
 
     # --- transport ---------------------------------------------------------------
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, timeout: Optional[float]) -> http.client.HTTPConnection:
         if self._https:
-            return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout)
-        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+            return http.client.HTTPSConnection(self._host, self._port, timeout=timeout)
+        return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
     def _open(self, method: str, path: str, body: Any, accept: str,
-              content_type: Optional[str] = None) -> _Exchange:
+              content_type: Optional[str] = None, timeout: Any = "client") -> _Exchange:
         """Send one request; an _Exchange for a 2xx answer, else the mapped exception.
         ``body``: a JSON value, or bytes sent as they are with ``content_type``."""
         headers = {"Accept": accept, "User-Agent": self.user_agent, "Connection": "close"}
@@ -490,7 +490,7 @@ class Client:
         elif body is not None:
             data = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        conn = self._connection()
+        conn = self._connection(self.timeout if timeout == "client" else timeout)
         sock = None
         what = "%s %s%s" % (method, self.url, path)
         try:
@@ -542,14 +542,17 @@ class Client:
                     self._sleep(wait)
 
     def request(self, method: str, path: str, body: Any = None, *, text: bool = False,
-                raw: bool = False, content_type: Optional[str] = None) -> Any:
+                raw: bool = False, content_type: Optional[str] = None,
+                timeout: Any = "client") -> Any:
         """One request with the client's retries; the decoded JSON answer (``text=True``:
         the body as a string; ``raw=True``: the body as bytes). ``path`` starts with ``/``.
-        ``body`` is sent as JSON, or as is when it is bytes (with ``content_type``)."""
+        ``body`` is sent as JSON, or as is when it is bytes (with ``content_type``).
+        ``timeout``: seconds for connecting and each read of this request (``None``: no
+        limit), instead of the client's."""
         accept = "text/plain" if text else "*/*" if raw else "application/json"
 
         def once() -> Any:
-            ex = self._open(method, path, body, accept, content_type)
+            ex = self._open(method, path, body, accept, content_type, timeout)
             try:
                 data = ex.resp.read()
             except (OSError, http.client.HTTPException) as e:

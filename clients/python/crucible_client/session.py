@@ -143,6 +143,18 @@ def _exec_body(command: Any, code: Optional[str], language: Optional[str], cwd: 
     return body
 
 
+def _read_timeout(client: Client, timeout_s: Optional[float]) -> Any:
+    """The HTTP read timeout of an exec: the client's, or longer when the exec may run
+    longer (its answer comes only when it ends), with a minute to spare for queueing and
+    the answer itself."""
+    if client.timeout is None or timeout_s is None:
+        return "client"
+    try:
+        return max(float(client.timeout), float(timeout_s) + 60.0)
+    except (TypeError, ValueError):
+        return "client"  # a bad timeout_s: the server names the problem
+
+
 # --- tar archives --------------------------------------------------------------------
 
 
@@ -294,7 +306,8 @@ class Session:
         ``session``. A ``timeout`` kills this exec's processes only: the session lives on."""
         body = _exec_body(command, code, language, cwd, env, stdin, timeout_s)
         _put(body, "priority", priority)
-        return self.client.request("POST", self._path("/exec"), body)
+        return self.client.request("POST", self._path("/exec"), body,
+                                   timeout=_read_timeout(self.client, timeout_s))
 
     # --- files -------------------------------------------------------------------
 

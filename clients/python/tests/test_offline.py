@@ -1042,3 +1042,21 @@ def test_verl_tool_uses_verls_classes_when_importable(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=env, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith(b"ok Error:"), r.stdout.decode()
+
+
+def test_long_exec_waits_longer_than_the_client_timeout(stub):
+    """An exec's answer comes when it ends: a timeout_s beyond the client's read timeout
+    stretches that one request's timeout, not the client's."""
+    from crucible_client import Session
+
+    def slow(h, b):
+        time.sleep(1.0)
+        h.reply(200, {"status": "ok"})
+
+    stub.routes[("POST", "/v1/sessions/%s/exec" % SID)] = slow
+    c = fast(stub.url, timeout=0.3)
+    s = Session(c, SID)
+    with pytest.raises(CrucibleUnavailable):
+        s.exec(["sleep", "1"])  # the client's 0.3 s
+    assert s.exec(["sleep", "1"], timeout_s=5) == {"status": "ok"}
+    assert c.timeout == 0.3
