@@ -126,7 +126,7 @@ struct serve_args {
     uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
     uint64_t max_sessions, session_ttl, session_idle_ttl;
     bool max_sessions_given; /* else the default shrinks to fit the descriptor limit */
-    char *token; /* owned */
+    char *token;             /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -542,15 +542,14 @@ static int connection_budget(struct serve_args *a)
      * cgroup): an explicit --max-sessions must fit with room for connections left; the
      * default takes at most half of what is usable. */
     if (a->max_sessions_given && a->max_sessions * SESSION_FDS + 64 > usable)
-        return usage_error("--max-sessions %llu needs %llu descriptors (%d per session); the "
-                           "descriptor limit (%llu, less %llu kept for jobs) leaves %llu: at most "
-                           "%llu sessions, or raise 'ulimit -n'",
-                           (unsigned long long)a->max_sessions,
-                           (unsigned long long)(a->max_sessions * SESSION_FDS), SESSION_FDS,
-                           (unsigned long long)nofile.rlim_cur,
-                           (unsigned long long)(nofile.rlim_cur - usable),
-                           (unsigned long long)usable,
-                           (unsigned long long)((usable - 64) / SESSION_FDS));
+        return usage_error(
+            "--max-sessions %llu needs %llu descriptors (%d per session); the "
+            "descriptor limit (%llu, less %llu kept for jobs) leaves %llu: at most "
+            "%llu sessions, or raise 'ulimit -n'",
+            (unsigned long long)a->max_sessions,
+            (unsigned long long)(a->max_sessions * SESSION_FDS), SESSION_FDS,
+            (unsigned long long)nofile.rlim_cur, (unsigned long long)(nofile.rlim_cur - usable),
+            (unsigned long long)usable, (unsigned long long)((usable - 64) / SESSION_FDS));
     if (!a->max_sessions_given && a->max_sessions * SESSION_FDS > usable / 2)
         a->max_sessions = usable / 2 / SESSION_FDS;
     usable -= a->max_sessions * SESSION_FDS;
