@@ -124,7 +124,7 @@ struct serve_args {
     uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
     uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
     uint64_t max_sessions, session_ttl, session_idle_ttl;
-    char *token;              /* owned */
+    char *token; /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -575,6 +575,12 @@ static uint64_t host_pid_max(void)
     return most ? most : 32768;
 }
 
+/* session_log — the sessions' log lines, through the api's log. */
+static void session_log(void *ctx, const char *event, json_t *fields)
+{
+    api_log(ctx, event, fields);
+}
+
 /* trust_setup(s, a) — what clients may ask of this host, in one place: the images they may
  * name (s->images: "host" and --image / --images-file), the pids a job may have
  * (--max-pids) and all running jobs together (--pids, well under the kernel's pid_max).
@@ -687,6 +693,8 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         s->cfg.sessions = s->sessions;
     }
     s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
+    if (s->api)
+        api_sessions_set_log(s->sessions, session_log, s->api);
     {
         struct http_config hc = {.host = a->host,
                                  .port = (uint16_t)a->port,
@@ -719,7 +727,7 @@ static void serve_stop(struct serve *s)
     offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
     sched_free(s->sched);
     api_sessions_free(s->sessions); /* after the jobs and api workers that used them */
-    pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
+    pool_free(s->pool);             /* after the jobs: they hand their sandboxes back to it */
     pool_free(s->run_code_pool);
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */

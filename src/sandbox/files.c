@@ -78,7 +78,6 @@ static bool components_valid(const char *path, const char *s, struct errbuf *err
 static int path_parse(const char *path, struct sbpath *p, struct errbuf *err)
 {
     const char *area = "work", *rest = path;
-    size_t n;
 
     if (!path || !*path)
         return errbuf_set(err, "empty path");
@@ -97,11 +96,8 @@ static int path_parse(const char *path, struct sbpath *p, struct errbuf *err)
     }
     if (!components_valid(path, rest, err))
         return -EINVAL;
-    n = (size_t)snprintf(p->rel, sizeof(p->rel), "%s%s%s", area, *rest ? "/" : "", rest);
-    p->base = 0;
-    if (*rest)
-        p->base = (size_t)(strrchr(p->rel, '/') - p->rel) + 1;
-    (void)n;
+    snprintf(p->rel, sizeof(p->rel), "%s%s%s", area, *rest ? "/" : "", rest);
+    p->base = *rest ? (size_t)(strrchr(p->rel, '/') - p->rel) + 1 : 0;
     return 0;
 }
 
@@ -173,9 +169,9 @@ static int as_sandbox(struct sandbox *sb, bool on, const char *path, struct errb
     return r;
 }
 
-/* own_fd(fd, mode) — mode on a file we made (as the sandbox's user, so its owner already;
- * the umask of our process does not decide). 0 or -errno. */
-static int own_fd(int fd, mode_t mode)
+/* set_mode(fd, mode) — mode on a file we made (as the sandbox's user, so its owner already),
+ * whatever the umask of our process. 0 or -errno. */
+static int set_mode(int fd, mode_t mode)
 {
     return fchmod(fd, mode) < 0 ? -errno : 0;
 }
@@ -184,19 +180,23 @@ static int own_fd(int fd, mode_t mode)
  * create, made (0755, the sandbox user's) when missing. -errno otherwise. */
 static int dir_step(int dir, const char *name, bool create)
 {
-    int fd = beneath(dir, name, O_PATH | O_DIRECTORY, 0);
+    int fd = beneath(dir, name, O_PATH | O_DIRECTORY, 0), r;
 
     if (fd != -ENOENT || !create)
         return fd;
-    if (mkdirat(dir, name, 0700) < 0 && errno != EEXIST)
+    if (mkdirat(dir, name, 0700) == 0) {
+        /* Whatever NAME is by now (the payload may race us), it is beneath, of the scratch. */
+        fd = beneath(dir, name, O_RDONLY | O_DIRECTORY, 0);
+        if (fd < 0)
+            return fd;
+        r = set_mode(fd, 0755);
+        close(fd);
+        if (r < 0)
+            return r;
+    } else if (errno != EEXIST) {
         return -errno;
-    /* Whatever NAME is now (the payload may race us), it is beneath and of the scratch. */
-    fd = beneath(dir, name, O_RDONLY | O_DIRECTORY, 0);
-    if (fd < 0)
-        return fd;
-    int r = own_fd(fd, 0755);
-    close(fd);
-    return r < 0 ? r : beneath(dir, name, O_PATH | O_DIRECTORY, 0);
+    }
+    return beneath(dir, name, O_PATH | O_DIRECTORY, 0);
 }
 
 /* parent_open(base, rel, create) — the directory holding rel's last component (rel is
@@ -251,7 +251,7 @@ static void temp_name(char *buf, size_t size)
 }
 
 /* replace_file(dir, name, mode, mtime, fill, ctx) — NAME in dir becomes a new regular
- * file (mode, the sandbox user's, mtime when >= 0) with fill's bytes, atomically: written
+ * file (mode, the sandbox user's, mtime unless NULL) with fill's bytes, atomically: written
  * under a temporary name and renamed over. A directory at NAME is -EISDIR, any other
  * non-file -EEXIST. 0 or -errno; on failure nothing is left behind. */
 static int replace_file(int dir, const char *name, mode_t mode, const struct timespec *mtime,
@@ -277,7 +277,7 @@ static int replace_file(int dir, const char *name, mode_t mode, const struct tim
         return fd;
     r = fill(fd, ctx);
     if (r == 0)
-        r = own_fd(fd, mode);
+        r = set_mode(fd, mode);
     if (r == 0 && mtime) {
         struct timespec ts[2] = {*mtime, *mtime};
         if (futimens(fd, ts) < 0)

@@ -26,6 +26,12 @@
  * host's namespace may make them) and are skipped. Both trees are walked only with lookups
  * beneath a directory that follow no symlink (openat2), as files.c does: the parent's tree was
  * written by hostile code, and is stopped but not trusted.
+ *
+ * What is not: a file put with SANDBOX_PUT_LOCKED is copied as a plain file of the child's user
+ * (its lock is a mount in the parent's namespace, not a part of the scratch). The pages the
+ * copy writes are charged to the supervisor's memory cgroup, as the kernel charges tmpfs pages
+ * to whoever writes them; the child's scratch size bounds them all the same. A process of the
+ * parent that had stopped itself is continued with the others.
  */
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
@@ -36,6 +42,7 @@
 #include <linux/openat2.h>
 #include <dirent.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
@@ -60,8 +67,6 @@ struct link_seen {
 
 /* The state of one copy. */
 struct copy {
-    uid_t from_uid, to_uid;
-    gid_t from_gid, to_gid;
     int dst_root;            /* the child's scratch (O_PATH) */
     struct link_seen *links; /* open addressing on ino; cap a power of two */
     size_t nlinks, cap;
@@ -215,11 +220,25 @@ static int finish(struct copy *c, int in, int fd, const struct stat *st)
     return 0;
 }
 
-/* copy_data(in, out, size) — in's data segments at their offsets, holes left as holes, the
+/* copy_data(in, out, size, blocks) — in's data segments at their offsets, holes left as holes, the
  * length size. 0 or -errno. */
-static int copy_data(int in, int out, off_t size)
+static int copy_data(int in, int out, off_t size, blkcnt_t blocks)
 {
     off_t pos = 0;
+
+    /* A file with no hole (its blocks cover its size) in one go, as most are. */
+    if ((off_t)blocks * 512 >= size) {
+        while (pos < size) {
+            ssize_t n = sendfile(out, in, &pos, (size_t)(size - pos));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return -errno;
+            if (n == 0)
+                return -EIO;
+        }
+        return 0;
+    }
 
     while (pos < size) {
         off_t data = lseek(in, pos, SEEK_DATA), hole;
@@ -246,16 +265,19 @@ static int copy_data(int in, int out, off_t size)
     return ftruncate(out, size) < 0 ? -errno : 0;
 }
 
-/* clear_for(dst, name, kind) — makes room for a new NAME of type kind (S_IFMT bits) in dst,
+/* clear_for(dst, name, kind, fresh) — makes room for a new NAME of type kind (S_IFMT bits) in dst,
  * where the child may have its own entry already (a mount point, a generated file). What is
  * there stays when it is of the same kind and either a directory (merged) or a regular file
  * (rewritten in place): either may be a mount point of the child, and removing one would
  * detach what is mounted there. Another entry in the way is removed; a directory where
- * something else must go is refused. 0 (nothing there now), 1 (kept), or -errno. */
-static int clear_for(int dst, const char *name, mode_t kind)
+ * something else must go is refused. 0 (nothing there now), 1 (kept), or -errno. fresh: dst
+ * is a directory this copy made, nothing to look for. */
+static int clear_for(int dst, const char *name, mode_t kind, bool fresh)
 {
     struct stat st;
 
+    if (fresh) /* a directory we made: nothing can be in the way */
+        return 0;
     if (fstatat(dst, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         return errno == ENOENT ? 0 : -errno;
     if ((st.st_mode & S_IFMT) == kind && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
@@ -265,16 +287,17 @@ static int clear_for(int dst, const char *name, mode_t kind)
     return unlinkat(dst, name, 0) < 0 ? -errno : 0;
 }
 
-static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth);
+static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth, bool fresh);
 
 /* copy_regular(c, src, dst, name, st) — a regular file: linked to its first copy when it
  * has other names already copied, else its data. */
-static int copy_regular(struct copy *c, int src, int dst, const char *name, const struct stat *st)
+static int copy_regular(struct copy *c, int src, int dst, const char *name, const struct stat *st,
+                        bool fresh)
 {
     struct link_seen *seen = st->st_nlink > 1 ? link_find(c, st->st_ino) : NULL;
     int in, out, there, r;
 
-    if ((there = clear_for(dst, name, S_IFREG)) < 0)
+    if ((there = clear_for(dst, name, S_IFREG, fresh)) < 0)
         return fail(c, "replace", there);
     if (seen && seen->path) {
         /* Both names are of the child's tree as we made it; nothing runs there yet. */
@@ -292,7 +315,7 @@ static int copy_regular(struct copy *c, int src, int dst, const char *name, cons
         close(in);
         return fail(c, "create", out);
     }
-    r = copy_data(in, out, st->st_size);
+    r = copy_data(in, out, st->st_size, st->st_blocks);
     if (r < 0)
         r = fail(c, "copy", r);
     if (r == 0)
@@ -305,13 +328,14 @@ static int copy_regular(struct copy *c, int src, int dst, const char *name, cons
 }
 
 /* copy_node(c, src, dst, name, st) — a symlink, FIFO, socket or whiteout, made again. */
-static int copy_node(struct copy *c, int src, int dst, const char *name, const struct stat *st)
+static int copy_node(struct copy *c, int src, int dst, const char *name, const struct stat *st,
+                     bool fresh)
 {
     struct timespec ts[2] = {st->st_atim, st->st_mtim};
     char target[PATH_MAX];
     int r;
 
-    if ((r = clear_for(dst, name, st->st_mode & S_IFMT)) == 1)
+    if ((r = clear_for(dst, name, st->st_mode & S_IFMT, fresh)) == 1)
         r = unlinkat(dst, name, 0) < 0 ? -errno : 0; /* a node of the same kind: made anew */
     if (r < 0)
         return fail(c, "replace", r);
@@ -334,9 +358,10 @@ static int copy_node(struct copy *c, int src, int dst, const char *name, const s
     return 0;
 }
 
-/* copy_entry(c, src, dst, name, plen, depth) — NAME of src into dst (c->path holds the
+/* copy_entry(c, src, dst, name, plen, depth, fresh) — NAME of src into dst (c->path holds the
  * directory's path up to plen). */
-static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t plen, int depth)
+static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t plen, int depth,
+                      bool fresh)
 {
     size_t nlen = strlen(name), len = plen + (plen ? 1 : 0) + nlen;
     struct stat st;
@@ -357,20 +382,19 @@ static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t
             r = fail(c, "copy", -ELOOP);
             goto out;
         }
-        r = clear_for(dst, name, S_IFDIR);
-        if (r == 0 && mkdirat(dst, name, 0700) < 0)
-            r = -errno;
-        if (r < 0) {
-            r = fail(c, "make the directory", r);
+        int there = clear_for(dst, name, S_IFDIR, fresh);
+        if (there == 0 && mkdirat(dst, name, 0700) < 0)
+            there = -errno;
+        if (there < 0) {
+            r = fail(c, "make the directory", there);
             goto out;
         }
-        r = 0;
         in = beneath(src, name, O_RDONLY | O_DIRECTORY, 0);
         out = beneath(dst, name, O_RDONLY | O_DIRECTORY, 0);
         if (in < 0 || out < 0)
             r = fail(c, "open the directory", in < 0 ? in : out);
         else
-            r = copy_dir(c, dup(in), out, len, depth + 1);
+            r = copy_dir(c, dup(in), out, len, depth + 1, there == 0);
         /* Contents first, then the directory's own mode and times (which they change). */
         if (r == 0)
             r = finish(c, in, out, &st);
@@ -379,18 +403,19 @@ static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t
         if (out >= 0)
             close(out);
     } else if (S_ISREG(st.st_mode)) {
-        r = copy_regular(c, src, dst, name, &st);
+        r = copy_regular(c, src, dst, name, &st, fresh);
     } else if (S_ISLNK(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) ||
                (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0))) {
-        r = copy_node(c, src, dst, name, &st);
+        r = copy_node(c, src, dst, name, &st, fresh);
     } /* any other device: cannot be there (see above) */
 out:
     c->path[plen] = '\0';
     return r;
 }
 
-/* copy_dir(c, src, dst, plen, depth) — every entry of src (consumed) into dst (the caller's). */
-static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth)
+/* copy_dir(c, src, dst, plen, depth, fresh) — every entry of src (consumed) into dst (the
+ * caller's; fresh when this copy made it). */
+static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth, bool fresh)
 {
     struct dirent *d;
     DIR *dir;
@@ -406,7 +431,7 @@ static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth)
     }
     while (r == 0 && (d = readdir(dir)))
         if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
-            r = copy_entry(c, dirfd(dir), dst, d->d_name, plen, depth);
+            r = copy_entry(c, dirfd(dir), dst, d->d_name, plen, depth, fresh);
     closedir(dir);
     return r;
 }
@@ -418,6 +443,7 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
     struct sandbox *child;
     struct errbuf resume_err;
     int src = -1, dst = -1, r;
+    double t0 = util_now(), t_made = t0, t_stopped = t0, t_copied = t0;
 
     if (sandbox__scratch_fd(parent) < 0)
         return errbuf_set(err, "the parent's scratch filesystem is not available"), NULL;
@@ -432,18 +458,27 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
                        strerror(-(src < 0 ? src : dst)));
         goto out;
     }
+    t_made = util_now();
     r = sandbox__pause(parent, true, err);
+    t_stopped = util_now();
     if (r == 0 && (r = as_child(child, true)) < 0)
         errbuf_set(err, "cannot act as the child sandbox's user: %s", strerror(-r));
     if (r == 0) {
-        r = copy_dir(&c, src, dst, 0, 0); /* takes src */
+        r = copy_dir(&c, src, dst, 0, 0, false); /* takes src */
         src = -1;
     }
     if (as_child(child, false) < 0 && r == 0)
         r = errbuf_set(err, "cannot return to the supervisor's own ids");
+    t_copied = util_now();
     /* Always: a failed stop may have stopped some of them. */
     if (sandbox__pause(parent, false, r < 0 ? &resume_err : err) < 0 && r == 0)
         r = -EIO;
+    if (sandbox__runtime(parent)->trace)
+        fprintf(stderr,
+                "crucible: trace fork: child made %.3f ms, parent stopped %.3f ms (stop %.3f, "
+                "copy %.3f)\n",
+                (t_made - t0) * 1e3, (util_now() - t_made) * 1e3, (t_stopped - t_made) * 1e3,
+                (t_copied - t_stopped) * 1e3);
 out:
     links_free(&c);
     if (src >= 0)

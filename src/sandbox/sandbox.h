@@ -147,13 +147,13 @@ struct sandbox_proc {
  * exactly those processes — never the sandbox, nor what earlier execs left running. When the
  * process ends by itself, what it started in the background keeps running (the keeper stays
  * as their reaper) until it ends, the session's sandbox is destroyed, or sandbox_kill_others.
- * Not with SANDBOX_EXEC_LAST. */
+ * Each keeper alive is one of the sandbox's pids (limits.pids). Not with SANDBOX_EXEC_LAST. */
 #define SANDBOX_EXEC_KEEP 2u
 
 /* sandbox_exec(sb, proc, flags, res) — runs one process to its end and fills res (which
  * the caller has result_init'ed). Returns 0 when res holds a verdict (any status,
- * sandbox_error included), -errno only for misuse (-EINVAL: no argv, or a pipes flag with
- * an fd that is no anonymous pipe's end of that direction; res says which). With
+ * sandbox_error included), -errno only for misuse (-EINVAL: no argv, a pipes flag with an
+ * fd that is no anonymous pipe's end of that direction, or KEEP with LAST; res says which). With
  * SANDBOX_EXEC_LAST every process of the sandbox is dead and its cgroup empty before res
  * is final. Two sandboxes may run their execs at the same time from two threads. */
 int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned flags,

@@ -2153,10 +2153,10 @@ static bool refuse(struct api *a, struct http_request *r)
     if (!(rt && rt->kind == -1) && !authorized(a, r)) {
         bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
         fail_with(a, r,
-                  rt                       ? rt->path
-                  : is_tasks_path(path)    ? "/v1/tasks"
+                  rt                        ? rt->path
+                  : is_tasks_path(path)     ? "/v1/tasks"
                   : api_sessions_path(path) ? "/v1/sessions"
-                                           : "other",
+                                            : "other",
                   401, "WWW-Authenticate",
                   bearer ? "Bearer realm=\"crucible\", error=\"invalid_token\""
                          : "Bearer realm=\"crucible\"",

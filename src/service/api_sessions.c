@@ -49,6 +49,8 @@ struct api_sessions {
     struct offload *off;
     struct metrics *m;
     bool stopping;
+    void (*log)(void *ctx, const char *event, json_t *fields); /* or NULL */
+    void *log_ctx;
 };
 
 enum op_kind {
@@ -95,8 +97,8 @@ struct op {
     bool has_task;
     /* outputs (worker) */
     unsigned status;
-    json_t *answer;   /* a JSON answer, or NULL */
-    char *raw;        /* a raw answer (downloads), or NULL */
+    json_t *answer; /* a JSON answer, or NULL */
+    char *raw;      /* a raw answer (downloads), or NULL */
     size_t raw_len;
     const char *ctype;
     const char *code_name; /* the error's code when status is not 2xx */
@@ -108,7 +110,7 @@ struct op {
 };
 
 /* op_of_work(w) — the operation whose work member w is. */
-#define op_of_work(w) ((struct op *)(void *)((char *)(w) - offsetof(struct op, work)))
+#define op_of_work(w) ((struct op *)(void *)((char *)(w)-offsetof(struct op, work)))
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
@@ -202,12 +204,11 @@ static json_t *session_info(const struct session *s, bool detail)
     json_object_set_new(j, "expires_at", json_integer((json_int_t)(s->created_at + s->ttl_s)));
     json_object_set_new(j, "ttl_s", json_real(s->ttl_s));
     json_object_set_new(j, "idle_ttl_s", json_real(s->idle_ttl_s));
-    json_object_set_new(j, "limits",
-                        json_pack("{s:I,s:I,s:I,s:f,s:I}", "memory_mb",
-                                  (json_int_t)s->limits.memory_mb, "pids",
-                                  (json_int_t)s->limits.pids, "disk_mb",
-                                  (json_int_t)s->limits.disk_mb, "cpu_time", s->limits.cpu_time,
-                                  "output_kb", (json_int_t)s->limits.output_kb));
+    json_object_set_new(
+        j, "limits",
+        json_pack("{s:I,s:I,s:I,s:f,s:I}", "memory_mb", (json_int_t)s->limits.memory_mb, "pids",
+                  (json_int_t)s->limits.pids, "disk_mb", (json_int_t)s->limits.disk_mb, "cpu_time",
+                  s->limits.cpu_time, "output_kb", (json_int_t)s->limits.output_kb));
     json_object_set_new(j, "writable_root", json_boolean(s->limits.writable_root));
     json_object_set_new(j, "network", json_string(s->limits.loopback ? "loopback" : "none"));
     json_object_set_new(j, "parent", s->parent[0] ? json_string(s->parent) : json_null());
@@ -217,13 +218,13 @@ static json_t *session_info(const struct session *s, bool detail)
     json_object_set_new(j, "idle_s", json_real(s->busy ? 0 : now - s->last_used));
     json_object_set_new(j, "execs", json_integer((json_int_t)s->execs));
     json_object_set_new(j, "busy", json_boolean(s->busy));
-    json_object_set_new(
-        j, "usage",
-        json_pack("{s:f,s:I,s:I,s:I,s:I,s:I}", "cpu_time_s", s->usage.cpu_time, "memory_kb",
-                  (json_int_t)s->usage.memory_kb, "memory_peak_kb",
-                  (json_int_t)s->usage.memory_peak_kb, "pids", (json_int_t)s->usage.pids,
-                  "disk_kb", (json_int_t)s->usage.disk_kb, "disk_limit_kb",
-                  (json_int_t)s->usage.disk_limit_kb));
+    json_object_set_new(j, "usage",
+                        json_pack("{s:f,s:I,s:I,s:I,s:I,s:I}", "cpu_time_s", s->usage.cpu_time,
+                                  "memory_kb", (json_int_t)s->usage.memory_kb, "memory_peak_kb",
+                                  (json_int_t)s->usage.memory_peak_kb, "pids",
+                                  (json_int_t)s->usage.pids, "disk_kb",
+                                  (json_int_t)s->usage.disk_kb, "disk_limit_kb",
+                                  (json_int_t)s->usage.disk_limit_kb));
     return j;
 }
 
@@ -232,10 +233,22 @@ static void gauges(struct api_sessions *as)
     metrics_set(as->m, "sessions", "live sessions", "", (double)session_count(as->t));
 }
 
-static void count_reclaimed(struct api_sessions *as, enum session_reclaim why)
+static void say(struct api_sessions *as, const char *event, json_t *fields)
+{
+    if (as->log)
+        as->log(as->log_ctx, event, fields);
+    else
+        json_decref(fields);
+}
+
+static void count_reclaimed(struct api_sessions *as, const struct session *s,
+                            enum session_reclaim why)
 {
     char labels[40];
 
+    say(as, "session_ended",
+        json_pack("{s:s,s:s,s:f,s:I}", "id", s->id, "reason", session_reclaim_name(why), "age_s",
+                  util_now() - s->created, "execs", (json_int_t)s->execs));
     snprintf(labels, sizeof(labels), "reason=\"%s\"", session_reclaim_name(why));
     metrics_add(as->m, "sessions_reclaimed_total", "sessions ended, by reason", labels, 1);
 }
@@ -286,7 +299,7 @@ static void dispose(struct api_sessions *as, struct sandbox *sb)
 static void reclaim(struct api_sessions *as, struct session *s, enum session_reclaim why)
 {
     session_unlink(as->t, s, why);
-    count_reclaimed(as, why);
+    count_reclaimed(as, s, why);
     gauges(as);
     if (s->busy) {
         struct op *op = s->op;
@@ -447,6 +460,29 @@ static const char *type_name(enum sandbox_file_type t)
     }
 }
 
+/* dirent_json(e) — one entry of a listing. A name that is not UTF-8 (the session's code may
+ * make any bytes a name) is given escaped (\xHH, as result records escape output) beside
+ * its bytes in base64 ("name_b64"). */
+static json_t *dirent_json(const struct sandbox_dirent *e)
+{
+    size_t len = strlen(e->name);
+    json_t *j = json_pack("{s:s,s:I,s:i,s:f}", "type", type_name(e->type), "size",
+                          (json_int_t)e->size, "mode", (int)e->mode, "mtime", e->mtime);
+
+    if (!j)
+        return NULL;
+    if (util_utf8_valid(e->name, len)) {
+        json_object_set_new(j, "name", json_stringn(e->name, len));
+    } else {
+        char *esc = result_text_escape(e->name, len), *b64 = util_base64_encode(e->name, len);
+        json_object_set_new(j, "name", esc ? json_string(esc) : json_null());
+        json_object_set_new(j, "name_b64", b64 ? json_string(b64) : json_null());
+        free(esc);
+        free(b64);
+    }
+    return j;
+}
+
 static void files_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
@@ -479,8 +515,8 @@ static void files_run(struct offload_work *w)
         op->ctype = "application/octet-stream";
         break;
     case OP_GET_TAR:
-        r = sandbox_file_get_tar(sb, op->path, op->as->cfg.max_file_bytes, &op->raw,
-                                 &op->raw_len, &op->err);
+        r = sandbox_file_get_tar(sb, op->path, op->as->cfg.max_file_bytes, &op->raw, &op->raw_len,
+                                 &op->err);
         op->ctype = "application/x-tar";
         break;
     case OP_LIST:
@@ -489,10 +525,7 @@ static void files_run(struct offload_work *w)
         if (r == 0) {
             json_t *arr = json_array();
             for (size_t i = 0; arr && i < n; i++)
-                json_array_append_new(
-                    arr, json_pack("{s:s,s:s,s:I,s:i,s:f}", "name", ents[i].name, "type",
-                                   type_name(ents[i].type), "size", (json_int_t)ents[i].size,
-                                   "mode", (int)ents[i].mode, "mtime", ents[i].mtime));
+                json_array_append_new(arr, dirent_json(&ents[i]));
             op->answer = json_pack("{s:s,s:o}", "path", op->path, "entries", arr);
             sandbox_dirents_free(ents, n);
         }
@@ -602,10 +635,8 @@ static void exec_run(struct job *j, const struct sandbox_runtime *rt)
         if (has_compile && compile.status != RESULT_OK)
             shown = &compile;
     } else {
-        struct sandbox_proc proc = {.argv = op->argv,
-                                    .env = op->env,
-                                    .stdin_fd = -1,
-                                    .cwd = op->cwd ? op->cwd : "/work"};
+        struct sandbox_proc proc = {
+            .argv = op->argv, .env = op->env, .stdin_fd = -1, .cwd = op->cwd ? op->cwd : "/work"};
         if (op->stdin_len && (proc.stdin_fd = sandbox_memfd(op->stdin_data, op->stdin_len)) < 0)
             result_fail(&res, "cannot stage stdin: %s", strerror(-proc.stdin_fd));
         else
@@ -639,6 +670,14 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     struct verify_opts vo;
     struct verify_result vr;
 
+    struct sandbox_usage u = {0};
+
+    /* the tests' CPU comes out of what is left of the session's (at least the least limit:
+     * a session with none left times out, reward 0) */
+    (void)sandbox_usage(s->sb, &u);
+    op->task.limits.cpu_time =
+        fmax(sandbox_limit_ranges[LIM_CPU].min,
+             fmin(op->task.limits.cpu_time, s->limits.cpu_time - u.cpu_time));
     verify_opts_default(&vo);
     vo.sandbox = s->sb;
     vo.image = s->img;
@@ -692,8 +731,7 @@ static void create_done(struct offload_work *w)
         if (w->cancelled)
             respond(op, 503, "unavailable", "the server is stopping");
         else if (!op->made)
-            respond(op, 503, "sandbox_error", "cannot make the session's sandbox: %s",
-                    op->err.msg);
+            respond(op, 503, "sandbox_error", "cannot make the session's sandbox: %s", op->err.msg);
         op_free(op);
         return;
     }
@@ -704,6 +742,10 @@ static void create_done(struct offload_work *w)
     s->last_used = util_now();
     metrics_add(as->m, "sessions_created_total", "sessions created (forks included)", "", 1);
     gauges(as);
+    say(as, "session_created",
+        json_pack("{s:s,s:s,s:o,s:f}", "id", s->id, "image", s->img->name, "parent",
+                  s->parent[0] ? json_string(s->parent) : json_null(), "seconds",
+                  util_now() - op->t0));
     op->status = 201;
     op->answer = session_info(s, true);
     answer(op);
@@ -804,10 +846,10 @@ static int number_field(const json_t *j, const char *key, double min, double max
 static int parse_create(struct api_sessions *as, const json_t *j, struct session *s,
                         struct errbuf *err)
 {
-    static const char *const keys[] = {"image", "limits",     "writable_root", "ttl_s",
-                                       "idle_ttl_s", "network", NULL};
-    static const char *const limit_keys[] = {"memory_mb", "pids", "disk_mb", "cpu_time",
-                                             "output_kb", NULL};
+    static const char *const keys[] = {"image",   "limits", "writable_root", "ttl_s", "idle_ttl_s",
+                                       "network", NULL};
+    static const char *const limit_keys[] = {"memory_mb", "pids",      "disk_mb",
+                                             "cpu_time",  "output_kb", NULL};
     const json_t *v;
 
     if (only_keys(j, keys, err) < 0)
@@ -830,9 +872,10 @@ static int parse_create(struct api_sessions *as, const json_t *j, struct session
         if (!json_is_object(v))
             return errbuf_set(err, "'limits' must be an object");
         if (only_keys(v, limit_keys, &why) < 0)
-            return errbuf_set(err, "limits: %s (a session takes memory_mb, pids, disk_mb, "
-                                   "cpu_time and output_kb; an exec's wall time is its "
-                                   "timeout_s)",
+            return errbuf_set(err,
+                              "limits: %s (a session takes memory_mb, pids, disk_mb, "
+                              "cpu_time and output_kb; an exec's wall time is its "
+                              "timeout_s)",
                               why.msg);
         if (task_limits_from_json(v, &s->limits, err) < 0)
             return -EINVAL;
@@ -841,8 +884,7 @@ static int parse_create(struct api_sessions *as, const json_t *j, struct session
         return errbuf_set(err,
                           "limits.pids is %llu; this server allows at most %llu per job "
                           "(crucible serve --max-pids)",
-                          (unsigned long long)s->limits.pids,
-                          (unsigned long long)as->cfg.max_pids);
+                          (unsigned long long)s->limits.pids, (unsigned long long)as->cfg.max_pids);
     if (s->limits.output_kb > as->cfg.max_output_kb)
         return errbuf_set(err,
                           "limits.output_kb is %llu; this server captures at most %llu KB per "
@@ -898,8 +940,7 @@ static int route_create(struct api_sessions *as, struct http_request *r, const c
     if (!(s = session_new(as->t))) {
         json_decref(j);
         if (errno == EAGAIN) {
-            metrics_add(as->m, "sessions_refused_total", "session creations answered 429", "",
-                        1);
+            metrics_add(as->m, "sessions_refused_total", "session creations answered 429", "", 1);
             http_respond_error_with(r, 429, "Retry-After", RETRY_AFTER, "too_many_sessions",
                                     "this server holds at most %zu sessions (crucible serve "
                                     "--max-sessions); delete one or retry later",
@@ -981,7 +1022,7 @@ static char **strv_field(const json_t *v, const char *what, size_t max, struct e
 /* parse_exec(as, j, op, err) — the body of POST .../exec into op. */
 static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, struct errbuf *err)
 {
-    static const char *const keys[] = {"command", "code",      "language", "cwd",      "env",
+    static const char *const keys[] = {"command", "code",      "language",  "cwd",      "env",
                                        "stdin",   "stdin_b64", "timeout_s", "priority", NULL};
     const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code"), *v;
     struct session *s = op->s;
@@ -995,8 +1036,7 @@ static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, s
         return errbuf_set(err, "give either 'command' (an argv array or a shell string) or "
                                "'code' with 'language'");
     if (cmd && json_is_string(cmd)) {
-        if (strlen(json_string_value(cmd)) != json_string_length(cmd) ||
-            !json_string_length(cmd))
+        if (strlen(json_string_value(cmd)) != json_string_length(cmd) || !json_string_length(cmd))
             return errbuf_set(err, "'command' must be a non-empty string without NUL bytes");
         if (!(op->argv = calloc(4, sizeof(char *))) || !(op->argv[0] = strdup("/bin/sh")) ||
             !(op->argv[1] = strdup("-c")) || !(op->argv[2] = strdup(json_string_value(cmd))))
@@ -1105,8 +1145,7 @@ static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, s
 }
 
 /* parse_verify(as, j, op, err) — the body of POST .../verify: a command-harness task. */
-static int parse_verify(struct api_sessions *as, const json_t *j, struct op *op,
-                        struct errbuf *err)
+static int parse_verify(struct api_sessions *as, const json_t *j, struct op *op, struct errbuf *err)
 {
     static const char *const keys[] = {"task", "task_id", "priority", NULL};
     const json_t *task = json_object_get(j, "task"), *v;
@@ -1169,8 +1208,7 @@ static unsigned submit_job(struct api_sessions *as, struct http_request *r, stru
         http_respond_error(r, 400, "bad_request",
                            "this exec needs %llu MB and %llu processes; this server runs jobs "
                            "of less (crucible serve --memory, --pids)",
-                           (unsigned long long)op->job.memory_mb,
-                           (unsigned long long)op->job.pids);
+                           (unsigned long long)op->job.memory_mb, (unsigned long long)op->job.pids);
         return 400;
     }
     if (sched_reserve(as->sched, 1) < 0) {
@@ -1187,12 +1225,18 @@ static unsigned submit_job(struct api_sessions *as, struct http_request *r, stru
 /* files_query(r, op, err) — path, mode, list and format of a files request. */
 static int files_query(struct http_request *r, struct op *op, bool put, struct errbuf *err)
 {
-    const char *path = http_query(r, "path"), *mode = http_query(r, "mode");
+    size_t path_len;
+    const char *path = http_query_n(r, "path", &path_len), *mode = http_query(r, "mode");
     const char *format = http_query(r, "format"), *list = http_query(r, "list");
     uint64_t m;
 
     if (!path || !*path)
         return errbuf_set(err, "missing ?path= (a path in /work or /tmp, or relative to /work)");
+    if (strlen(path) != path_len)
+        return errbuf_set(err, "path: a NUL byte (%%00) cannot be in a path");
+    if (!util_utf8_valid(path, path_len))
+        return errbuf_set(err, "path: not UTF-8 (paths are named in JSON answers; reach a file "
+                               "with another name through a tar of its directory)");
     if (!(op->path = strdup(path)))
         return errbuf_set(err, "out of memory"), -ENOMEM;
     if (format && strcmp(format, "tar") != 0)
@@ -1262,7 +1306,7 @@ static int route_resolve(struct api_sessions *as, struct http_request *r, char *
             snprintf(route, route_size, "other");
             http_respond_error(r, 404, "not_found",
                                "no route %s %s (a session has exec, files, fork and verify)",
-                               method, path);
+                               method, util_utf8_valid(path, strlen(path)) ? path : "(not UTF-8)");
             return 404;
         }
         snprintf(action, 16, "%s", slash + 1);
@@ -1279,8 +1323,9 @@ static int route_resolve(struct api_sessions *as, struct http_request *r, char *
         http_respond_error(r, 404, "not_found",
                            session_id_valid(id) ? "no session %s (never made, deleted, or "
                                                   "reclaimed after its ttl or idle ttl)"
-                                                : "no session %s (an id is s- and 24 hex digits)",
-                           id);
+                                                : "no session '%.40s' (an id is s- and 24 hex "
+                                                  "digits)",
+                           util_utf8_valid(id, strlen(id)) ? id : "(not UTF-8)");
         return 404;
     }
     return 0;
@@ -1372,8 +1417,7 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
                 st = bad_request(r, "bad_request", &err);
             } else if (!(c = session_new(as->t))) {
                 if (errno == EAGAIN) {
-                    http_respond_error_with(r, 429, "Retry-After", RETRY_AFTER,
-                                            "too_many_sessions",
+                    http_respond_error_with(r, 429, "Retry-After", RETRY_AFTER, "too_many_sessions",
                                             "this server holds at most %zu sessions (crucible "
                                             "serve --max-sessions)",
                                             session_max(as->t));
@@ -1461,6 +1505,13 @@ struct api_sessions *api_sessions_new(const struct api_sessions_config *cfg, str
     gauges(as);
     metrics_add(m, "sessions_created_total", "sessions created (forks included)", "", 0);
     return as;
+}
+
+void api_sessions_set_log(struct api_sessions *as,
+                          void (*log)(void *ctx, const char *event, json_t *fields), void *ctx)
+{
+    as->log = log;
+    as->log_ctx = ctx;
 }
 
 void api_sessions_stop(struct api_sessions *as)

@@ -56,6 +56,12 @@ struct api_sessions;
 struct api_sessions *api_sessions_new(const struct api_sessions_config *cfg, struct sched *sched,
                                       struct offload *off, struct metrics *m);
 
+/* api_sessions_set_log(as, log, ctx) — log(ctx, event, fields) gets one line per session
+ * made ("session_created") and ended ("session_ended": reason, age, execs); fields is
+ * stolen. The server's api_log, once the api exists. */
+void api_sessions_set_log(struct api_sessions *as,
+                          void (*log)(void *ctx, const char *event, json_t *fields), void *ctx);
+
 /* api_sessions_stop(as) — the server is stopping: from now on sessions are destroyed on the
  * loop thread, not handed to the api workers (which are going away). Call before http_stop. */
 void api_sessions_stop(struct api_sessions *as);

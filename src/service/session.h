@@ -31,13 +31,13 @@ struct session {
     double created, last_used;       /* util_now() times: ttl and idle are counted from these */
     double ttl_s, idle_ttl_s;
     uint64_t execs;
-    bool busy;                     /* an operation owns sb (and it is not in the table's reach) */
-    enum session_reclaim reclaim;  /* != LIVE: out of the table, destroyed once not busy */
-    struct sandbox_usage usage;    /* the last measured (while not busy) */
+    bool busy;                    /* an operation owns sb (and it is not in the table's reach) */
+    enum session_reclaim reclaim; /* != LIVE: out of the table, destroyed once not busy */
+    struct sandbox_usage usage;   /* the last measured (while not busy) */
     bool has_usage;
-    void *op;                      /* the running operation, while busy (api_sessions.c's) */
-    struct session *hnext;         /* hash chain */
-    struct session *prev, *next;   /* the table's list, oldest first */
+    void *op;                    /* the running operation, while busy (api_sessions.c's) */
+    struct session *hnext;       /* hash chain */
+    struct session *prev, *next; /* the table's list, oldest first */
 };
 
 struct session_table;

@@ -91,6 +91,7 @@ ok(st == 200 and j["stdout"].split() == ["00", "01", "02", "ff"],
 
 # a background process keeps running between execs: its tick file grows after its exec ended
 st, j, text = ex(A, "(while :; do echo t >> /tmp/ticks; sleep 0.1; done) >/dev/null 2>&1 & "
+                    "for i in $(seq 100); do [ -s /tmp/ticks ] && break; sleep 0.1; done; "
                     "echo started")
 ok(st == 200 and j["stdout"] == "started\n", "exec: a background loop is started", text)
 st, j, text = ex(A, "a=$(wc -l < /tmp/ticks); for i in $(seq 100); do sleep 0.1; "
@@ -168,6 +169,16 @@ ok(st == 400, "download of a directory: 400", text)
 ex(A, "ln -sf /etc/passwd /work/link")
 st, j, text = srv.request("GET", "/v1/sessions/%s/files?path=link" % A)
 ok(st == 400 and "root:" not in text, "download through a symlink the payload made: 400", text)
+st, j, text = srv.request("GET", "/v1/sessions/%ff%fe")
+ok(st == 404 and j["error"]["code"] == "not_found", "an id that is not UTF-8: 404", text)
+st, j, text = put(A, "a%00b", b"x")
+ok(st == 400 and "NUL" in j["error"]["message"], "a path with an escaped NUL: 400", text)
+st, j, text = put(A, "%ff.txt", b"x")
+ok(st == 400 and "UTF-8" in j["error"]["message"], "a path that is not UTF-8: 400", text)
+ex(A, "mkdir -p odd && touch \"odd/$(printf '\\377')x\"")
+st, j, text = srv.request("GET", "/v1/sessions/%s/files?path=odd&list=1" % A)
+ok(st == 200 and j["entries"][0]["name"] == "\\xffx" and j["entries"][0]["name_b64"] == "/3g=",
+   "a listed name that is not UTF-8: escaped, with its bytes in name_b64", text)
 st, j, text = put(A, "f", b"x", "&mode=9")
 ok(st == 400, "upload with mode 9 (not octal): 400", text)
 
@@ -208,6 +219,15 @@ if st == 200:
                    for m in tf.getmembers()}
 ok(st == 200 and ctype == "application/x-tar" and members.get("pkg/mod.py") == b"X = 42\n",
    "tar download of the tree", sorted(members))
+ex(A, "mkdir -p sl && ln -sf /etc/passwd sl/pw && ln -sf / sl/root")
+st, ctype, data = get_raw(A, "sl", "&format=tar")
+kinds = {}
+if st == 200:
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        kinds = {m.name.lstrip("./"): (m.issym(), m.linkname) for m in tf.getmembers()}
+ok(st == 200 and kinds.get("pw") == (True, "/etc/passwd") and kinds.get("root") == (True, "/") and
+   b"root:x:0:0" not in data, "a tar of symlinks the session made holds the links, not what "
+   "they point to", kinds)
 evil = io.BytesIO()
 with tarfile.open(fileobj=evil, mode="w") as tf:
     ok_entry = tarfile.TarInfo("fine.txt")
@@ -220,6 +240,19 @@ st, j, text = put(A, "/work/evil", evil.getvalue(), "&format=tar")
 ok(st == 400 and "escape" in text, "a tar with '..': 400 naming the entry", text)
 st, j, text = srv.request("GET", "/v1/sessions/%s/files?path=/work/evil/fine.txt" % A)
 ok(st == 404, "nothing of the refused archive was written", text)
+
+# a full disk: 507
+st, small, text = create({"limits": {"disk_mb": 1}})
+if st == 201:
+    st, j, text = put(small["id"], "big.bin", b"\0" * (3 << 20))
+    ok(st == 507 and j["error"]["code"] == "disk_full", "an upload beyond disk_mb: 507 disk_full",
+       text)
+    st, j, text = ex(small["id"], "ls /work")
+    ok(st == 200 and j["status"] == "ok", "and the session lives on", text)
+    srv.request("DELETE", "/v1/sessions/" + small["id"])
+else:
+    ok(False, "a session of disk_mb 1", text)
+    ok(False, "and the session lives on")
 
 # ---- 409: one operation at a time ------------------------------------------------------------
 slow = {}
@@ -324,10 +357,10 @@ ok(st == 201 and wait_gone(i1["id"]), "a session idle for idle_ttl_s 1 is reclai
 m = srv.metrics()
 ok('crucible_sessions_reclaimed_total{reason="ttl"} 1' in m and
    'crucible_sessions_reclaimed_total{reason="idle"} 1' in m and
-   'crucible_sessions_reclaimed_total{reason="deleted"} 3' in m,
-   "crucible_sessions_reclaimed_total by reason: ttl 1, idle 1, deleted 3",
+   'crucible_sessions_reclaimed_total{reason="deleted"} 4' in m,
+   "crucible_sessions_reclaimed_total by reason: ttl 1, idle 1, deleted 4",
    [x for x in m.splitlines() if "sessions" in x])
-ok(srv.metric("crucible_sessions") == 1 and srv.metric("crucible_sessions_created_total") == 6,
+ok(srv.metric("crucible_sessions") == 1 and srv.metric("crucible_sessions_created_total") == 7,
    "crucible_sessions (gauge) and crucible_sessions_created_total",
    [x for x in m.splitlines() if "crucible_sessions" in x])
 ok("crucible_session_exec_seconds_count" in m, "session exec latency is a histogram")
@@ -337,11 +370,20 @@ ok(srv.stop() == 0, "the server stops cleanly")
 
 # ---- defaults from the command line ------------------------------------------------------------
 s2 = Server("--warm", "0", "--session-ttl", "120", "--session-idle-ttl", "30",
-            "--max-sessions", "1", tmp=TMP)
+            "--max-sessions", "1", tmp=TMP, quiet=False)
 st, j, text = create(server=s2)
 ok(st == 201 and j["ttl_s"] == 120 and j["idle_ttl_s"] == 30,
    "--session-ttl and --session-idle-ttl are the defaults", text)
 st, j, text = create(server=s2)
 ok(st == 429, "--max-sessions 1: the second is 429", text)
+st, j, text = s2.request("GET", "/v1/sessions")
+sid = j["sessions"][0]["id"] if st == 200 and j["sessions"] else None
+st, j, text = s2.request("DELETE", "/v1/sessions/%s" % sid)
+made = [e for e in s2.events("session_created") if e.get("id") == sid]
+ended = [e for e in s2.events("session_ended") if e.get("id") == sid]
+ok(len(made) == 1 and made[0]["image"] == "host" and made[0]["parent"] is None and
+   len(ended) == 1 and ended[0]["reason"] == "deleted" and ended[0]["execs"] == 0,
+   "the log has session_created and session_ended (reason, execs) lines", (made, ended))
+st, j, text = create(server=s2)
 ok(s2.stop() == 0, "a server with a live session stops cleanly")
 done()

@@ -172,6 +172,44 @@ static void test_round_trips(struct sandbox *sb)
        "a file on the way is -ENOTDIR (%s)", err.msg);
 }
 
+/* A full scratch: the write fails as -ENOSPC and leaves no temporary file; an archive that
+ * says it holds more than the scratch is refused before anything is written. */
+static void test_full(void)
+{
+    struct sandbox_limits lim;
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+    size_t big = (size_t)3 << 20, len;
+    char *data = calloc(1, big), *tar;
+
+    sandbox_limits_default(&lim);
+    lim.disk_mb = 2;
+    sb = sandbox_create(&rt, &img, &lim, &err);
+    if (!ok(sb != NULL && data, "a sandbox with a 2 MB scratch (%s)", err.msg)) {
+        free(data);
+        return;
+    }
+    ok(sandbox_file_write(sb, "/work/big", data, big, 0, &err) == -ENOSPC &&
+           strstr(err.msg, "scratch disk full"),
+       "3 MB into 2 MB is -ENOSPC (%s)", err.msg);
+    sh_is(sb, "ls -a /work | wc -l", "2\n", "... and no temporary file is left");
+    {
+        struct tent e[2] = {{"small", AE_IFREG, 0644, "x", 1, NULL},
+                            {"big", AE_IFREG, 0644, data, big, NULL}};
+        tar = make_tar(e, 2, true, &len);
+        struct sandbox_dirent *ents;
+        size_t n;
+        ok(sandbox_file_put_tar(sb, "/work/t", tar, len, &err) == -ENOSPC &&
+               sandbox_file_list(sb, "/work/t", 10, &ents, &n, NULL) == -ENOENT,
+           "a (gzip) archive holding more than the scratch is refused first (%s)", err.msg);
+        free(tar);
+    }
+    ok(sandbox_file_write(sb, "/work/ok", "fine", 4, 0, &err) == 0,
+       "the sandbox takes files again");
+    sandbox_destroy(sb, NULL);
+    free(data);
+}
+
 static void test_symlinks(struct sandbox *sb)
 {
     struct errbuf err = {{0}};
@@ -209,6 +247,39 @@ static void test_symlinks(struct sandbox *sb)
     ok(sandbox_file_write(sb, "/work/pw", "x", 1, 0, &err) == -EEXIST,
        "a write over a symlink is -EEXIST, the link left alone");
     sh_is(sb, "readlink /work/pw", "/etc/passwd\n", "... the symlink is unchanged");
+}
+
+/* A payload that keeps swapping a directory for a symlink to / while the supervisor writes
+ * through its name: every write lands in the directory or is refused, none on the host. A
+ * bounded probe: at most 20000 writes (fewer once both outcomes were seen 20 times), the
+ * swapping loop killed after. */
+static void test_race(struct sandbox *sb)
+{
+    struct errbuf err = {{0}};
+    char host[128], path[200];
+    int landed = 0, refused = 0, other = 0;
+
+    snprintf(host, sizeof(host), "/tmp/crucible-files-race-%d", (int)getpid());
+    unlink(host);
+    snprintf(path, sizeof(path), "/work/race%s", host);
+    sh_is(sb,
+          "mkdir -p /work/race/tmp && (for i in $(seq 1 100000); do rm -rf /work/race; "
+          "ln -s / /work/race; rm /work/race; mkdir -p /work/race/tmp; done >/dev/null 2>&1 &) "
+          "&& echo started",
+          "started\n", "the payload swaps /work/race between a directory and a symlink to /");
+    for (int i = 0; i < 20000 && (landed < 20 || refused < 20); i++) {
+        int r = sandbox_file_write(sb, path, "x", 1, 0, &err);
+        if (r == 0)
+            landed++;
+        else if (r == -ELOOP || r == -ENOENT)
+            refused++;
+        else
+            other++;
+    }
+    diag("race: %d writes landed in the directory, %d refused, %d other failures", landed, refused,
+         other);
+    ok(access(host, F_OK) < 0, "no write reached the host through the swapped symlink");
+    ok(sandbox_kill_others(sb, &err) == 0, "the swapping loop is stopped (%s)", err.msg);
 }
 
 static void test_list(struct sandbox *sb)
@@ -402,10 +473,12 @@ int main(void)
     test_paths(sb);
     test_round_trips(sb);
     test_symlinks(sb);
+    test_race(sb);
     test_list(sb);
     test_put_tar(sb);
     test_get_tar(sb);
     ok(sandbox_destroy(sb, &err) == 0, "destroyed");
+    test_full();
     sandbox_runtime_release(&rt);
     return done_testing();
 }

@@ -17,20 +17,26 @@
 static struct sandbox_runtime rt;
 static struct image img;
 
-/* sh(sb, script) — script's stdout (caller frees), or NULL when it did not exit 0. */
-static char *sh(struct sandbox *sb, const char *script)
+/* sh_flags(sb, script, flags) — script's stdout (caller frees), or NULL when it did not exit
+ * 0; sh: without flags. */
+static char *sh_flags(struct sandbox *sb, const char *script, unsigned flags)
 {
     const char *argv[] = {"/bin/sh", "-c", script, NULL};
     struct result res;
     char *out = NULL;
 
-    sandbox_exec_input(sb, argv, NULL, NULL, 0, 0, &res);
+    sandbox_exec_input(sb, argv, NULL, NULL, 0, flags, &res);
     if (res.status == RESULT_OK)
         out = strdup(res.out.data ? res.out.data : "");
     else
         diag("script failed (%s): %s %s", script, res.message, res.err.data ? res.err.data : "");
     result_release(&res);
     return out;
+}
+
+static char *sh(struct sandbox *sb, const char *script)
+{
+    return sh_flags(sb, script, 0);
 }
 
 static void sh_is(struct sandbox *sb, const char *script, const char *want, const char *name)
@@ -59,14 +65,19 @@ static void test_fork(const struct sandbox_limits *lim)
            sandbox_file_write(parent, "/work/a.txt", "parent", 6, 0, &err) == 0 &&
            sandbox_file_write(parent, "/tmp/t", "in tmp", 6, 0, &err) == 0,
        "files written into the parent (%s)", err.msg);
-    sh_is(parent,
-          "cd /work && ln -s a.txt link && mkfifo fifo && ln a.txt hard && chmod 600 a.txt && "
-          "touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private && "
-          "cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 &) && "
-          "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && echo ok",
-          "ok\n",
-          "the parent makes links, a FIFO, a sparse file of 100 MB and background "
-          "processes");
+    /* A session's exec (KEEP): what it leaves running lives under a keeper, pid 1 of a pid
+     * namespace of its own, which the fork stops and continues too. */
+    out = sh_flags(parent,
+                   "cd /work && ln -s / rootlink && ln -s a.txt link && mkfifo fifo && ln a.txt "
+                   "hard && chmod 600 a.txt "
+                   "&& touch -d @1000000000 old && truncate -s 100M sparse && mkdir -m 700 private "
+                   "&& cp /bin/sleep /tmp/bgsleeper && (/tmp/bgsleeper 1000 >/dev/null 2>&1 &) && "
+                   "(while :; do echo x >> /work/ticks; sleep 0.05; done >/dev/null 2>&1 &) && "
+                   "echo ok",
+                   SANDBOX_EXEC_KEEP);
+    is_str(out, "ok\n",
+           "the parent makes links, a FIFO, a sparse file of 100 MB and background "
+           "processes");
     child = sandbox_fork(parent, &err);
     if (!ok(child != NULL, "forked (%s)", err.msg)) {
         sandbox_destroy(parent, NULL);
@@ -85,6 +96,8 @@ static void test_fork(const struct sandbox_limits *lim)
           "700 1000 1000 2\n1777 1000 1000 2\n1000000000\n104857600 0\n",
           "contents, symlink, FIFO, modes, the child's user as owner, the hard link, mtime, "
           "and the 100 MB hole kept a hole in a 64 MB scratch");
+    sh_is(child, "test -L /work/rootlink && readlink /work/rootlink", "/\n",
+          "a symlink to / is copied as a symlink, not followed");
     out = sh(child, PROCS);
     ok(out && !strstr(out, "bgsleeper") && strstr(out, "crucible-init"),
        "processes are not copied (%s)", out ? out : "");
@@ -94,6 +107,12 @@ static void test_fork(const struct sandbox_limits *lim)
     ok(out && strcmp(out, "S\n") == 0,
        "the parent's background process is continued after the fork: sleeping, not stopped "
        "(%s)",
+       out ? out : "");
+    free(out);
+    out = sh(parent, "for p in /proc/[0-9]*; do sed -n 's/^State:\t\\(.\\).*/\\1/p' $p/status; "
+                     "done | sort -u | tr -d '\\n'");
+    ok(out && *out && !strchr(out, 'T') && !strchr(out, 't'),
+       "no process of the parent is left stopped, its exec's keeper included (states %s)",
        out ? out : "");
     free(out);
     sh_is(parent,
@@ -130,18 +149,23 @@ static void test_fork(const struct sandbox_limits *lim)
 
 /* A writable root: changes to the image's directories live in the scratch (an overlay's
  * upper directory) and are copied with it. */
-static void test_writable_root(const struct sandbox_limits *base)
+static void test_writable_root(const struct image *image, const struct sandbox_limits *base)
 {
     struct sandbox_limits lim = *base;
     struct errbuf err = {{0}};
     struct sandbox *parent, *child;
 
-    if (access("/usr/share/common-licenses/GPL-3", F_OK) < 0 || access("/usr/bin/yes", F_OK) < 0) {
+    diag("writable root of image '%s' (%s)", image->name,
+         image->whole_root ? "one overlay of its root" : "an overlay per directory");
+    char yes[512], local[512];
+    snprintf(yes, sizeof(yes), "%s/usr/bin/yes", image->root);
+    snprintf(local, sizeof(local), "%s/usr/local/forktest", image->root);
+    if (access("/usr/share/common-licenses/GPL-3", F_OK) < 0 || access(yes, F_OK) < 0) {
         skip("the host lacks /usr/share/common-licenses or /usr/bin/yes");
         return;
     }
     lim.writable_root = true;
-    parent = sandbox_create(&rt, &img, &lim, &err);
+    parent = sandbox_create(&rt, image, &lim, &err);
     if (!ok(parent != NULL, "writable-root parent created (%s)", err.msg))
         return;
     sh_is(parent,
@@ -158,8 +182,7 @@ static void test_writable_root(const struct sandbox_limits *base)
               "local\nyes-gone\nnew\nenv-kept\n3\n",
               "the child has the new file, the removal (a whiteout) and the opaque directory; the "
               "rest of the image and its devices are there");
-    ok(access("/usr/bin/yes", F_OK) == 0 && access("/usr/local/forktest", F_OK) < 0,
-       "the host's directories are untouched");
+    ok(access(yes, F_OK) == 0 && access(local, F_OK) < 0, "the image's directories are untouched");
     sandbox_destroy(child, NULL);
     sandbox_destroy(parent, NULL);
 }
@@ -176,7 +199,31 @@ int main(void)
     }
     sandbox_limits_default(&lim);
     test_fork(&lim);
-    test_writable_root(&lim);
+    test_writable_root(&img, &lim);
+    {
+        /* A directory image, a small root filesystem made here from the host's programs: a
+         * writable root is then one overlay of all of it (whole_root), as for a stored image. */
+        static struct image whole;
+        char dir[] = "/tmp/crucible-fork-root-XXXXXX", cmd[1024];
+        if (mkdtemp(dir)) {
+            snprintf(cmd, sizeof(cmd),
+                     "set -e; R=%s; mkdir -p $R/usr/bin $R/usr/local $R/tmp $R/work $R/proc "
+                     "$R/dev $R/usr/share/common-licenses; ln -s usr/bin $R/bin; "
+                     "echo gpl > $R/usr/share/common-licenses/GPL-3; "
+                     "for p in /bin/sh /bin/rm /bin/mkdir /bin/ls /bin/cat /bin/touch "
+                     "/usr/bin/test /usr/bin/head /usr/bin/wc; do "
+                     "cp $p $R/usr/bin/; for l in $(ldd $p | grep -o '/[^ ]*'); do "
+                     "cp --parents -L $l $R; done; done; cp $R/usr/bin/test $R/usr/bin/yes; "
+                     "cp $R/usr/bin/test $R/usr/bin/env",
+                     dir);
+            if (system(cmd) == 0 && image_resolve(dir, &whole, &err) == 0 && whole.whole_root)
+                test_writable_root(&whole, &lim);
+            else
+                skip("cannot make a directory image");
+            snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+            (void)!system(cmd);
+        }
+    }
     sandbox_runtime_release(&rt);
     return done_testing();
 }

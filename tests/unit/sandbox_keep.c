@@ -8,7 +8,9 @@
  * Background processes are recognised by their command lines ("sleep 100N"), counted from
  * inside the sandbox (its /proc shows every process of the sandbox, and only those).
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +54,74 @@ static int count(struct sandbox *sb, int n)
     return c;
 }
 
+/* diag_output(res) — res's stdout as diagnostics, a line each. */
+static void diag_output(const struct result *res)
+{
+    const char *p = res->out.data;
+
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        int len = nl ? (int)(nl - p) : (int)strlen(p);
+        diag("  %.*s", len, p);
+        p += len + (nl != NULL);
+    }
+}
+
+/* host_parent_of(cmdline, len) — the host pid of the parent of the host's process whose
+ * command line is the len bytes of cmdline (NULs included), or 0. */
+static pid_t host_parent_of(const char *cmdline, size_t len)
+{
+    struct dirent *e;
+    pid_t found = 0;
+    DIR *d = opendir("/proc");
+
+    while (d && !found && (e = readdir(d))) {
+        char path[300], buf[256];
+        ssize_t n;
+        int fd;
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        n = read(fd, buf, sizeof(buf));
+        close(fd);
+        if (n == (ssize_t)len && memcmp(buf, cmdline, len) == 0) {
+            snprintf(path, sizeof(path), "/proc/%s/stat", e->d_name);
+            if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+                n = read(fd, buf, sizeof(buf) - 1);
+                close(fd);
+                buf[n > 0 ? n : 0] = '\0';
+                char *rp = strrchr(buf, ')');
+                int ppid = 0;
+                if (rp && sscanf(rp + 1, " %*c %d", &ppid) == 1)
+                    found = ppid;
+            }
+        }
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+/* The keeper of a running "sleep 1010", killed from the host as the OOM killer would. */
+static void *kill_keeper(void *arg)
+{
+    static const char cmd[] = "sleep\0"
+                              "1010";
+    pid_t keeper = 0;
+
+    for (int i = 0; i < 1000 && !keeper; i++) {
+        keeper = host_parent_of(cmd, sizeof(cmd));
+        if (!keeper)
+            usleep(10000);
+    }
+    *(pid_t *)arg = keeper;
+    if (keeper > 0)
+        kill(keeper, SIGKILL);
+    return NULL;
+}
+
 static void set_wall_output(struct sandbox *sb, double wall, uint64_t output_kb)
 {
     struct sandbox_limits lim;
@@ -78,8 +148,10 @@ static void test_lockdown(struct sandbox *sb)
            strstr(res.out.data, "NoNewPrivs:\t1") && strstr(res.out.data, "Seccomp:\t2") &&
            !strstr(res.out.data, "Seccomp:\t0") && !strstr(res.out.data, "NoNewPrivs:\t0"),
        "keepers run without capabilities, with no_new_privs and seccomp");
-    if (res.status != RESULT_OK || !strstr(res.out.data, "Seccomp:\t2"))
-        diag("%s: %s", result_status_name(res.status), res.out.data);
+    if (res.status != RESULT_OK || !strstr(res.out.data, "Seccomp:\t2")) {
+        diag("%s:", result_status_name(res.status));
+        diag_output(&res);
+    }
     result_release(&res);
     keep(sb, "cat /proc/self/status | grep -E '^(CapEff|Seccomp):'", &res);
     ok(res.status == RESULT_OK && strstr(res.out.data, "CapEff:\t0000000000000000") &&
@@ -93,11 +165,12 @@ static void test_lockdown(struct sandbox *sb)
          &res);
     ok(res.status == RESULT_OK && strcmp(res.out.data, "end\n") == 0,
        "a payload cannot open a keeper's fds, environment or memory");
-    diag("%s", res.out.data);
+    diag_output(&res);
     result_release(&res);
     keep(sb, "echo $$", &res);
     ok(res.status == RESULT_OK && strcmp(res.out.data, "2\n") == 0,
-       "the payload is pid 2 of its own pid namespace, its keeper pid 1 (%s)", res.out.data);
+       "the payload is pid 2 of its own pid namespace, its keeper pid 1");
+    diag_output(&res);
     result_release(&res);
 }
 
@@ -140,6 +213,15 @@ int main(void)
        "exec 2 reads the file exec 1 wrote");
     result_release(&res);
     is_int(count(sb, 1), 1, "exec 1's background process is alive in exec 3");
+    {
+        const char *argv[] = {"sh", "-c", "cat; echo \" $X $(pwd)\"", NULL};
+        const char *env[] = {"X=x", NULL};
+        sandbox_exec_input(sb, argv, env, "in", 2, SANDBOX_EXEC_KEEP, &res);
+        ok(res.status == RESULT_OK && strcmp(res.out.data, "in x /work\n") == 0,
+           "a KEEP exec gets its stdin, environment and start directory");
+        diag_output(&res);
+        result_release(&res);
+    }
 
     /* A background process that keeps the exec's stdout open does not hold the exec. */
     keep(sb, "sleep 1005 & echo done", &res);
@@ -223,10 +305,28 @@ int main(void)
        "kill of every pid in /proc, and pidfds of /proc entries, reach nothing outside the "
        "exec (%s)",
        result_status_name(res.status));
-    diag("%s", res.out.data);
+    diag_output(&res);
     result_release(&res);
     is_int(count(sb, 1), 1, "exec 1's background process survived them");
     is_int(count(sb, 5), 1, "and the other one");
+
+    /* A keeper killed from outside (as by the OOM killer) ends its exec, nothing more. */
+    {
+        char *argv[] = {"sleep", "1010", NULL};
+        struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+        pthread_t th;
+        pid_t killed = 0;
+        if (pthread_create(&th, NULL, kill_keeper, &killed) == 0) {
+            result_init(&res);
+            sandbox_exec(sb, &p, SANDBOX_EXEC_KEEP, &res);
+            pthread_join(th, NULL);
+            ok(killed > 0 && res.status == RESULT_SIGNALED && res.signal == SIGKILL,
+               "a KEEP exec whose keeper is killed ends as killed by SIGKILL (%s %s)",
+               result_status_name(res.status), res.message);
+            result_release(&res);
+            is_int(count(sb, 1), 1, "exec 1's background process survived the keeper's death");
+        }
+    }
 
     /* A cancel stops the exec, not the session. */
     if (pipe(cancel) == 0) {

@@ -37,8 +37,8 @@ int main(void)
     is_int((int)session_count(t), 3, "three counted");
 
     session_unlink(t, b, SESSION_DELETED);
-    ok(session_find(t, b->id) == NULL && b->reclaim == SESSION_DELETED &&
-           session_count(t) == 2 && session_first(t) == a && a->next == c,
+    ok(session_find(t, b->id) == NULL && b->reclaim == SESSION_DELETED && session_count(t) == 2 &&
+           session_first(t) == a && a->next == c,
        "unlinked: not found, marked, the list closes over the gap");
     session_free(b);
 
