@@ -421,8 +421,9 @@ def test_async_sandbox(server, client, tmp_path):
         async with AsyncSandbox(server.url) as sb:
             sid = sb.sandbox_id
             assert await sb.exec("echo hi; exit 2") == (2, "hi\n", "")
-            with pytest.raises(CommandFailed):
-                await sb.exec("exit 1", check=True)
+            with pytest.raises(RuntimeError) as ei:  # what slime's callers catch
+                await sb.exec("echo no >&2; exit 1", check=True)
+            assert isinstance(ei.value, CommandFailed) and ei.value.stderr == "no\n"
             await sb.write_file("/work/p.txt", tmp_path.joinpath("p.txt"))
             assert await sb.read_file("p.txt") == "from a path"
             assert await sb.read_file("missing.txt") == ""
