@@ -106,7 +106,8 @@ static const char USAGE[] =
     "                      (verl retries it); 0: it waits for a slot without limit\n"
     "\n"
     "Sessions (docs/API.md, \"Sessions\"):\n"
-    "  --max-sessions N    live sessions at most (default 1000); beyond it creating one is\n"
+    "  --max-sessions N    live sessions at most (default 1000, less when the descriptor\n"
+    "                      limit is small: each holds 4); beyond it creating one is\n"
     "                      answered 429\n"
     "  --session-ttl S     a session's life when its request gives no ttl_s (default 3600)\n"
     "  --session-idle-ttl S  a session with no request for that long is reclaimed, when its\n"
@@ -124,7 +125,8 @@ struct serve_args {
     uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
     uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
     uint64_t max_sessions, session_ttl, session_idle_ttl;
-    char *token; /* owned */
+    bool max_sessions_given; /* else the default shrinks to fit the descriptor limit */
+    char *token;             /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -465,6 +467,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
                                  optarg);
             break;
         case O_MAXSESSIONS:
+            a->max_sessions_given = true;
             if (!util_parse_u64(optarg, 0, 1000000, &a->max_sessions))
                 rc = usage_error("--max-sessions wants an integer from 0 (no sessions) to "
                                  "1000000, got '%s'",
@@ -518,6 +521,8 @@ static void take_host_resources(sigset_t *sigs)
  * fits the connection limit under it, keeping 1024 descriptors (a quarter of a small limit)
  * for jobs, the library and the daemon: the default shrinks to fit, an explicit
  * --max-connections that does not fit is refused. 0, or 2 after saying why. */
+#define SESSION_FDS 4 /* descriptors the server holds per live session (measured: 4) */
+
 static int connection_budget(struct serve_args *a)
 {
     struct rlimit nofile;
@@ -533,6 +538,21 @@ static int connection_budget(struct serve_args *a)
     if (nofile.rlim_cur == RLIM_INFINITY)
         return 0;
     usable = nofile.rlim_cur >= 4096 ? nofile.rlim_cur - 1024 : nofile.rlim_cur * 3 / 4;
+    /* Live sessions hold descriptors too (their sandboxes' control sockets, scratch and
+     * cgroup): an explicit --max-sessions must fit with room for connections left; the
+     * default takes at most half of what is usable. */
+    if (a->max_sessions_given && a->max_sessions * SESSION_FDS + 64 > usable)
+        return usage_error(
+            "--max-sessions %llu needs %llu descriptors (%d per session); the "
+            "descriptor limit (%llu, less %llu kept for jobs) leaves %llu: at most "
+            "%llu sessions, or raise 'ulimit -n'",
+            (unsigned long long)a->max_sessions,
+            (unsigned long long)(a->max_sessions * SESSION_FDS), SESSION_FDS,
+            (unsigned long long)nofile.rlim_cur, (unsigned long long)(nofile.rlim_cur - usable),
+            (unsigned long long)usable, (unsigned long long)((usable - 64) / SESSION_FDS));
+    if (!a->max_sessions_given && a->max_sessions * SESSION_FDS > usable / 2)
+        a->max_sessions = usable / 2 / SESSION_FDS;
+    usable -= a->max_sessions * SESSION_FDS;
     if (!a->max_connections)
         a->max_connections = usable < 8192 ? (usable ? usable : 1) : 8192;
     else if (a->max_connections > usable)

@@ -105,7 +105,7 @@ struct op {
     struct sandbox *made;  /* create and fork */
     struct errbuf err;
     bool exec_infra;
-    struct sandbox_usage usage; /* measured on the worker after the operation */
+    struct sandbox_usage usage; /* create, fork: the new sandbox's, measured on the worker */
     bool has_usage;             /* (the session's copy is the loop's: taken in release) */
 };
 
@@ -533,7 +533,6 @@ static void files_run(struct offload_work *w)
     }
     if (r < 0)
         fail_errno(op, r);
-    op->has_usage = sandbox_usage(sb, &op->usage) == 0;
 }
 
 /* exec_limits(op, l, err) — the session's limits for this exec: the wall limit is the
@@ -645,7 +644,6 @@ static void exec_run(struct job *j, const struct sandbox_runtime *rt)
             close(proc.stdin_fd);
     }
     sandbox_set_cancel_fd(sb, op->as->cfg.rt->cancel_fd);
-    op->has_usage = sandbox_usage(sb, &op->usage) == 0;
     op->answer = result_to_json(shown);
     if (op->answer) {
         if (op->kind == OP_CODE) {
@@ -685,7 +683,6 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     sandbox_set_cancel_fd(s->sb, rt->cancel_fd);
     verify_run(rt, &op->task, "", &vo, &vr);
     sandbox_set_cancel_fd(s->sb, op->as->cfg.rt->cancel_fd);
-    op->has_usage = sandbox_usage(s->sb, &op->usage) == 0;
     op->answer = verify_result_to_json(&op->task, &vr);
     if (op->answer)
         json_object_set_new(op->answer, "session", json_string(s->id));

@@ -386,4 +386,17 @@ ok(len(made) == 1 and made[0]["image"] == "host" and made[0]["parent"] is None a
    "the log has session_created and session_ended (reason, execs) lines", (made, ended))
 st, j, text = create(server=s2)
 ok(s2.stop() == 0, "a server with a live session stops cleanly")
+
+import resource  # noqa: E402
+import subprocess  # noqa: E402
+from taplib import CRUCIBLE, skip  # noqa: E402
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+if hard != resource.RLIM_INFINITY and hard < 4 * 1000000:
+    p = subprocess.run([CRUCIBLE, "serve", "--listen", "127.0.0.1:0", "--max-sessions", "1000000"],
+                       capture_output=True, timeout=60)
+    ok(p.returncode == 2 and b"--max-sessions 1000000 needs" in p.stderr and b"at most" in p.stderr,
+       "--max-sessions beyond the descriptor limit: refused at start, naming the most that fits",
+       p.stderr)
+else:
+    skip("--max-sessions beyond the descriptor limit", "the descriptor limit is too large here")
 done()

@@ -78,6 +78,7 @@ static void test_fork(const struct sandbox_limits *lim)
     is_str(out, "ok\n",
            "the parent makes links, a FIFO, a sparse file of 100 MB and background "
            "processes");
+    free(out);
     child = sandbox_fork(parent, &err);
     if (!ok(child != NULL, "forked (%s)", err.msg)) {
         sandbox_destroy(parent, NULL);
