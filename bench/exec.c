@@ -1,7 +1,7 @@
 /*
  * exec: the latency of one exec in a live sandbox, the way a session runs it.
  *
- *   exec [-n N] [-w WARMUP] [-i IMAGE] [-- PROGRAM [ARGS...]]   (default: /bin/true)
+ *   exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-- PROGRAM [ARGS...]]   (default: /bin/true)
  *
  * Makes one sandbox (default limits) and then, round by round so that drift on a shared
  * machine hits them alike, times (CLOCK_MONOTONIC, call to return):
@@ -9,12 +9,20 @@
  *          its own (a session's exec)
  *   plain  sandbox_exec(0): the payload a child of the sandbox's init (a pool's or a stdio
  *          harness's exec)
- *   bare   fork + execve + waitpid on the host, stdio on /dev/null: the floor
+ *   fork   fork + execve + waitpid on the host, stdio on /dev/null: the issue's "bare
+ *          fork+exec+wait", the floor the ratios are to
+ *   spawn  posix_spawn + waitpid, as bench/spawn measures it (glibc's posix_spawn shares
+ *          the caller's memory until the exec, as init's start of a plain payload does, so it
+ *          copies no page tables and the ballast of -m does not weigh on it)
  * WARMUP untimed rounds first. Prints, per kind, median, p10, p90 and mean in ms, and the
- * ratio of each median to bare's. Every run must succeed (exit status 0): any other outcome
- * is reported and the exit status is 1. Needs what the sandbox needs (root or user namespaces).
+ * ratio of each median to fork's. Every run must succeed (exit status 0): any other outcome
+ * is reported and the exit status is 1. With -m, the supervisor first fills MB MiB of heap of
+ * its own, as a server's memory would be: init is a copy of the supervisor's memory, and a
+ * keeper a fork of init, so that is what a keeper's fork copies the page tables of.
+ * Needs what the sandbox needs (root or user namespaces).
  */
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +32,8 @@
 
 #include "sandbox/sandbox.h"
 
-enum { KEEP, PLAIN, BARE, KINDS };
-static const char *const kind_name[KINDS] = {"keep", "plain", "bare"};
+enum { KEEP, PLAIN, FORK, SPAWN, KINDS };
+static const char *const kind_name[KINDS] = {"keep", "plain", "fork", "spawn"};
 
 static double now_ms(void)
 {
@@ -42,8 +50,8 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* bare(argv, devnull) — fork, execve, waitpid; 0 when it exited 0. */
-static int bare(char *const *argv, int devnull)
+/* bare_fork(argv, devnull) — fork, execve, waitpid; 0 when it exited 0. */
+static int bare_fork(char *const *argv, int devnull)
 {
     int status;
     pid_t pid = fork();
@@ -56,6 +64,18 @@ static int bare(char *const *argv, int devnull)
         _exit(127);
     }
     if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* bare_spawn(argv, fa) — posix_spawn, waitpid; 0 when it exited 0. */
+static int bare_spawn(char *const *argv, const posix_spawn_file_actions_t *fa)
+{
+    extern char **environ;
+    int status;
+    pid_t pid;
+
+    if (posix_spawn(&pid, argv[0], fa, NULL, argv, environ) != 0 || waitpid(pid, &status, 0) != pid)
         return -1;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
@@ -86,25 +106,39 @@ int main(int argc, char **argv)
     struct errbuf err = {{0}};
     struct sandbox *sb;
     struct image img;
-    long n = 200, warm = 20;
+    long n = 200, warm = 20, ballast_mb = 0;
+    char *ballast = NULL;
     double *t[KINDS];
+    posix_spawn_file_actions_t fa;
     int opt, failures = 0, devnull;
 
-    while ((opt = getopt(argc, argv, "n:w:i:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:w:i:m:")) != -1) {
         if (opt == 'n')
             n = strtol(optarg, NULL, 10);
         else if (opt == 'w')
             warm = strtol(optarg, NULL, 10);
         else if (opt == 'i')
             image = optarg;
+        else if (opt == 'm')
+            ballast_mb = strtol(optarg, NULL, 10);
         else
-            return fprintf(stderr, "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-- PROGRAM...]\n"),
+            return fprintf(stderr,
+                           "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-- PROGRAM...]\n"),
                    2;
     }
     if (optind < argc)
         prog = argv + optind;
-    if (n < 1 || warm < 0)
+    if (n < 1 || warm < 0 || ballast_mb < 0)
         return fprintf(stderr, "exec: bad count\n"), 2;
+    if (ballast_mb > 0) {
+        ballast = malloc((size_t)ballast_mb << 20);
+        if (!ballast)
+            return fprintf(stderr, "exec: cannot allocate %ld MiB\n", ballast_mb), 2;
+        memset(ballast, 1, (size_t)ballast_mb << 20);
+    }
+    posix_spawn_file_actions_init(&fa);
+    for (int fd = 0; fd < 3; fd++)
+        posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", O_RDWR, 0);
     devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull < 0 || sandbox_runtime_init(&rt, &err) < 0 || image_resolve(image, &img, &err) < 0)
         return fprintf(stderr, "exec: %s\n", err.msg), 2;
@@ -117,8 +151,9 @@ int main(int argc, char **argv)
     for (long i = -warm; i < n; i++) {
         for (int k = 0; k < KINDS; k++) {
             double t0 = now_ms();
-            int r = k == BARE ? bare(prog, devnull)
-                              : in_sandbox(sb, prog, k == KEEP ? SANDBOX_EXEC_KEEP : 0);
+            int r = k == FORK    ? bare_fork(prog, devnull)
+                    : k == SPAWN ? bare_spawn(prog, &fa)
+                                 : in_sandbox(sb, prog, k == KEEP ? SANDBOX_EXEC_KEEP : 0);
             double dt = now_ms() - t0;
             if (i >= 0) {
                 t[k][i] = dt;
@@ -133,11 +168,12 @@ int main(int argc, char **argv)
         double sum = 0;
         for (long i = 0; i < n; i++)
             sum += t[k][i];
-        printf("%-5s median_ms=%.3f p10_ms=%.3f p90_ms=%.3f mean_ms=%.3f x_bare=%.2f n=%ld\n",
+        printf("%-5s median_ms=%.3f p10_ms=%.3f p90_ms=%.3f mean_ms=%.3f x_fork=%.2f n=%ld\n",
                kind_name[k], t[k][n / 2], t[k][n / 10], t[k][n * 9 / 10], sum / (double)n,
-               t[k][n / 2] / t[BARE][n / 2], n);
+               t[k][n / 2] / t[FORK][n / 2], n);
     }
     if (failures)
         printf("failures=%d\n", failures);
+    free(ballast);
     return failures ? 1 : 0;
 }
