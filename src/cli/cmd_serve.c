@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "service/api.h"
+#include "service/api_sessions.h"
 #include "cli/cmd.h"
 #include "service/http.h"
 #include "sandbox/image.h"
@@ -43,11 +44,13 @@ static const char USAGE[] =
     "                      [--max-fetch-mb MB] [--stream-buffer-mb MB] [--stream-stall-s S]\n"
     "                      [--api-threads N] [--parse-budget MB]\n"
     "                      [--run-code-margin S]\n"
+    "                      [--max-sessions N] [--session-ttl S] [--session-idle-ttl S]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
     "the task library: /v1/tasks (import, list), /v1/tasks/{id}, /v1/tasks/sample,\n"
-    "/v1/tasks/stats, and /v1/verify with a task_id (outcomes recorded).\n"
+    "/v1/tasks/stats, and /v1/verify with a task_id (outcomes recorded); sessions (stateful\n"
+    "sandboxes: /v1/sessions, with exec, files, fork and verify).\n"
     "\n"
     "  --listen HOST:PORT  IPv4 address and port (default 127.0.0.1:8080; port 0: any free)\n"
     "  --slots N           jobs running at once (default: the number of CPUs)\n"
@@ -100,7 +103,15 @@ static const char USAGE[] =
     "  --run-code-margin S seconds a /run_code client waits beyond the request's\n"
     "                      compile_timeout + run_timeout (default 10, verl's); a request\n"
     "                      that cannot start in time to finish within that is answered 504\n"
-    "                      (verl retries it); 0: it waits for a slot without limit\n";
+    "                      (verl retries it); 0: it waits for a slot without limit\n"
+    "\n"
+    "Sessions (docs/API.md, \"Sessions\"):\n"
+    "  --max-sessions N    live sessions at most (default 1000, less when the descriptor\n"
+    "                      limit is small: each holds 4); beyond it creating one is\n"
+    "                      answered 429\n"
+    "  --session-ttl S     a session's life when its request gives no ttl_s (default 3600)\n"
+    "  --session-idle-ttl S  a session with no request for that long is reclaimed, when its\n"
+    "                      request gives no idle_ttl_s (default 600)\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
@@ -113,7 +124,9 @@ struct serve_args {
     uint64_t max_connections, max_per_address, header_timeout, body_timeout; /* 0: default */
     uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
     uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
-    char *token;              /* owned */
+    uint64_t max_sessions, session_ttl, session_idle_ttl;
+    bool max_sessions_given; /* else the default shrinks to fit the descriptor limit */
+    char *token;             /* owned */
     const char *db_path, *port_file;
     bool quiet, help;
 };
@@ -134,6 +147,7 @@ struct serve {
     struct store *store;
     struct api *api;
     struct api_config cfg;
+    struct api_sessions *sessions;
 };
 
 /* usage_error(fmt, ...) — one line on stderr pointing at --help; returns 2. */
@@ -253,7 +267,10 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_STALL,
         O_APITHREADS,
         O_PARSEBUDGET,
-        O_RCMARGIN
+        O_RCMARGIN,
+        O_MAXSESSIONS,
+        O_SESSIONTTL,
+        O_SESSIONIDLE
     };
     /* The memory options: a table, one range and one error each. */
     static const struct {
@@ -295,6 +312,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"api-threads", required_argument, NULL, O_APITHREADS},
         {"parse-budget", required_argument, NULL, O_PARSEBUDGET},
         {"run-code-margin", required_argument, NULL, O_RCMARGIN},
+        {"max-sessions", required_argument, NULL, O_MAXSESSIONS},
+        {"session-ttl", required_argument, NULL, O_SESSIONTTL},
+        {"session-idle-ttl", required_argument, NULL, O_SESSIONIDLE},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -318,6 +338,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->stream_buffer_mb = 16;
     a->stream_stall_s = 60;
     a->run_code_margin = 10;
+    a->max_sessions = 1000;
+    a->session_ttl = 3600;
+    a->session_idle_ttl = 600;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -443,6 +466,20 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
                                  "3600, got '%s'",
                                  optarg);
             break;
+        case O_MAXSESSIONS:
+            a->max_sessions_given = true;
+            if (!util_parse_u64(optarg, 0, 1000000, &a->max_sessions))
+                rc = usage_error("--max-sessions wants an integer from 0 (no sessions) to "
+                                 "1000000, got '%s'",
+                                 optarg);
+            break;
+        case O_SESSIONTTL:
+        case O_SESSIONIDLE:
+            if (!util_parse_u64(optarg, 1, 86400,
+                                c == O_SESSIONTTL ? &a->session_ttl : &a->session_idle_ttl))
+                rc = usage_error("--%s wants seconds from 1 to 86400, got '%s'",
+                                 c == O_SESSIONTTL ? "session-ttl" : "session-idle-ttl", optarg);
+            break;
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -484,6 +521,8 @@ static void take_host_resources(sigset_t *sigs)
  * fits the connection limit under it, keeping 1024 descriptors (a quarter of a small limit)
  * for jobs, the library and the daemon: the default shrinks to fit, an explicit
  * --max-connections that does not fit is refused. 0, or 2 after saying why. */
+#define SESSION_FDS 4 /* descriptors the server holds per live session (measured: 4) */
+
 static int connection_budget(struct serve_args *a)
 {
     struct rlimit nofile;
@@ -499,6 +538,21 @@ static int connection_budget(struct serve_args *a)
     if (nofile.rlim_cur == RLIM_INFINITY)
         return 0;
     usable = nofile.rlim_cur >= 4096 ? nofile.rlim_cur - 1024 : nofile.rlim_cur * 3 / 4;
+    /* Live sessions hold descriptors too (their sandboxes' control sockets, scratch and
+     * cgroup): an explicit --max-sessions must fit with room for connections left; the
+     * default takes at most half of what is usable. */
+    if (a->max_sessions_given && a->max_sessions * SESSION_FDS + 64 > usable)
+        return usage_error(
+            "--max-sessions %llu needs %llu descriptors (%d per session); the "
+            "descriptor limit (%llu, less %llu kept for jobs) leaves %llu: at most "
+            "%llu sessions, or raise 'ulimit -n'",
+            (unsigned long long)a->max_sessions,
+            (unsigned long long)(a->max_sessions * SESSION_FDS), SESSION_FDS,
+            (unsigned long long)nofile.rlim_cur, (unsigned long long)(nofile.rlim_cur - usable),
+            (unsigned long long)usable, (unsigned long long)((usable - 64) / SESSION_FDS));
+    if (!a->max_sessions_given && a->max_sessions * SESSION_FDS > usable / 2)
+        a->max_sessions = usable / 2 / SESSION_FDS;
+    usable -= a->max_sessions * SESSION_FDS;
     if (!a->max_connections)
         a->max_connections = usable < 8192 ? (usable ? usable : 1) : 8192;
     else if (a->max_connections > usable)
@@ -539,6 +593,12 @@ static uint64_t host_pid_max(void)
         }
     }
     return most ? most : 32768;
+}
+
+/* session_log — the sessions' log lines, through the api's log. */
+static void session_log(void *ctx, const char *event, json_t *fields)
+{
+    api_log(ctx, event, fields);
 }
 
 /* trust_setup(s, a) — what clients may ask of this host, in one place: the images they may
@@ -634,7 +694,27 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->cfg.token = a->token;
     s->cfg.infra_retries = 2;
     s->cfg.max_batch = 10000;
+    {
+        struct api_sessions_config sc = {.rt = &s->rt,
+                                         .host = &s->host_img,
+                                         .images = s->images,
+                                         .defaults = s->cfg.limits,
+                                         .max_pids = a->max_pids,
+                                         .max_output_kb = a->max_output_kb,
+                                         .max_sessions = (size_t)a->max_sessions,
+                                         .ttl_s = (double)a->session_ttl,
+                                         .idle_ttl_s = (double)a->session_idle_ttl,
+                                         .max_file_bytes = (size_t)a->max_body << 20,
+                                         .store = s->store};
+        if (!(s->sessions = api_sessions_new(&sc, s->sched, s->offload, s->m))) {
+            errbuf_set(&err, "out of memory");
+            goto out_error;
+        }
+        s->cfg.sessions = s->sessions;
+    }
     s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
+    if (s->api)
+        api_sessions_set_log(s->sessions, session_log, s->api);
     {
         struct http_config hc = {.host = a->host,
                                  .port = (uint16_t)a->port,
@@ -662,10 +742,12 @@ out_error:
 /* serve_stop(s) — everything serve_start made, in an order that lets jobs finish cleanly. */
 static void serve_stop(struct serve *s)
 {
+    api_sessions_stop(s->sessions); /* sessions are destroyed here from now on */
     http_stop(s->http);       /* clients see their connections close; their jobs are cancelled */
     offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
     sched_free(s->sched);
-    pool_free(s->pool); /* after the jobs: they hand their sandboxes back to it */
+    api_sessions_free(s->sessions); /* after the jobs and api workers that used them */
+    pool_free(s->pool);             /* after the jobs: they hand their sandboxes back to it */
     pool_free(s->run_code_pool);
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */

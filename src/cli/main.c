@@ -17,6 +17,7 @@ static const struct {
     {"verify", cmd_verify, "verify one solution against one task"},
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
     {"serve", cmd_serve, "the HTTP service: run, verify, batch, SandboxFusion's /run_code"},
+    {"session", cmd_session, "a running server's sessions: create, exec, put, get, fork, rm"},
     {"tasks", cmd_tasks, "the task library: convert public datasets to native tasks"},
     {"image", cmd_image, "environment images: import OCI/docker archives, list, tag, rm, gc"},
 };

@@ -436,12 +436,27 @@ int verify_run(const struct sandbox_runtime *rt, const struct task *task, const 
         vr->tests[i].verdict = VERDICT_NOT_RUN;
         result_init(&vr->tests[i].run);
     }
-    if (!constraints_check(t, solution, why, sizeof(why))) {
+    if (o->sandbox && t->harness != TASK_HARNESS_COMMAND) {
+        vr->verdict = VERDICT_INFRA_ERROR;
+        vr->reward_null = true;
+        snprintf(vr->message, sizeof(vr->message),
+                 "only a command task's tests run in a live sandbox");
+        goto out;
+    }
+    if (!o->sandbox && !constraints_check(t, solution, why, sizeof(why))) {
         vr->verdict = VERDICT_CONSTRAINT_VIOLATION;
         snprintf(vr->message, sizeof(vr->message), "%s", why);
         goto out;
     }
-    if (o->images) {
+    if (o->sandbox) {
+        /* the live sandbox's image: nothing else is resolved */
+        if (!img) {
+            vr->verdict = VERDICT_INFRA_ERROR;
+            vr->reward_null = true;
+            snprintf(vr->message, sizeof(vr->message), "no image given for the live sandbox");
+            goto out;
+        }
+    } else if (o->images) {
         if (!(img = image_registry_find(o->images, t->image, &err))) {
             vr->verdict = VERDICT_INFRA_ERROR;
             vr->reward_null = true;

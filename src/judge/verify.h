@@ -56,6 +56,9 @@ struct verify_opts {
                               * takes a solution in any language of the table; assert and
                               * command tasks only their own (verify_language_check) */
     bool writable_root;      /* run with a writable root even when the task does not ask */
+    struct sandbox *sandbox; /* NULL, or a live sandbox to run a command task's tests in (a
+                              * session's: its files are the solution; it stays alive, and
+                              * `image` must be the one it was made from). Command tasks only */
 };
 
 struct verify_test {

@@ -5,6 +5,7 @@
  */
 #include "judge/junit.h"
 #include "judge/verify_int.h"
+#include "sandbox/files.h"
 #include "sandbox/pool.h"
 
 #include <errno.h>
@@ -187,6 +188,93 @@ static bool report_contradicts(const struct result *res, const struct junit_repo
     return true;
 }
 
+/* command_in_session(t, o, vr, tys) — one run of the test command in the caller's live
+ * sandbox (o->sandbox: a session), which stays alive: the session's files are the solution.
+ * The task's files are written over the session's; what earlier execs left running is stopped
+ * (nothing may touch the report while the tests run or after); the report's path is emptied,
+ * so only what this run writes is read; the build step and the test command run as KEEP
+ * execs within the task's limits (the caller fits them to the session's). A run crucible
+ * failed is not retried: there is no fresh sandbox with the session's state. Returns false
+ * on a build error. */
+static bool command_in_session(const struct task *t, const struct verify_opts *o,
+                               struct verify_result *vr, struct tally **tys)
+{
+    struct sandbox *sb = o->sandbox;
+    struct errbuf err = {{0}}, rerr = {{0}};
+    struct junit_report rep = {0};
+    struct sandbox_limits cl;
+    struct result res;
+    char *xml = NULL;
+    size_t xml_len = 0;
+    bool have_report = false, readable;
+
+    result_init(&res);
+    for (size_t i = 0; i < t->nfiles; i++)
+        if (sandbox_file_write(sb, t->files[i].path, t->files[i].data, t->files[i].len, 0644,
+                               &err) < 0) {
+            result_fail(&res, "cannot write the task's file '%.200s': %s", t->files[i].path,
+                        err.msg);
+            goto judge;
+        }
+    if (sandbox_kill_others(sb, &err) < 0 ||
+        sandbox_file_write(sb, t->report, "", 0, 0644, &err) < 0) {
+        result_fail(&res, "%s", err.msg);
+        goto judge;
+    }
+    if (t->build) {
+        if (vr->has_compile)
+            result_release(&vr->compile);
+        verify__compile_limits(t, &cl);
+        if (cl.memory_mb > t->limits.memory_mb) /* the session's bounds hold for builds too */
+            cl.memory_mb = t->limits.memory_mb;
+        if (cl.pids > t->limits.pids)
+            cl.pids = t->limits.pids;
+        result_init(&vr->compile);
+        if (sandbox_set_limits(sb, &cl, &err) < 0) {
+            result_fail(&res, "%s", err.msg);
+            goto judge;
+        }
+        sandbox_exec_input(sb, (const char *const *)t->build, t->lang->env, NULL, 0,
+                           SANDBOX_EXEC_KEEP, &vr->compile);
+        vr->has_compile = true;
+        if (vr->compile.status == RESULT_SANDBOX_ERROR) {
+            result_fail(&res, "build step: %s", vr->compile.message);
+            goto judge;
+        }
+        if (vr->compile.status != RESULT_OK) {
+            result_release(&res);
+            return false;
+        }
+    }
+    if (sandbox_set_limits(sb, &t->limits, &err) < 0) {
+        result_fail(&res, "%s", err.msg);
+        goto judge;
+    }
+    sandbox_exec_input(sb, (const char *const *)t->command, t->lang->env, NULL, 0,
+                       SANDBOX_EXEC_KEEP, &res);
+    readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
+               res.status == RESULT_SIGNALED;
+    if (readable && sandbox_kill_others(sb, &err) < 0)
+        result_fail(&res, "%s", err.msg);
+    if (readable && res.status != RESULT_SANDBOX_ERROR)
+        have_report =
+            sandbox_file_read(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
+            junit_parse(xml, xml_len, &rep, &rerr) == 0 && !report_contradicts(&res, &rep, &rerr);
+judge:
+    if (!have_report && !rerr.msg[0])
+        snprintf(rerr.msg, sizeof(rerr.msg), "not read");
+    verify__command_judge(t, vr, tys, &res,
+                          res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep,
+                          rerr.msg);
+    if (vr->has_command)
+        result_release(&vr->command);
+    vr->command = res;
+    vr->has_command = true;
+    junit_release(&rep);
+    free(xml);
+    return true;
+}
+
 /* verify__command_repeat(…) — one run of the test command in a fresh sandbox (recreated after an
  * infra failure). Returns false on a build (compile) error. */
 bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image *img,
@@ -195,6 +283,8 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
 {
     unsigned failures = 0;
 
+    if (o->sandbox)
+        return command_in_session(t, o, vr, tys);
     for (;;) {
         struct errbuf err = {{0}}, rerr = {{0}};
         struct junit_report rep = {0};

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "service/api_sessions.h"
 #include "service/api_tasks.h"
 #include "service/offload.h"
 #include "judge/java.h"
@@ -2152,17 +2153,18 @@ static bool refuse(struct api *a, struct http_request *r)
     if (!(rt && rt->kind == -1) && !authorized(a, r)) {
         bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
         fail_with(a, r,
-                  rt                    ? rt->path
-                  : is_tasks_path(path) ? "/v1/tasks"
-                                        : "other",
+                  rt                        ? rt->path
+                  : is_tasks_path(path)     ? "/v1/tasks"
+                  : api_sessions_path(path) ? "/v1/sessions"
+                                            : "other",
                   401, "WWW-Authenticate",
                   bearer ? "Bearer realm=\"crucible\", error=\"invalid_token\""
                          : "Bearer realm=\"crucible\"",
                   "unauthorized", "missing or wrong bearer token (Authorization: Bearer ...)");
         return true;
     }
-    if (is_tasks_path(path))
-        return false; /* api_tasks_route answers its own 404 and 405 */
+    if (is_tasks_path(path) || (a->cfg.sessions && api_sessions_path(path)))
+        return false; /* api_tasks_route and api_sessions_route answer their own 404 and 405 */
     if (!rt) {
         fail(a, r, "other", 404, "not_found", "no route %s %s (see docs/API.md)", method, path);
         return true;
@@ -2177,7 +2179,14 @@ static bool refuse(struct api *a, struct http_request *r)
 
 void api_precheck(void *arg, struct http_request *r)
 {
-    (void)refuse(arg, r);
+    struct api *a = arg;
+    char route[48];
+    int st;
+
+    if (refuse(a, r) || !a->cfg.sessions)
+        return;
+    if ((st = api_sessions_precheck(a->cfg.sessions, r, route, sizeof(route))) > 0)
+        count_request(a, route, (unsigned)st, 0);
 }
 
 /* tasks_answered — a task-library answer given from an api worker's result went out. */
@@ -2203,6 +2212,13 @@ void api_handle(void *arg, struct http_request *r)
             count_request(a, route, (unsigned)st, 0);
         return;
     }
+    if (a->cfg.sessions && api_sessions_path(path)) {
+        char sroute[48];
+        st = api_sessions_route(a->cfg.sessions, r, sroute, sizeof(sroute), tasks_answered, a);
+        if (st > 0)
+            count_request(a, sroute, (unsigned)st, 0);
+        return;
+    }
     switch (rt->kind) {
     case -1:
         route_healthz(a, r);
@@ -2218,7 +2234,9 @@ void api_handle(void *arg, struct http_request *r)
 
 int api_timeout_ms(struct api *a)
 {
-    return a->paused ? 100 : -1;
+    int sessions = a->cfg.sessions ? api_sessions_timeout_ms(a->cfg.sessions) : -1;
+
+    return a->paused ? 100 : sessions;
 }
 
 void api_tick(struct api *a)
@@ -2226,6 +2244,8 @@ void api_tick(struct api *a)
     struct owner *o, *next;
     double now = util_now();
 
+    if (a->cfg.sessions)
+        api_sessions_tick(a->cfg.sessions);
     for (o = a->paused; o; o = next) {
         next = o->pnext;
         size_t pending = o->r ? http_stream_pending(o->r) : 0;

@@ -17,6 +17,7 @@
 
 struct pool;
 struct offload;
+struct api_sessions;
 
 struct api_config {
     const struct image *host;            /* the resolved "host" image */
@@ -41,6 +42,7 @@ struct api_config {
     /* /run_code: seconds its client waits beyond compile_timeout + run_timeout (verl: 10);
      * a request that cannot start in time to answer within that gets 504; 0: no limit. */
     double run_code_margin;
+    struct api_sessions *sessions; /* the sessions' routes (/v1/sessions), or NULL: none */
 };
 
 struct api;

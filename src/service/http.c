@@ -35,6 +35,7 @@ static struct {
     __typeof__(&MHD_get_daemon_info) get_daemon_info;
     __typeof__(&MHD_get_timeout) get_timeout;
     __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
+    __typeof__(&MHD_lookup_connection_value_n) lookup_connection_value_n;
     __typeof__(&MHD_queue_response) queue_response;
     __typeof__(&MHD_resume_connection) resume_connection;
     __typeof__(&MHD_run) run;
@@ -58,6 +59,7 @@ static int mhd_load(struct errbuf *err)
                                         "MHD_get_daemon_info",
                                         "MHD_get_timeout",
                                         "MHD_lookup_connection_value",
+                                        "MHD_lookup_connection_value_n",
                                         "MHD_queue_response",
                                         "MHD_resume_connection",
                                         "MHD_run",
@@ -705,6 +707,17 @@ const char *http_header(const struct http_request *r, const char *name)
 const char *http_query(const struct http_request *r, const char *key)
 {
     return mhd.lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_query_n(const struct http_request *r, const char *key, size_t *len)
+{
+    const char *v = NULL;
+
+    *len = 0;
+    if (mhd.lookup_connection_value_n(r->conn, MHD_GET_ARGUMENT_KIND, key, strlen(key), &v, len) !=
+        MHD_YES)
+        return NULL;
+    return v;
 }
 
 const char *http_body(const struct http_request *r, size_t *len)

@@ -76,6 +76,9 @@ const char *http_path(const struct http_request *r);
 /* http_header(r, name) / http_query(r, key) — NULL when absent. */
 const char *http_header(const struct http_request *r, const char *name);
 const char *http_query(const struct http_request *r, const char *key);
+/* http_query_n(r, key, &len) — http_query with the decoded value's length: a value that
+ * held an escaped NUL ("%00") is longer than its strlen. NULL when absent. */
+const char *http_query_n(const struct http_request *r, const char *key, size_t *len);
 /* http_body(r, &len) — the request body, NUL-terminated ("" when none). */
 const char *http_body(const struct http_request *r, size_t *len);
 /* http_body_take(r, &len) — the body, NUL-terminated, now the caller's to free (NULL and 0

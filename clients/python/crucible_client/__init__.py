@@ -5,7 +5,10 @@
 >>> c.run(code="print(1)", language="python")["stdout"]
 '1\\n'
 
-Reward adapters for verl and TRL live in :mod:`crucible_client.rewards`.
+Sessions (a sandbox kept between requests) are :mod:`crucible_client.session`; a verl
+tool backed by them is :mod:`crucible_client.verl_tool`, an agent-framework ``Sandbox``
+adapter :mod:`crucible_client.agents`. Reward adapters for verl and TRL live in
+:mod:`crucible_client.rewards`.
 """
 
 __version__ = "0.1.0"
@@ -15,8 +18,10 @@ from .errors import (  # noqa: E402
     CrucibleError,
     CrucibleInfraError,
     CrucibleOverloaded,
+    CrucibleSessionBusy,
     CrucibleUnavailable,
 )
+from .session import Session, UnsafeArchive  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -29,4 +34,7 @@ __all__ = [
     "CrucibleOverloaded",
     "CrucibleUnavailable",
     "CrucibleInfraError",
+    "CrucibleSessionBusy",
+    "Session",
+    "UnsafeArchive",
 ]

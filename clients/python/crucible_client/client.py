@@ -16,7 +16,7 @@ import urllib.parse
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
-from .errors import CrucibleError, CrucibleOverloaded, CrucibleUnavailable
+from .errors import CrucibleError, CrucibleOverloaded, CrucibleSessionBusy, CrucibleUnavailable
 
 __all__ = ["Client", "BatchStream", "run_item", "verify_item", "DEFAULT_URL"]
 
@@ -289,6 +289,8 @@ def _error_from(status: int, headers: Any, raw: bytes) -> CrucibleError:
             detail += "; ..."
         message = "%s: %s" % (message or "no valid task (%s bad)" % body.get("bad", len(bad)),
                               detail)
+    if status == 409:  # a session's one-operation-at-a-time rule (code session_busy)
+        return CrucibleSessionBusy(status, code, message, body)
     if status == 429:
         return CrucibleOverloaded(status, code, message, body,
                                   retry_after=_parse_retry_after(headers.get("Retry-After")))
@@ -469,13 +471,13 @@ class Client:
 
     # --- transport ---------------------------------------------------------------
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self, timeout: Optional[float]) -> http.client.HTTPConnection:
         if self._https:
-            return http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout)
-        return http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+            return http.client.HTTPSConnection(self._host, self._port, timeout=timeout)
+        return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
     def _open(self, method: str, path: str, body: Any, accept: str,
-              content_type: Optional[str] = None) -> _Exchange:
+              content_type: Optional[str] = None, timeout: Any = "client") -> _Exchange:
         """Send one request; an _Exchange for a 2xx answer, else the mapped exception.
         ``body``: a JSON value, or bytes sent as they are with ``content_type``."""
         headers = {"Accept": accept, "User-Agent": self.user_agent, "Connection": "close"}
@@ -488,7 +490,7 @@ class Client:
         elif body is not None:
             data = json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
-        conn = self._connection()
+        conn = self._connection(self.timeout if timeout == "client" else timeout)
         sock = None
         what = "%s %s%s" % (method, self.url, path)
         try:
@@ -540,27 +542,32 @@ class Client:
                     self._sleep(wait)
 
     def request(self, method: str, path: str, body: Any = None, *, text: bool = False,
-                content_type: Optional[str] = None) -> Any:
+                raw: bool = False, content_type: Optional[str] = None,
+                timeout: Any = "client") -> Any:
         """One request with the client's retries; the decoded JSON answer (``text=True``:
-        the body as a string). ``path`` starts with ``/``. ``body`` is sent as JSON, or
-        as is when it is bytes (with ``content_type``)."""
+        the body as a string; ``raw=True``: the body as bytes). ``path`` starts with ``/``.
+        ``body`` is sent as JSON, or as is when it is bytes (with ``content_type``).
+        ``timeout``: seconds for connecting and each read of this request (``None``: no
+        limit), instead of the client's."""
+        accept = "text/plain" if text else "*/*" if raw else "application/json"
 
         def once() -> Any:
-            ex = self._open(method, path, body, "text/plain" if text else "application/json",
-                            content_type)
+            ex = self._open(method, path, body, accept, content_type, timeout)
             try:
-                raw = ex.resp.read()
+                data = ex.resp.read()
             except (OSError, http.client.HTTPException) as e:
                 raise CrucibleUnavailable("%s %s: answer cut short: %s" % (method, path, e), e) from e
             finally:
                 ex.close()
+            if raw:
+                return data
             if text:
-                return raw.decode("utf-8", "replace")
+                return data.decode("utf-8", "replace")
             try:
-                return json.loads(raw)
+                return json.loads(data)
             except ValueError as e:
                 raise CrucibleError(ex.resp.status, "bad_response",
-                                    "%s %s: answer is not JSON: %r" % (method, path, raw[:200])) from e
+                                    "%s %s: answer is not JSON: %r" % (method, path, data[:200])) from e
 
         return self._retrying(once)
 
@@ -720,6 +727,22 @@ class Client:
                 for k, v in files.items()
             }
         return self.request("POST", "/run_code", body)
+
+    # --- sessions (docs/API.md, "Sessions"; crucible_client.session) --------------
+
+    def session(self, *, image: Optional[str] = None, limits: Optional[Mapping[str, Any]] = None,
+                writable_root: Optional[bool] = None, ttl_s: Optional[float] = None,
+                idle_ttl_s: Optional[float] = None, network: Optional[str] = None) -> Any:
+        """``POST /v1/sessions``: a new :class:`~crucible_client.session.Session` (a context
+        manager that deletes it); the arguments are those of :meth:`Session.create`."""
+        from .session import Session
+
+        return Session.create(self, image=image, limits=limits, writable_root=writable_root,
+                              ttl_s=ttl_s, idle_ttl_s=idle_ttl_s, network=network)
+
+    def sessions(self) -> Dict[str, Any]:
+        """``GET /v1/sessions``: ``{"sessions": [session info, ...], "count", "max"}``."""
+        return self.request("GET", "/v1/sessions")
 
     def health(self) -> Dict[str, Any]:
         """``GET /healthz``: ``{"status", "slots", "running", "queued"}``."""

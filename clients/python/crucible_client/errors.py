@@ -9,6 +9,8 @@ failure of a request. The subclasses say what kind of failure it was:
   timeout, a stream cut short. ``status`` is ``None``.
 - :class:`CrucibleInfraError` (raised by the reward adapters) — crucible answered, but
   could not reach a verdict (``verdict == "infra_error"``, ``reward`` null).
+- :class:`CrucibleSessionBusy` — ``409``: another operation (exec, file transfer, fork,
+  verify) of the same session is running; nothing of this request ran.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "CrucibleOverloaded",
     "CrucibleUnavailable",
     "CrucibleInfraError",
+    "CrucibleSessionBusy",
 ]
 
 
@@ -76,3 +79,10 @@ class CrucibleInfraError(CrucibleError):
     def __init__(self, message: str, record: Any = None):
         super().__init__(None, "infra_error", message, record)
         self.record = record
+
+
+class CrucibleSessionBusy(CrucibleError):
+    """``409``: the session is running another operation (an exec, a file transfer, a fork
+    or a verification); a session does one thing at a time. Nothing of the request ran, so
+    it can be sent again once the other operation is over. Not retried by the client: which
+    operation should wait is the caller's decision."""

@@ -4,6 +4,8 @@ the pure helpers of the reward adapters. The real server is exercised by test_cl
 """
 
 import base64
+import io
+import os
 import json
 import socket
 import threading
@@ -57,7 +59,7 @@ class Stub:
                     return
                 fn(self, body)
 
-            do_GET = do_POST = _any
+            do_GET = do_POST = do_PUT = do_DELETE = _any
 
             def reply(self, status, obj, headers=None, raw=None):
                 data = raw if raw is not None else json.dumps(obj).encode()
@@ -711,3 +713,350 @@ def test_backend_metadata_and_version(tmp_path, monkeypatch):
     assert "Name: crucible-client\n" in meta and "Requires-Python: >=3.9\n" in meta
     assert 'Requires-Dist: pytest; extra == "test"' in meta
     assert all(n in record for n in names)
+
+
+# --- sessions: request shapes, errors, tar safety, the verl tool's and adapters' helpers ---
+
+SID = "s-0123456789abcdef01234567"
+
+
+def session_info(sid=SID, parent=None):
+    return {"id": sid, "image": "host", "parent": parent, "limits": {}, "ttl_s": 3600}
+
+
+def test_session_create_and_exec_bodies(stub):
+    from crucible_client import Session
+
+    stub.routes[("POST", "/v1/sessions")] = lambda h, b: h.reply(201, session_info())
+    stub.routes[("POST", "/v1/sessions/%s/exec" % SID)] = lambda h, b: h.reply(200, {"status": "ok"})
+    c = fast(stub.url)
+    s = c.session(image="py:3.11", limits={"memory_mb": 256}, writable_root=True, ttl_s=60,
+                  idle_ttl_s=10, network="none")
+    assert isinstance(s, Session) and s.id == SID and s.last_info["ttl_s"] == 3600
+    assert stub.seen[-1][3] == {"image": "py:3.11", "limits": {"memory_mb": 256},
+                                "writable_root": True, "ttl_s": 60, "idle_ttl_s": 10,
+                                "network": "none"}
+    Session.create(c)
+    assert stub.seen[-1][3] is None or stub.seen[-1][3] == {}
+    s.exec(["ls", "-l"], cwd="/tmp", env={"A": "1"}, stdin="text", timeout_s=5)
+    assert stub.seen[-1][3] == {"command": ["ls", "-l"], "cwd": "/tmp", "env": {"A": "1"},
+                                "stdin": "text", "timeout_s": 5}
+    s.exec("echo hi | wc -c", stdin=b"\x00\xff")
+    assert stub.seen[-1][3] == {"command": ["/bin/sh", "-c", "echo hi | wc -c"],
+                                "stdin_b64": base64.b64encode(b"\x00\xff").decode()}
+    s.exec(code="print(1)", language="python", priority="high")
+    assert stub.seen[-1][3] == {"code": "print(1)", "language": "python", "priority": "high"}
+    for bad in (lambda: s.exec(), lambda: s.exec(["a"], code="x", language="python"),
+                lambda: s.exec(code="x"), lambda: s.exec(["a"], language="python"),
+                lambda: s.exec(["a"], env={"A=B": "c"}), lambda: s.exec(["a"], env={"A": 1}),
+                lambda: c.session(network="host")):
+        with pytest.raises((TypeError, ValueError)):
+            bad()
+
+
+def test_session_files_requests(stub):
+    from crucible_client import Session
+
+    base = "/v1/sessions/%s/files" % SID
+    stub.routes[("PUT", base)] = lambda h, b: h.reply(200, {"path": "x", "size": 3})
+    stub.routes[("GET", base)] = lambda h, b: h.reply(200, None, raw=b"\x00raw\xff")
+    c = fast(stub.url)
+    s = Session(c, SID)
+    assert s.write("dir/a b.txt", "h\u00e9") == {"path": "x", "size": 3}
+    method, path, headers, body = stub.seen[-1]
+    assert method == "PUT" and headers["Content-Type"] == "application/octet-stream"
+    assert body == "h\u00e9".encode()
+    assert query_of(path)[1] == {"path": "dir/a b.txt"}
+    s.write("run.sh", b"#!", mode=0o755)
+    assert query_of(stub.seen[-1][1])[1] == {"path": "run.sh", "mode": "0755"}
+    s.write("run.sh", b"", mode="644")
+    assert query_of(stub.seen[-1][1])[1]["mode"] == "0644" and stub.seen[-1][3] is None
+    for bad in (True, "rwx", 0o17777, "8"):
+        with pytest.raises((TypeError, ValueError)):
+            s.write("x", "y", mode=bad)
+    with pytest.raises(ValueError):
+        s.write("", "y")
+    assert s.read("a&b=c") == b"\x00raw\xff"
+    assert query_of(stub.seen[-1][1])[1] == {"path": "a&b=c"}
+    s.upload_tar("/work/proj", b"TAR")
+    method, path, headers, body = stub.seen[-1]
+    assert headers["Content-Type"] == "application/x-tar" and body == b"TAR"
+    assert query_of(path)[1] == {"path": "/work/proj", "format": "tar"}
+    s.download_tar()
+    assert query_of(stub.seen[-1][1])[1] == {"path": "/work", "format": "tar"}
+    stub.routes[("GET", base)] = lambda h, b: h.reply(200, {"path": "d", "entries": [{"name": "f"}]})
+    assert s.listdir("d") == [{"name": "f"}]
+    assert query_of(stub.seen[-1][1])[1] == {"path": "d", "list": "1"}
+
+
+def test_session_fork_verify_close(stub):
+    from crucible_client import Session
+
+    made = []
+
+    def fork(h, b):
+        sid = "s-%024x" % (len(made) + 1)
+        made.append(sid)
+        if len(made) == 3:
+            h.reply(429, {"error": {"code": "too_many_sessions", "message": "max 2"}})
+            return
+        h.reply(201, session_info(sid, parent=SID))
+
+    stub.routes[("POST", "/v1/sessions/%s/fork" % SID)] = fork
+    stub.routes[("DELETE", "/v1/sessions/s-%024x" % 1)] = lambda h, b: h.reply(200, {"deleted": True})
+    stub.routes[("DELETE", "/v1/sessions/s-%024x" % 2)] = lambda h, b: h.reply(200, {"deleted": True})
+    stub.routes[("POST", "/v1/sessions/%s/verify" % SID)] = lambda h, b: h.reply(200, {"reward": 1.0})
+    c = fast(stub.url, max_retries=0)
+    s = Session(c, SID)
+    one = s.fork(ttl_s=30)
+    assert isinstance(one, Session) and one.last_info["parent"] == SID
+    assert stub.seen[-1][3] == {"ttl_s": 30}
+    made.clear()
+    with pytest.raises(CrucibleOverloaded):
+        s.fork(3)  # the third fork is refused: the two made are deleted again
+    deletes = [p for m, p, _, _ in stub.seen if m == "DELETE"]
+    assert deletes == ["/v1/sessions/s-%024x" % 1, "/v1/sessions/s-%024x" % 2]
+    with pytest.raises(ValueError):
+        s.fork(-1)
+    assert s.verify({"id": "t", "harness": "command"}) == {"reward": 1.0}
+    assert stub.seen[-1][3] == {"task": {"id": "t", "harness": "command"}}
+    s.verify(task_id="lib/1", priority="low")
+    assert stub.seen[-1][3] == {"task_id": "lib/1", "priority": "low"}
+    with pytest.raises(ValueError):
+        s.verify()
+    # close: a 404 is fine (already reclaimed), and a second close sends nothing.
+    stub.routes[("DELETE", "/v1/sessions/%s" % SID)] = lambda h, b: h.reply(
+        404, {"error": {"code": "not_found", "message": "no session"}})
+    n = len(stub.seen)
+    with s:
+        pass
+    assert s.closed and len(stub.seen) == n + 1
+    s.close()
+    assert len(stub.seen) == n + 1
+    stub.routes[("DELETE", "/v1/sessions/%s" % SID)] = lambda h, b: h.reply(
+        500, {"error": {"code": "internal", "message": "oops"}})
+    s2 = Session(c, SID)
+    with pytest.raises(CrucibleError):
+        s2.close()
+    assert not s2.closed
+
+
+def test_session_ids_and_busy(stub):
+    from crucible_client import CrucibleSessionBusy, Session
+
+    c = fast(stub.url)
+    for bad in ("s-123", "../v1/run", "s-0123456789ABCDEF01234567", SID + "/x", None):
+        with pytest.raises(ValueError):
+            Session(c, bad)
+    stub.routes[("POST", "/v1/sessions/%s/exec" % SID)] = lambda h, b: h.reply(
+        409, {"error": {"code": "session_busy", "message": "an exec is running"}})
+    with pytest.raises(CrucibleSessionBusy) as ei:
+        Session(c, SID).exec(["true"])
+    assert (ei.value.status, ei.value.code) == (409, "session_busy") and c.slept == []
+
+
+def _tar(entries):
+    """A tar of (name, kind, payload) — kind: file, dir, sym, hard, fifo."""
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tf:
+        for name, kind, payload in entries:
+            ti = tarfile.TarInfo(name)
+            if kind == "file":
+                ti.size = len(payload)
+                tf.addfile(ti, io.BytesIO(payload))
+                continue
+            ti.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE,
+                       "fifo": tarfile.FIFOTYPE}[kind]
+            if kind in ("sym", "hard"):
+                ti.linkname = payload
+            tf.addfile(ti)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("entries,named", [
+    ([("/abs.txt", "file", b"x")], "/abs.txt"),
+    ([("a/../../x", "file", b"x")], "a/../../x"),
+    ([("l", "sym", "/etc/passwd")], "l"),
+    ([("l", "sym", "../out")], "l"),
+    ([("r", "sym", "."), ("up", "sym", "r/..")], "up"),  # lexically inside, physically out
+    ([("f", "file", b"x"), ("h", "hard", "f")], "h"),
+    ([("p", "fifo", None)], "p"),
+])
+def test_safe_extract_refuses_before_writing(tmp_path, entries, named):
+    from crucible_client import UnsafeArchive
+    from crucible_client.session import safe_extract_tar
+
+    data = _tar([("ok.txt", "file", b"fine")] + entries)
+    with pytest.raises(UnsafeArchive) as ei:
+        safe_extract_tar(data, tmp_path / "d")
+    assert repr(named) in str(ei.value)
+    assert not (tmp_path / "d").exists()  # nothing written, not even the good entry
+
+
+def test_tar_of_dir_and_safe_extract_round_trip(tmp_path):
+    import gzip
+
+    from crucible_client.session import safe_extract_tar, tar_of_dir
+
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    (src / "sub" / "b.bin").write_bytes(bytes(range(256)))
+    (src / "x.sh").write_text("#!/bin/sh\n")
+    (src / "x.sh").chmod(0o4755)  # setuid is dropped on the way
+    os.symlink("sub/b.bin", src / "link")
+    os.mkfifo(src / "fifo")  # left out
+    data = tar_of_dir(src)
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(data)) as tf:
+        names = {m.name: m for m in tf.getmembers()}
+    assert set(names) == {"sub", "sub/b.bin", "x.sh", "link"}
+    assert names["x.sh"].mode == 0o755 and names["x.sh"].uid == 0 and names["link"].issym()
+    assert safe_extract_tar(gzip.compress(data), tmp_path / "dst") == 4  # gzip is read too
+    assert (tmp_path / "dst" / "sub" / "b.bin").read_bytes() == bytes(range(256))
+    assert os.readlink(tmp_path / "dst" / "link") == "sub/b.bin"
+    with pytest.raises(NotADirectoryError):
+        tar_of_dir(src / "x.sh")
+
+
+def test_format_result_and_exit_codes():
+    from crucible_client.agents import exit_code_of
+    from crucible_client.verl_tool import format_result
+
+    assert format_result({"status": "ok", "exit_code": 0, "stdout": "a", "stderr": ""}) == "a\n"
+    assert format_result({"status": "runtime_error", "exit_code": 2, "stdout": "", "stderr": "e\n"}) == "e\n[exit code 2]\n"
+    assert format_result({"status": "memory_limit", "exit_code": None, "signal": 9}) == "[status: memory_limit]\n"
+    assert format_result({"status": "timeout", "stdout": "x\n"}) == "x\n[status: timeout]\n"
+    assert format_result({"status": "compile_error", "compile": {"status": "runtime_error", "stderr": "bad syntax"},
+                          "stdout": "", "stderr": ""}) == "bad syntax\n[status: compile_error]\n"
+    cut = format_result({"status": "ok", "exit_code": 0, "stdout": "a" * 100 + "z" * 100}, max_chars=20)
+    assert cut.startswith("a" * 10) and cut.endswith("z" * 9 + "\n") and "characters cut" in cut
+    assert exit_code_of({"exit_code": 3}) == 3
+    assert exit_code_of({"exit_code": None, "signal": 9, "status": "runtime_error"}) == 137
+    assert exit_code_of({"exit_code": None, "status": "timeout"}) == 124
+    assert exit_code_of({"status": "sandbox_error"}) == 1
+
+
+def test_verl_tool_without_verl(stub):
+    """The tool imports and is built as verl builds it with no verl installed; bad calls
+    are answered to the model, not raised."""
+    import asyncio
+
+    from crucible_client import verl_tool
+
+    tool = verl_tool.CrucibleSessionTool(config={"type": "native", "url": stub.url}, tool_schema=None)
+    assert tool.name == "code_interpreter"
+    assert tool.get_openai_tool_schema().model_dump()["function"]["parameters"]["required"] == ["code"]
+    schema = verl_tool.OpenAIFunctionToolSchema.model_validate(
+        {"type": "function", "function": {"name": "python", "description": "d"}})
+    assert verl_tool.CrucibleSessionTool(config={"url": stub.url}, tool_schema=schema).name == "python"
+
+    async def run():
+        iid, resp = await tool.create()
+        out = [await tool.execute(iid, p) for p in ({}, {"code": ""}, {"code": "x", "timeout": "soon"},
+                                                      {"command": 3}, "not a dict")]
+        await tool.release(iid)
+        return iid, resp, out
+
+    iid, resp, out = asyncio.run(run())
+    assert isinstance(iid, str) and resp.text is None
+    for text, reward, metrics in ((r.text, rw, m) for r, rw, m in out):
+        assert text.startswith("Error:") and reward == 0.0 and metrics == {"status": "bad_call"}
+    assert not any(m == "POST" for m, *_ in stub.seen)  # nothing was sent for bad calls
+
+
+def test_verl_tool_reports_crucible_errors(stub):
+    import asyncio
+
+    from crucible_client import verl_tool
+
+    stub.routes[("POST", "/v1/sessions")] = lambda h, b: h.reply(
+        503, {"error": {"code": "unavailable", "message": "cannot make a sandbox: out of memory"}})
+    tool = verl_tool.CrucibleSessionTool(config={"url": stub.url})
+
+    async def run():
+        iid, _ = await tool.create()
+        return await tool.execute(iid, {"code": "print(1)"})
+
+    resp, reward, metrics = asyncio.run(run())
+    assert "cannot make a sandbox" in resp.text and metrics == {"status": "error", "error": "unavailable"}
+
+
+def test_verl_tool_uses_verls_classes_when_importable(tmp_path):
+    """With a package named verl on the path (here a minimal one with verl's module names and
+    constructor shapes — verl itself needs pydantic and ray), the tool subclasses verl's
+    BaseTool and answers with verl's ToolResponse."""
+    import subprocess
+    import sys
+    import textwrap
+
+    tools = tmp_path / "verl" / "tools"
+    tools.mkdir(parents=True)
+    (tmp_path / "verl" / "__init__.py").write_text("")
+    (tools / "__init__.py").write_text("")
+    (tools / "schemas.py").write_text(textwrap.dedent("""
+        class _NS:
+            def __init__(self, d):
+                for k, v in d.items():
+                    setattr(self, k, _NS(v) if isinstance(v, dict) else v)
+        class OpenAIFunctionToolSchema(_NS):
+            @classmethod
+            def model_validate(cls, d):
+                return cls(d)
+        class ToolResponse:
+            def __init__(self, text=None, image=None, video=None):
+                self.text, self.image, self.video = text, image, video
+    """))
+    (tools / "base_tool.py").write_text(textwrap.dedent("""
+        from .schemas import ToolResponse
+        class BaseTool:
+            def __init__(self, config, tool_schema):
+                self.config = config
+                self.tool_schema = tool_schema or self.get_openai_tool_schema()
+                self.name = self.tool_schema.function.name
+            def get_openai_tool_schema(self):
+                return self.tool_schema
+    """))
+    code = textwrap.dedent("""
+        import asyncio
+        from verl.tools.base_tool import BaseTool
+        from verl.tools.schemas import ToolResponse
+        from crucible_client import verl_tool
+        assert verl_tool.HAVE_VERL and verl_tool.BaseTool is BaseTool
+        tool = verl_tool.CrucibleSessionTool(config={"type": "native", "url": "http://127.0.0.1:9"},
+                                             tool_schema=None)
+        assert isinstance(tool, BaseTool) and tool.name == "code_interpreter"
+        async def run():
+            iid, resp = await tool.create(create_kwargs={})
+            out = await tool.execute(iid, {"code": ""})
+            await tool.release(iid)
+            return resp, out
+        resp, (answer, reward, metrics) = asyncio.run(run())
+        assert type(resp) is ToolResponse and type(answer) is ToolResponse, (resp, answer)
+        print("ok", answer.text)
+    """)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), pkg]), PYTHONDONTWRITEBYTECODE="1")
+    r = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       env=env, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith(b"ok Error:"), r.stdout.decode()
+
+
+def test_long_exec_waits_longer_than_the_client_timeout(stub):
+    """An exec's answer comes when it ends: a timeout_s beyond the client's read timeout
+    stretches that one request's timeout, not the client's."""
+    from crucible_client import Session
+
+    def slow(h, b):
+        time.sleep(1.0)
+        h.reply(200, {"status": "ok"})
+
+    stub.routes[("POST", "/v1/sessions/%s/exec" % SID)] = slow
+    c = fast(stub.url, timeout=0.3)
+    s = Session(c, SID)
+    with pytest.raises(CrucibleUnavailable):
+        s.exec(["sleep", "1"])  # the client's 0.3 s
+    assert s.exec(["sleep", "1"], timeout_s=5) == {"status": "ok"}
+    assert c.timeout == 0.3
