@@ -856,6 +856,8 @@ struct tar_out {
     size_t len, cap, max;
     bool over;
     char path[PATH_MAX];
+    char link[PATH_MAX]; /* a symlink's target */
+    char buf[65536];     /* a file's data on its way: here, not on the stack of a recursion */
     struct errbuf *err;
 };
 
@@ -926,7 +928,7 @@ static int tar_walk(struct tar_out *t, int dirfd, size_t plen, int depth);
 static int tar_entry(struct tar_out *t, int dirfd, const char *name, size_t plen, int depth)
 {
     size_t nlen = strlen(name), len = plen + (plen ? 1 : 0) + nlen;
-    char buf[65536], link[PATH_MAX];
+    char *buf = t->buf, *link = t->link;
     struct stat st;
     int fd, r = 0;
 
@@ -939,7 +941,7 @@ static int tar_entry(struct tar_out *t, int dirfd, const char *name, size_t plen
     if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
         goto out;
     if (S_ISLNK(st.st_mode)) {
-        ssize_t n = readlinkat(dirfd, name, link, sizeof(link) - 1);
+        ssize_t n = readlinkat(dirfd, name, link, sizeof(t->link) - 1);
         if (n >= 0) {
             link[n] = '\0';
             r = tar_header(t, &st, AE_IFLNK, 0, link);
@@ -975,7 +977,7 @@ static int tar_entry(struct tar_out *t, int dirfd, const char *name, size_t plen
         /* As many bytes as the header says: a file that shrinks meanwhile is padded with
          * zeros by libarchive, one that grows is cut. */
         for (off_t left = st.st_size; r == 0 && left > 0;) {
-            ssize_t n = read(fd, buf, sizeof(buf));
+            ssize_t n = read(fd, buf, sizeof(t->buf));
             if (n <= 0)
                 break;
             if ((off_t)n > left)
@@ -1052,7 +1054,7 @@ static int tar_walk(struct tar_out *t, int fd, size_t plen, int depth)
 int sandbox_file_get_tar(struct sandbox *sb, const char *dirpath, size_t max, char **tar,
                          size_t *len, struct errbuf *err)
 {
-    struct tar_out t = {.max = max, .err = err};
+    struct tar_out *t;
     struct sbpath p;
     int s, fd, r;
 
@@ -1065,35 +1067,43 @@ int sandbox_file_get_tar(struct sandbox *sb, const char *dirpath, size_t max, ch
     fd = beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
     if (fd < 0)
         return fail(err, "archive", dirpath, fd);
-    t.a = archive_write_new();
-    t.e = archive_entry_new();
-    if (!t.a || !t.e) {
+    t = calloc(1, sizeof(*t));
+    if (t) {
+        t->max = max;
+        t->err = err;
+        t->a = archive_write_new();
+        t->e = archive_entry_new();
+    }
+    if (!t || !t->a || !t->e) {
         close(fd);
         errbuf_set(err, "out of memory");
         r = -ENOMEM;
         goto out;
     }
-    if (archive_write_set_format_pax_restricted(t.a) != ARCHIVE_OK ||
-        archive_write_add_filter_none(t.a) != ARCHIVE_OK ||
-        archive_write_set_bytes_in_last_block(t.a, 1) != ARCHIVE_OK ||
-        archive_write_open(t.a, &t, NULL, tar_out_write, NULL) != ARCHIVE_OK) {
+    if (archive_write_set_format_pax_restricted(t->a) != ARCHIVE_OK ||
+        archive_write_add_filter_none(t->a) != ARCHIVE_OK ||
+        archive_write_set_bytes_in_last_block(t->a, 1) != ARCHIVE_OK ||
+        archive_write_open(t->a, t, NULL, tar_out_write, NULL) != ARCHIVE_OK) {
         close(fd);
-        r = tar_out_fail(&t);
+        r = tar_out_fail(t);
         goto out;
     }
-    r = tar_walk(&t, fd, 0, 0);
-    if (archive_write_close(t.a) != ARCHIVE_OK && r == 0)
-        r = tar_out_fail(&t);
+    r = tar_walk(t, fd, 0, 0);
+    if (archive_write_close(t->a) != ARCHIVE_OK && r == 0)
+        r = tar_out_fail(t);
 out:
-    if (t.e)
-        archive_entry_free(t.e);
-    if (t.a)
-        archive_write_free(t.a);
-    if (r < 0) {
-        free(t.data);
-        return r;
+    if (t && t->e)
+        archive_entry_free(t->e);
+    if (t && t->a)
+        archive_write_free(t->a);
+    if (t && r == 0) {
+        *tar = t->data ? t->data : calloc(1, 1);
+        *len = t->len;
+        if (!*tar)
+            r = -ENOMEM;
+    } else if (t) {
+        free(t->data);
     }
-    *tar = t.data ? t.data : calloc(1, 1);
-    *len = t.len;
-    return *tar ? 0 : -ENOMEM;
+    free(t);
+    return r;
 }

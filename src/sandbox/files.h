@@ -14,8 +14,9 @@
  *
  * The contents are the sandbox's: untrusted. Sizes are bounded by the caller's max.
  * Files the supervisor writes belong to the sandbox's user (so the payload can change them),
- * with the mode given (0644 when 0). Writes land in the scratch and count against its size:
- * -ENOSPC when it is full (a 507 or 413 for callers). Missing file or directory: -ENOENT (404).
+ * with the permission bits given (0777 at most; 0644 when 0). Writes land in the scratch and
+ * count against its size: -ENOSPC when it is full (a 507 or 413 for callers). Missing file or
+ * directory: -ENOENT (404).
  *
  * Threading: as sandbox.h — one thread at a time per sandbox; may run while no exec runs,
  * and also while background processes of earlier execs run (they may race with us; the

@@ -204,8 +204,8 @@ static int copy_xattrs(struct copy *c, int in, int out)
     return r;
 }
 
-/* finish(c, in, fd, st) — mode, xattrs (from in) and times of fd (its owner is the child's
- * user already, see as_child). */
+/* finish(c, in, fd, st) — mode, xattrs (from in, unless -1: copied already) and times of fd
+ * (its owner is the child's user already, see as_child). */
 static int finish(struct copy *c, int in, int fd, const struct stat *st)
 {
     struct timespec ts[2] = {st->st_atim, st->st_mtim};
@@ -213,7 +213,7 @@ static int finish(struct copy *c, int in, int fd, const struct stat *st)
 
     if (fchmod(fd, st->st_mode & 07777) < 0)
         return fail(c, "set the mode of", -errno);
-    if ((r = copy_xattrs(c, in, fd)) < 0)
+    if (in >= 0 && (r = copy_xattrs(c, in, fd)) < 0)
         return r;
     if (futimens(fd, ts) < 0)
         return fail(c, "set the times of", -errno);
@@ -379,7 +379,9 @@ static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t
     if (S_ISDIR(st.st_mode)) {
         int in, out;
         if (depth >= FORK_DEPTH_MAX) {
-            r = fail(c, "copy", -ELOOP);
+            errbuf_set(c->err, "cannot copy '%.200s' of the parent: more than %d directories deep",
+                       c->path, FORK_DEPTH_MAX);
+            r = -ELOOP;
             goto out;
         }
         int there = clear_for(dst, name, S_IFDIR, fresh);
@@ -391,15 +393,19 @@ static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t
         }
         in = beneath(src, name, O_RDONLY | O_DIRECTORY, 0);
         out = beneath(dst, name, O_RDONLY | O_DIRECTORY, 0);
-        if (in < 0 || out < 0)
+        /* Its xattrs (an overlay's opaque mark) first, then its contents (the walk takes in:
+         * two descriptors a level), then its mode and times, which the contents change. */
+        if (in < 0 || out < 0) {
             r = fail(c, "open the directory", in < 0 ? in : out);
-        else
-            r = copy_dir(c, dup(in), out, len, depth + 1, there == 0);
-        /* Contents first, then the directory's own mode and times (which they change). */
-        if (r == 0)
-            r = finish(c, in, out, &st);
-        if (in >= 0)
+            if (in >= 0)
+                close(in);
+        } else if ((r = copy_xattrs(c, in, out)) < 0) {
             close(in);
+        } else {
+            r = copy_dir(c, in, out, len, depth + 1, there == 0);
+        }
+        if (r == 0)
+            r = finish(c, -1, out, &st);
         if (out >= 0)
             close(out);
     } else if (S_ISREG(st.st_mode)) {
@@ -421,8 +427,6 @@ static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth, bo
     DIR *dir;
     int r = 0;
 
-    if (src < 0)
-        return fail(c, "open the directory", -errno);
     dir = fdopendir(src);
     if (!dir) {
         r = -errno;

@@ -1567,16 +1567,19 @@ int sandbox__fs_ids(uid_t uid, gid_t gid)
 
 int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
 {
+    double deadline = util_now() + 10.0;
     struct ctl_msg m;
     int r;
 
     memset(&m, 0, sizeof(m));
     m.type = stop ? CTL_PAUSE : CTL_RESUME;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
-    if (r == 0)
-        r = recv_reply(sb, &m, 10.0);
-    if (r == 0 && m.type != CTL_PAUSED)
-        r = -EPROTO;
+    /* What an earlier exec's end left on the socket, if anything, is not the answer. */
+    while (r == 0) {
+        r = recv_reply(sb, &m, deadline - util_now());
+        if (r < 0 || m.type == CTL_PAUSED)
+            break;
+    }
     if (r == 0 && m.err)
         r = -m.err;
     if (r < 0)

@@ -453,6 +453,11 @@ static void test_get_tar(struct sandbox *sb)
        "an archive beyond max is -EFBIG (%s)", err.msg);
     ok(sandbox_file_get_tar(sb, "/work/g/root", 1 << 20, &tar, &len, &err) == -ELOOP,
        "archiving through a symlink is -ELOOP");
+    sh_is(sb, "d=/work/deep; for i in $(seq 1 300); do d=$d/d; done; mkdir -p $d && echo ok",
+          "ok\n", "the payload makes a tree 300 directories deep");
+    ok(sandbox_file_get_tar(sb, "/work/deep", 1 << 20, &tar, &len, &err) == -ELOOP && !tar &&
+           strstr(err.msg, "directories deep"),
+       "archiving it is refused, bounded (%.100s)", err.msg);
 }
 
 int main(void)

@@ -143,6 +143,16 @@ static void test_fork(const struct sandbox_limits *lim)
                   "... sees the fork's state");
         sandbox_destroy(grandchild, NULL);
     }
+    /* A tree deeper than a fork copies: refused whole, the parent continued all the same. */
+    sh_is(child, "d=/work/deep; for i in $(seq 1 300); do d=$d/d; done; mkdir -p $d && echo ok",
+          "ok\n", "the fork makes a tree 300 directories deep");
+    {
+        struct sandbox *deep = sandbox_fork(child, &err);
+        ok(!deep && strstr(err.msg, "directories deep"), "a fork of it is refused (%.120s)",
+           err.msg);
+        sandbox_destroy(deep, NULL);
+    }
+    sh_is(child, "cat /work/a.txt", "child", "... and the sandbox goes on");
     ok(sandbox_destroy(child, &err) == 0, "child destroyed");
     sh_is(parent, "cat /work/a.txt", "parent", "the parent is unaffected by the child's end");
     ok(sandbox_destroy(parent, &err) == 0, "parent destroyed");

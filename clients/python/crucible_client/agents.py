@@ -54,9 +54,11 @@ def exit_code_of(result: Mapping[str, Any]) -> int:
     return _LIMIT_CODES.get(str(result.get("status")), 1)
 
 
-class CommandFailed(subprocess.CalledProcessError):
+class CommandFailed(subprocess.CalledProcessError, RuntimeError):
     """A command exited non-zero (or hit a limit): ``returncode``, ``cmd``, ``output``
-    (stdout), ``stderr``, and ``result`` (crucible's record)."""
+    (stdout), ``stderr``, and ``result`` (crucible's record). Both a
+    ``subprocess.CalledProcessError`` (what rllm's backends raise) and a ``RuntimeError``
+    (what slime's E2B backend raises on ``check=True``), so either's handlers catch it."""
 
     def __init__(self, returncode: int, cmd: str, output: str, stderr: str,
                  result: Mapping[str, Any]):
@@ -245,8 +247,8 @@ class AsyncSandbox:
                    env: Optional[Dict[str, str]] = None, timeout: float = 120,
                    check: bool = False) -> Tuple[int, str, str]:
         """slime's ``exec``: ``(exit_code, stdout, stderr)``; ``check=True`` raises
-        :class:`CommandFailed` (a ``RuntimeError`` is what slime's E2B backend raises; both
-        are caught by ``except Exception``) unless it exited 0."""
+        :class:`CommandFailed` (a ``RuntimeError``, as slime's E2B backend raises) unless it
+        exited 0."""
         return await self._call(self._sb().run, cmd, timeout=timeout, env=env, check=check)
 
     async def write_file(self, sandbox_path: str, content: Union[str, bytes, Path], *,

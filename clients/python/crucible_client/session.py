@@ -24,6 +24,7 @@ directory, where execs start), or absolute under ``/work`` or ``/tmp``. The serv
 
 from __future__ import annotations
 
+import base64
 import io
 import os
 import re
@@ -34,7 +35,8 @@ from typing import Any, Dict, List, Mapping, Optional, Union
 from .client import Client, _command, _put, _query, _task
 from .errors import CrucibleError
 
-__all__ = ["Session", "SESSION_ID", "safe_extract_tar", "tar_of_dir", "UnsafeArchive"]
+__all__ = ["Session", "SESSION_ID", "safe_extract_tar", "check_tar_members", "tar_of_dir",
+           "UnsafeArchive"]
 
 # A session id as the server makes them: "s-" and 24 lowercase hex digits. Checked before
 # an id is put into a URL, so a handle can only ever address a session route.
@@ -134,8 +136,6 @@ def _exec_body(command: Any, code: Optional[str], language: Optional[str], cwd: 
         if isinstance(stdin, str):
             body["stdin"] = stdin
         elif isinstance(stdin, (bytes, bytearray, memoryview)):
-            import base64
-
             body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode("ascii")
         else:
             raise TypeError("stdin must be str or bytes, not %s" % type(stdin).__name__)

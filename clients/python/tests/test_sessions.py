@@ -421,8 +421,9 @@ def test_async_sandbox(server, client, tmp_path):
         async with AsyncSandbox(server.url) as sb:
             sid = sb.sandbox_id
             assert await sb.exec("echo hi; exit 2") == (2, "hi\n", "")
-            with pytest.raises(CommandFailed):
-                await sb.exec("exit 1", check=True)
+            with pytest.raises(RuntimeError) as ei:  # what slime's callers catch
+                await sb.exec("echo no >&2; exit 1", check=True)
+            assert isinstance(ei.value, CommandFailed) and ei.value.stderr == "no\n"
             await sb.write_file("/work/p.txt", tmp_path.joinpath("p.txt"))
             assert await sb.read_file("p.txt") == "from a path"
             assert await sb.read_file("missing.txt") == ""
@@ -478,5 +479,36 @@ def test_verify_by_task_id_of_the_library(tmp_path):
             with pytest.raises(CrucibleError) as ei:
                 s.verify(task_id="no/such-task")
             assert ei.value.status == 404
+    finally:
+        assert srv.stop() == 0
+
+
+def test_limits_usage_and_the_maximum(tmp_path):
+    """The limits asked are the session's; usage shows a written file; beyond
+    --max-sessions creating and forking are 429 (CrucibleOverloaded, code
+    too_many_sessions), and a deleted session makes room again."""
+    reason = _no_serve_reason()
+    if reason:
+        pytest.skip(reason)
+    from crucible_client import CrucibleOverloaded
+
+    srv = Server("--slots", "1", "--max-sessions", "1")
+    try:
+        c = Client(srv.url, timeout=120, max_retries=0)
+        s = c.session(limits={"memory_mb": 256, "pids": 32, "disk_mb": 16}, idle_ttl_s=120)
+        assert (s.last_info["limits"]["memory_mb"], s.last_info["limits"]["pids"],
+                s.last_info["limits"]["disk_mb"], s.last_info["idle_ttl_s"]) == (256, 32, 16, 120)
+        s.write("blob.bin", b"\x01" * (2 << 20))
+        usage = s.info()["usage"]
+        assert usage["disk_kb"] >= 2048 and usage["disk_limit_kb"] == 16 * 1024, usage
+        for make in (c.session, s.fork):
+            with pytest.raises(CrucibleOverloaded) as ei:
+                make()
+            assert ei.value.status == 429 and ei.value.code == "too_many_sessions"
+        listing = c.sessions()
+        assert (listing["count"], listing["max"]) == (1, 1)
+        s.close()
+        with c.session() as again:
+            assert again.id != s.id
     finally:
         assert srv.stop() == 0
