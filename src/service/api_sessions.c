@@ -8,7 +8,9 @@
  * operation comes back on the loop, the session is free again, its idle clock restarts, and
  * a session deleted or expired meanwhile is destroyed then.
  *
- * A session's sandbox is made by sandbox_create on an api worker and used from whichever
+ * A session's sandbox is taken from the spares (cfg.spares, a pool of sandboxes of a default
+ * session's shape made ahead) when one fits, else made by sandbox_create on an api worker; a
+ * fork's child likewise (sandbox_fork_into a spare, else sandbox_fork). It is used from whichever
  * thread runs its current operation (sandbox.h: one thread at a time, which the busy flag
  * guarantees); it is destroyed on an api worker, or on the loop when the server stops.
  */
@@ -28,6 +30,7 @@
 #include "judge/verify.h"
 #include "library/store.h"
 #include "sandbox/files.h"
+#include "sandbox/pool.h"
 #include "service/offload.h"
 #include "service/session.h"
 #include "util.h"
@@ -231,6 +234,20 @@ static json_t *session_info(const struct session *s, bool detail)
 static void gauges(struct api_sessions *as)
 {
     metrics_set(as->m, "sessions", "live sessions", "", (double)session_count(as->t));
+    if (as->cfg.spares) {
+        struct pool_stats ps;
+        pool_stats(as->cfg.spares, &ps);
+        metrics_set(as->m, "session_spares_ready",
+                    "sandboxes of a default session's shape made ahead (--session-spares)", "",
+                    ps.ready);
+        metrics_set_total(as->m, "session_spares_hits_total",
+                          "session creates and forks that took a sandbox made ahead", "",
+                          (double)ps.hits);
+        metrics_set_total(as->m, "session_spares_misses_total",
+                          "session creates and forks that made their sandbox on the request's "
+                          "path (none ready, or another shape)",
+                          "", (double)ps.misses);
+    }
 }
 
 static void say(struct api_sessions *as, const char *event, json_t *fields)
@@ -408,20 +425,39 @@ static void fail_errno(struct op *op, int r)
 
 /* ---- the operations, on workers ----------------------------------------------------- */
 
+/* spare(as, s) — a sandbox made ahead for s (its image, limits and network) when one fits and
+ * is ready, with s's limits applied; else NULL (the caller makes one). Worker thread. */
+static struct sandbox *spare(struct api_sessions *as, const struct session *s)
+{
+    struct errbuf miss = {{0}};
+
+    if (!as->cfg.spares)
+        return NULL;
+    return pool_take(as->cfg.spares, s->img, &s->limits, as->cfg.rt->cancel_fd, &miss);
+}
+
 static void create_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
     struct session *s = op->s;
 
-    op->made = sandbox_create(op->as->cfg.rt, s->img, &s->limits, &op->err);
+    if (!(op->made = spare(op->as, s)))
+        op->made = sandbox_create(op->as->cfg.rt, s->img, &s->limits, &op->err);
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
 static void fork_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
+    struct sandbox *child = spare(op->as, op->child);
 
-    op->made = sandbox_fork(op->s->sb, &op->err);
+    if (!child) {
+        op->made = sandbox_fork(op->s->sb, &op->err);
+    } else if (sandbox_fork_into(op->s->sb, child, &op->err) < 0) {
+        pool_discard(op->as->cfg.spares, child); /* part of a copy: only fit to go */
+    } else {
+        op->made = child;
+    }
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
