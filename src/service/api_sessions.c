@@ -108,6 +108,7 @@ struct op {
     struct sandbox *made;  /* create and fork */
     struct errbuf err;
     bool exec_infra;
+    bool broken; /* the sandbox's init is dead (init_gone): the session is reclaimed as broken */
     struct sandbox_usage usage; /* create, fork: the new sandbox's, measured on the worker */
     bool has_usage;             /* (the session's copy is the loop's: taken in release) */
 };
@@ -425,6 +426,21 @@ static void fail_errno(struct op *op, int r)
 
 /* ---- the operations, on workers ----------------------------------------------------- */
 
+/* init_gone(sb) — whether sb's init is dead (killed from outside, the OOM killer): a request
+ * init answers whatever it finds (reading a file; its answer is not used) fails on the hung-up
+ * control socket instead. Asked only after an operation failed as the server's fault, so a
+ * session whose sandbox died is told from one whose exec failed for a passing reason. */
+static bool init_gone(struct sandbox *sb)
+{
+    struct errbuf err = {{0}};
+    char *data = NULL;
+    size_t len = 0;
+    int r = sandbox_get_file(sb, ".crucible-liveness-probe", 1, &data, &len, &err);
+
+    free(data);
+    return r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN || r == -EBADF;
+}
+
 /* spare(as, s) — a sandbox made ahead for s (its image, limits and network) when one fits and
  * is ready, with s's limits applied; else NULL (the caller makes one). Worker thread. */
 static struct sandbox *spare(struct api_sessions *as, const struct session *s)
@@ -458,6 +474,7 @@ static void fork_run(struct offload_work *w)
     } else {
         op->made = child;
     }
+    op->broken = !op->made && init_gone(op->s->sb);
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
@@ -569,6 +586,7 @@ static void files_run(struct offload_work *w)
     }
     if (r < 0)
         fail_errno(op, r);
+    op->broken = r < 0 && op->status == 500 && init_gone(sb);
 }
 
 /* exec_limits(op, l, err) — the session's limits for this exec: the wall limit is the
@@ -692,6 +710,12 @@ static void exec_run(struct job *j, const struct sandbox_runtime *rt)
         json_object_set_new(op->answer, "session", json_string(s->id));
     }
     op->exec_infra = shown->status == RESULT_SANDBOX_ERROR;
+    op->broken = op->exec_infra && init_gone(sb);
+    if (op->broken && op->answer)
+        json_object_set_new(op->answer, "message",
+                            json_string("the session's sandbox died (its init was killed from "
+                                        "outside, or by the OOM killer); the session is "
+                                        "reclaimed and its id answers 404 from now on"));
     op->status = 200;
     result_release(&res);
     result_release(&compile);
@@ -723,6 +747,7 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     if (op->answer)
         json_object_set_new(op->answer, "session", json_string(s->id));
     op->exec_infra = vr.verdict == VERDICT_INFRA_ERROR;
+    op->broken = op->exec_infra && init_gone(s->sb);
     op->status = 200;
     verify_result_release(&vr);
 }
@@ -733,6 +758,8 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
  * goes now if it was reclaimed meanwhile. */
 static void release(struct api_sessions *as, struct session *s, const struct op *op)
 {
+    bool broken = op && op->broken && op->s == s && s->reclaim == SESSION_LIVE;
+
     if (op && op->has_usage && op->kind != OP_FORK) {
         s->usage = op->usage;
         s->has_usage = true;
@@ -740,7 +767,9 @@ static void release(struct api_sessions *as, struct session *s, const struct op 
     s->busy = false;
     s->op = NULL;
     s->last_used = util_now();
-    if (s->reclaim != SESSION_LIVE) {
+    if (broken) {
+        reclaim(as, s, SESSION_BROKEN); /* not busy any more: goes now */
+    } else if (s->reclaim != SESSION_LIVE) {
         dispose(as, s->sb);
         session_free(s);
     }
