@@ -615,6 +615,17 @@ static void session_log(void *ctx, const char *event, json_t *fields)
     api_log(ctx, event, fields);
 }
 
+/* session_output_take / _give — the sessions' downloads in the api's output budget. */
+static bool session_output_take(void *ctx, uint64_t bytes)
+{
+    return api_output_take(ctx, bytes);
+}
+
+static void session_output_give(void *ctx, uint64_t bytes)
+{
+    api_output_give(ctx, bytes);
+}
+
 /* trust_setup(s, a) — what clients may ask of this host, in one place: the images they may
  * name (s->images: "host" and --image / --images-file), the pids a job may have
  * (--max-pids) and all running jobs together (--pids, well under the kernel's pid_max).
@@ -737,8 +748,12 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         s->cfg.sessions = s->sessions;
     }
     s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
-    if (s->api)
+    if (s->api) {
+        struct api_sessions_budget b = {s->cfg.output_budget, session_output_take,
+                                        session_output_give, s->api};
         api_sessions_set_log(s->sessions, session_log, s->api);
+        api_sessions_set_output_budget(s->sessions, &b);
+    }
     {
         struct http_config hc = {.host = a->host,
                                  .port = (uint16_t)a->port,

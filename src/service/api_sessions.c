@@ -54,6 +54,7 @@ struct api_sessions {
     bool stopping;
     void (*log)(void *ctx, const char *event, json_t *fields); /* or NULL */
     void *log_ctx;
+    struct api_sessions_budget budget; /* take NULL: none */
 };
 
 enum op_kind {
@@ -103,6 +104,7 @@ struct op {
     json_t *answer; /* a JSON answer, or NULL */
     char *raw;      /* a raw answer (downloads), or NULL */
     size_t raw_len;
+    uint64_t held; /* bytes of the output budget a download holds (until its answer left) */
     const char *ctype;
     const char *code_name; /* the error's code when status is not 2xx */
     struct sandbox *made;  /* create and fork */
@@ -125,10 +127,36 @@ static void free_strv(char **v)
     free(v);
 }
 
+/* A download's bytes in the output budget, from its answer until that left (http_on_close). */
+struct held {
+    struct api_sessions_budget budget;
+    uint64_t bytes;
+};
+
+static void held_release(void *ctx, bool aborted)
+{
+    struct held *h = ctx;
+
+    (void)aborted;
+    h->budget.give(h->budget.ctx, h->bytes);
+    free(h);
+}
+
+/* op_give(op, bytes) — bytes of what op holds of the output budget given back. */
+static void op_give(struct op *op, uint64_t bytes)
+{
+    if (bytes > op->held)
+        bytes = op->held;
+    if (bytes)
+        op->as->budget.give(op->as->budget.ctx, bytes);
+    op->held -= bytes;
+}
+
 static void op_free(struct op *op)
 {
     if (!op)
         return;
+    op_give(op, op->held);
     free_strv(op->argv);
     free_strv(op->env);
     free(op->cwd);
@@ -369,6 +397,12 @@ static void answer(struct op *op)
     }
     http_on_close(r, NULL, NULL);
     if (op->raw) {
+        struct held *h = op->held ? malloc(sizeof(*h)) : NULL;
+        if (h) { /* the answer's copy holds them until it left */
+            *h = (struct held){op->as->budget, op->held};
+            op->held = 0;
+            http_on_close(r, held_release, h);
+        }
         http_respond(r, op->status, op->ctype, op->raw, op->raw_len, NULL, NULL);
     } else if (op->answer) {
         http_respond_json(r, op->status, op->answer);
@@ -536,15 +570,41 @@ static json_t *dirent_json(const struct sandbox_dirent *e)
     return j;
 }
 
+/* download_reserve(op, max) — room in the output budget for a download of at most *max bytes
+ * (lowered to the budget's size), taken now so that the read itself stays within the budget;
+ * false with op's 503 answer set when other answers hold it. */
+static bool download_reserve(struct op *op, size_t *max)
+{
+    const struct api_sessions_budget *b = &op->as->budget;
+
+    if (!b->take)
+        return true;
+    if (*max > b->total)
+        *max = (size_t)b->total;
+    if (!b->take(b->ctx, *max)) {
+        op->status = 503;
+        op->code_name = "output_budget";
+        errbuf_set(&op->err,
+                   "the server's output budget (crucible serve --output-budget-mb, %llu MB) is "
+                   "held by other answers not yet sent; retry later",
+                   (unsigned long long)(b->total >> 20));
+        return false;
+    }
+    op->held = *max;
+    return true;
+}
+
 static void files_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
     struct sandbox *sb = op->s->sb;
     struct sandbox_dirent *ents = NULL;
-    size_t n = 0;
+    size_t n = 0, max = op->as->cfg.max_file_bytes;
     int r;
 
     op->status = 200;
+    if ((op->kind == OP_GET || op->kind == OP_GET_TAR) && !download_reserve(op, &max))
+        return;
     switch (op->kind) {
     case OP_PUT:
         r = sandbox_file_write(sb, op->path, op->body, op->len, op->mode, &op->err);
@@ -563,13 +623,11 @@ static void files_run(struct offload_work *w)
         }
         break;
     case OP_GET:
-        r = sandbox_file_read(sb, op->path, op->as->cfg.max_file_bytes, &op->raw, &op->raw_len,
-                              &op->err);
+        r = sandbox_file_read(sb, op->path, max, &op->raw, &op->raw_len, &op->err);
         op->ctype = "application/octet-stream";
         break;
     case OP_GET_TAR:
-        r = sandbox_file_get_tar(sb, op->path, op->as->cfg.max_file_bytes, &op->raw, &op->raw_len,
-                                 &op->err);
+        r = sandbox_file_get_tar(sb, op->path, max, &op->raw, &op->raw_len, &op->err);
         op->ctype = "application/x-tar";
         break;
     case OP_LIST:
@@ -584,6 +642,7 @@ static void files_run(struct offload_work *w)
         }
         break;
     }
+    op_give(op, op->held - (r == 0 && op->raw ? op->raw_len : 0)); /* what it is, not may be */
     if (r < 0)
         fail_errno(op, r);
     op->broken = r < 0 && op->status == 500 && init_gone(sb);
@@ -1574,6 +1633,11 @@ void api_sessions_set_log(struct api_sessions *as,
 {
     as->log = log;
     as->log_ctx = ctx;
+}
+
+void api_sessions_set_output_budget(struct api_sessions *as, const struct api_sessions_budget *b)
+{
+    as->budget = *b;
 }
 
 void api_sessions_stop(struct api_sessions *as)

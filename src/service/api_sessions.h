@@ -65,6 +65,20 @@ struct api_sessions *api_sessions_new(const struct api_sessions_config *cfg, str
 void api_sessions_set_log(struct api_sessions *as,
                           void (*log)(void *ctx, const char *event, json_t *fields), void *ctx);
 
+/* The server-wide budget of answers not yet sent (--output-budget-mb; api_output_take and
+ * api_output_give): a download (GET .../files, one file or a tar) holds its bytes in it from
+ * the read until its answer left, and is answered 503 (Retry-After) when the budget has no room
+ * for the most it may be. Without one, downloads are bounded by max_file_bytes alone. */
+struct api_sessions_budget {
+    uint64_t total; /* the budget's size (a download is at most that, or max_file_bytes) */
+    bool (*take)(void *ctx, uint64_t bytes);
+    void (*give)(void *ctx, uint64_t bytes);
+    void *ctx;
+};
+
+/* api_sessions_set_output_budget(as, b) — b is copied; the server's api, once it exists. */
+void api_sessions_set_output_budget(struct api_sessions *as, const struct api_sessions_budget *b);
+
 /* api_sessions_stop(as) — the server is stopping: from now on sessions are destroyed on the
  * loop thread, not handed to the api workers (which are going away). Call before http_stop. */
 void api_sessions_stop(struct api_sessions *as);
