@@ -2,9 +2,9 @@
  * files.c — a live sandbox's files, read and written by the supervisor (see files.h).
  *
  * Everything goes through one descriptor: the O_PATH fd of the sandbox's scratch tmpfs that
- * init hands the supervisor for the operation (sandbox__scratch_open), whose directories "work" and "tmp" are the
- * sandbox's /work and /tmp. Every lookup is an openat2 beneath it that refuses every symlink
- * (RESOLVE_NO_SYMLINKS, so a payload's `ln -s / /work/out` makes "/work/out/etc/passwd" an
+ * init hands the supervisor for the operation (sandbox__scratch_open), whose directories "work" and
+ * "tmp" are the sandbox's /work and /tmp. Every lookup is an openat2 beneath it that refuses every
+ * symlink (RESOLVE_NO_SYMLINKS, so a payload's `ln -s / /work/out` makes "/work/out/etc/passwd" an
  * ELOOP, never the host's file), magic links and mount crossings. What modifies the tree is
  * either an fd-based call on a descriptor so opened (fchown, fchmod, futimens) or a *at call
  * on one name in such a directory that never follows that name (mkdirat, renameat, unlinkat,

@@ -451,8 +451,7 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
     src = beneath(psrc, ".", O_RDONLY | O_DIRECTORY, 0);
     close(psrc);
     if (src < 0)
-        return errbuf_set(err, "cannot open the parent's scratch filesystem: %s",
-                          strerror(-src)),
+        return errbuf_set(err, "cannot open the parent's scratch filesystem: %s", strerror(-src)),
                NULL;
     child = sandbox_create(sandbox__runtime(parent), sandbox__image(parent), &limits, err);
     if (!child) {

@@ -550,8 +550,8 @@ static void note_scratch(struct sandbox *sb, int fd)
 static pid_t clone_init(struct sandbox *sb)
 {
     struct clone_args args;
-    uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
-                     CLONE_NEWUTS;
+    uint64_t flags =
+        CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 
     memset(&args, 0, sizeof(args));
     if (sb->has_cg && sb->cg.v2_fd >= 0) {
@@ -1302,7 +1302,8 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
         res->cpu_time = 0;
     res->memory_kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
     if (sb->has_cg) {
-        note_peak(sb);
+        if (res->memory_kb > sb->peak_kb) /* note_peak's, from the value just read */
+            sb->peak_kb = res->memory_kb;
         cgroup_memory_peak_release(&sb->cg); /* no descriptor kept while idle */
     }
     if (res->memory_kb == 0)
