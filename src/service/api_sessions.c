@@ -541,12 +541,10 @@ static void files_run(struct offload_work *w)
 static bool exec_limits(struct op *op, struct sandbox_limits *l)
 {
     struct session *s = op->s;
-    struct sandbox_usage u = {0};
     double left;
 
     *l = s->limits;
-    (void)sandbox_usage(s->sb, &u);
-    left = s->limits.cpu_time - u.cpu_time;
+    left = s->limits.cpu_time - sandbox_cpu_time(s->sb);
     if (left < sandbox_limit_ranges[LIM_CPU].min)
         return false;
     l->cpu_time = left;
@@ -668,14 +666,11 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     struct verify_opts vo;
     struct verify_result vr;
 
-    struct sandbox_usage u = {0};
-
     /* the tests' CPU comes out of what is left of the session's (at least the least limit:
      * a session with none left times out, reward 0) */
-    (void)sandbox_usage(s->sb, &u);
     op->task.limits.cpu_time =
         fmax(sandbox_limit_ranges[LIM_CPU].min,
-             fmin(op->task.limits.cpu_time, s->limits.cpu_time - u.cpu_time));
+             fmin(op->task.limits.cpu_time, s->limits.cpu_time - sandbox_cpu_time(s->sb)));
     verify_opts_default(&vo);
     vo.sandbox = s->sb;
     vo.image = s->img;
