@@ -208,6 +208,16 @@ double sandbox_cpu_time(struct sandbox *sb);
  * against the child's disk limit (the same size as the parent's, so it fits). NULL with err. */
 struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err);
 
+/* sandbox_fork_into(parent, child, err) — sandbox_fork's copy into a child the caller made
+ * ahead (a spare from a pool, so that creation is off the request's path): child must be
+ * fresh — made by sandbox_create and given nothing since but sandbox_set_limits and
+ * sandbox_set_cancel_fd, no file put, no exec — and of the parent's runtime (or a copy of it,
+ * as a pool keeps), image, scratch size, writable root and network (checked: -EINVAL
+ * otherwise, nothing copied). 0, or -errno
+ * with err set; either way the child stays the caller's, and after a failure it holds part of
+ * a copy and is only fit to be destroyed. */
+int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errbuf *err);
+
 /* sandbox_destroy(sb) — kills everything, waits for the cgroup to empty, removes it.
  * Returns 0, or -errno when something could not be cleaned (logged in err if given). */
 int sandbox_destroy(struct sandbox *sb, struct errbuf *err);

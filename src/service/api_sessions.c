@@ -8,7 +8,9 @@
  * operation comes back on the loop, the session is free again, its idle clock restarts, and
  * a session deleted or expired meanwhile is destroyed then.
  *
- * A session's sandbox is made by sandbox_create on an api worker and used from whichever
+ * A session's sandbox is taken from the spares (cfg.spares, a pool of sandboxes of a default
+ * session's shape made ahead) when one fits, else made by sandbox_create on an api worker; a
+ * fork's child likewise (sandbox_fork_into a spare, else sandbox_fork). It is used from whichever
  * thread runs its current operation (sandbox.h: one thread at a time, which the busy flag
  * guarantees); it is destroyed on an api worker, or on the loop when the server stops.
  */
@@ -28,6 +30,7 @@
 #include "judge/verify.h"
 #include "library/store.h"
 #include "sandbox/files.h"
+#include "sandbox/pool.h"
 #include "service/offload.h"
 #include "service/session.h"
 #include "util.h"
@@ -105,6 +108,7 @@ struct op {
     struct sandbox *made;  /* create and fork */
     struct errbuf err;
     bool exec_infra;
+    bool broken; /* the sandbox's init is dead (init_gone): the session is reclaimed as broken */
     struct sandbox_usage usage; /* create, fork: the new sandbox's, measured on the worker */
     bool has_usage;             /* (the session's copy is the loop's: taken in release) */
 };
@@ -231,6 +235,20 @@ static json_t *session_info(const struct session *s, bool detail)
 static void gauges(struct api_sessions *as)
 {
     metrics_set(as->m, "sessions", "live sessions", "", (double)session_count(as->t));
+    if (as->cfg.spares) {
+        struct pool_stats ps;
+        pool_stats(as->cfg.spares, &ps);
+        metrics_set(as->m, "session_spares_ready",
+                    "sandboxes of a default session's shape made ahead (--session-spares)", "",
+                    ps.ready);
+        metrics_set_total(as->m, "session_spares_hits_total",
+                          "session creates and forks that took a sandbox made ahead", "",
+                          (double)ps.hits);
+        metrics_set_total(as->m, "session_spares_misses_total",
+                          "session creates and forks that made their sandbox on the request's "
+                          "path (none ready, or another shape)",
+                          "", (double)ps.misses);
+    }
 }
 
 static void say(struct api_sessions *as, const char *event, json_t *fields)
@@ -408,20 +426,55 @@ static void fail_errno(struct op *op, int r)
 
 /* ---- the operations, on workers ----------------------------------------------------- */
 
+/* init_gone(sb) — whether sb's init is dead (killed from outside, the OOM killer): a request
+ * init answers whatever it finds (reading a file; its answer is not used) fails on the hung-up
+ * control socket instead. Asked only after an operation failed as the server's fault, so a
+ * session whose sandbox died is told from one whose exec failed for a passing reason. */
+static bool init_gone(struct sandbox *sb)
+{
+    struct errbuf err = {{0}};
+    char *data = NULL;
+    size_t len = 0;
+    int r = sandbox_get_file(sb, ".crucible-liveness-probe", 1, &data, &len, &err);
+
+    free(data);
+    return r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN || r == -EBADF;
+}
+
+/* spare(as, s) — a sandbox made ahead for s (its image, limits and network) when one fits and
+ * is ready, with s's limits applied; else NULL (the caller makes one). Worker thread. */
+static struct sandbox *spare(struct api_sessions *as, const struct session *s)
+{
+    struct errbuf miss = {{0}};
+
+    if (!as->cfg.spares)
+        return NULL;
+    return pool_take(as->cfg.spares, s->img, &s->limits, as->cfg.rt->cancel_fd, &miss);
+}
+
 static void create_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
     struct session *s = op->s;
 
-    op->made = sandbox_create(op->as->cfg.rt, s->img, &s->limits, &op->err);
+    if (!(op->made = spare(op->as, s)))
+        op->made = sandbox_create(op->as->cfg.rt, s->img, &s->limits, &op->err);
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
 static void fork_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
+    struct sandbox *child = spare(op->as, op->child);
 
-    op->made = sandbox_fork(op->s->sb, &op->err);
+    if (!child) {
+        op->made = sandbox_fork(op->s->sb, &op->err);
+    } else if (sandbox_fork_into(op->s->sb, child, &op->err) < 0) {
+        pool_discard(op->as->cfg.spares, child); /* part of a copy: only fit to go */
+    } else {
+        op->made = child;
+    }
+    op->broken = !op->made && init_gone(op->s->sb);
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
@@ -533,6 +586,7 @@ static void files_run(struct offload_work *w)
     }
     if (r < 0)
         fail_errno(op, r);
+    op->broken = r < 0 && op->status == 500 && init_gone(sb);
 }
 
 /* exec_limits(op, l, err) — the session's limits for this exec: the wall limit is the
@@ -654,6 +708,12 @@ static void exec_run(struct job *j, const struct sandbox_runtime *rt)
         json_object_set_new(op->answer, "session", json_string(s->id));
     }
     op->exec_infra = shown->status == RESULT_SANDBOX_ERROR;
+    op->broken = op->exec_infra && init_gone(sb);
+    if (op->broken && op->answer)
+        json_object_set_new(op->answer, "message",
+                            json_string("the session's sandbox died (its init was killed from "
+                                        "outside, or by the OOM killer); the session is "
+                                        "reclaimed and its id answers 404 from now on"));
     op->status = 200;
     result_release(&res);
     result_release(&compile);
@@ -682,6 +742,7 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     if (op->answer)
         json_object_set_new(op->answer, "session", json_string(s->id));
     op->exec_infra = vr.verdict == VERDICT_INFRA_ERROR;
+    op->broken = op->exec_infra && init_gone(s->sb);
     op->status = 200;
     verify_result_release(&vr);
 }
@@ -692,6 +753,8 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
  * goes now if it was reclaimed meanwhile. */
 static void release(struct api_sessions *as, struct session *s, const struct op *op)
 {
+    bool broken = op && op->broken && op->s == s && s->reclaim == SESSION_LIVE;
+
     if (op && op->has_usage && op->kind != OP_FORK) {
         s->usage = op->usage;
         s->has_usage = true;
@@ -699,7 +762,9 @@ static void release(struct api_sessions *as, struct session *s, const struct op 
     s->busy = false;
     s->op = NULL;
     s->last_used = util_now();
-    if (s->reclaim != SESSION_LIVE) {
+    if (broken) {
+        reclaim(as, s, SESSION_BROKEN); /* not busy any more: goes now */
+    } else if (s->reclaim != SESSION_LIVE) {
         dispose(as, s->sb);
         session_free(s);
     }

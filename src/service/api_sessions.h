@@ -32,6 +32,7 @@
 #include "service/scheduler.h"
 
 struct offload;
+struct pool;
 struct store;
 
 struct api_sessions_config {
@@ -45,6 +46,8 @@ struct api_sessions_config {
     double ttl_s, idle_ttl_s;            /* defaults (--session-ttl, --session-idle-ttl) */
     size_t max_file_bytes;               /* most bytes a download or a tar of one answer holds */
     struct store *store;                 /* the task library for verify's task_id, or NULL */
+    struct pool *spares; /* sandboxes made ahead (pool.h) of a default session's shape, or NULL:
+                          * a create or fork of a session of that shape takes one */
 };
 
 /* api_sessions_answered(ctx, route, status, t0) — an answer given later went out. */
