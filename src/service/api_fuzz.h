@@ -38,8 +38,8 @@ int api_sessions_check_body(struct api_sessions *as, const char *action, const c
  * PUT (put) or GET /v1/sessions/{id}/files checked as the route does (each value NULL when
  * absent; path_len the decoded path's length: it may hold NUL bytes). 0, or -EINVAL (400) /
  * -ENOMEM with err saying why. */
-int api_sessions_check_files(struct api_sessions *as, bool put, const char *path,
-                             size_t path_len, const char *mode, const char *format,
-                             const char *list, struct errbuf *err);
+int api_sessions_check_files(struct api_sessions *as, bool put, const char *path, size_t path_len,
+                             const char *mode, const char *format, const char *list,
+                             struct errbuf *err);
 
 #endif

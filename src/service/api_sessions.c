@@ -1545,9 +1545,9 @@ int api_sessions_check_body(struct api_sessions *as, const char *action, const c
     return rc;
 }
 
-int api_sessions_check_files(struct api_sessions *as, bool put, const char *path,
-                             size_t path_len, const char *mode, const char *format,
-                             const char *list, struct errbuf *err)
+int api_sessions_check_files(struct api_sessions *as, bool put, const char *path, size_t path_len,
+                             const char *mode, const char *format, const char *list,
+                             struct errbuf *err)
 {
     struct op *op = op_new(as, NULL, "files", NULL, NULL);
     int rc;
