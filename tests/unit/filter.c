@@ -131,6 +131,26 @@ static int p_i386(void)
     return 3;
 }
 
+/*
+ * i386_entry_works() — whether this kernel runs i386 syscalls at all: int 0x80 (getpid, 20)
+ * in a child without the filter. Some kernels and hypervisors have no int 0x80 gate (the
+ * instruction faults with SIGSEGV before any syscall entry, so no filter is ever consulted);
+ * there the arch check cannot be observed and the probe below is skipped, not passed.
+ */
+static int i386_entry_works(void)
+{
+    int st;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        long ret;
+        __asm__ volatile("int $0x80" : "=a"(ret) : "a"(20) : "memory");
+        _exit(ret == (long)getpid() ? 0 : 1);
+    }
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
 int main(void)
 {
     struct errbuf err = {{0}};
@@ -177,8 +197,13 @@ int main(void)
     ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "prlimit on another process denied");
     st = probe(p_prlimit_self);
     ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "getrlimit/setrlimit on itself allowed");
-    st = probe(p_i386);
-    ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS, "i386 syscall via int 0x80 is killed (SIGSYS)");
+    if (i386_entry_works()) {
+        st = probe(p_i386);
+        ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+           "i386 syscall via int 0x80 is killed (SIGSYS)");
+    } else {
+        skip("this kernel has no int 0x80 entry (it faults without the filter)");
+    }
     filter_release(&f);
     ok(f.insns == NULL && f.len == 0, "release clears the program");
     return done_testing();
