@@ -536,7 +536,9 @@ static void take_host_resources(sigset_t *sigs)
  * fits the connection limit under it, keeping 1024 descriptors (a quarter of a small limit)
  * for jobs, the library and the daemon: the default shrinks to fit, an explicit
  * --max-connections that does not fit is refused. 0, or 2 after saying why. */
-#define SESSION_FDS 4 /* descriptors the server holds per live session (measured: 4) */
+#define SESSION_FDS                                                                                \
+    1 /* descriptors the server holds per idle session: its sandbox's control                      \
+       * socket (sandbox.c; an operation's own few come out of the 1024 kept) */
 
 static int connection_budget(struct serve_args *a)
 {

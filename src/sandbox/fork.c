@@ -5,7 +5,7 @@
  * and limits; or given made already, to sandbox_fork_into, by a pool of spare sandboxes), so the
  * parent is stopped only for the copy itself: init stops every other
  * process of the parent (sandbox__pause) and the supervisor copies the parent's scratch tmpfs
- * into the child's, from one scratch descriptor to the other (sandbox__scratch_fd), then the
+ * into the child's, from one scratch descriptor to the other (sandbox__scratch_open), then the
  * parent's processes continue — also when the copy failed.
  *
  * What is copied: the whole scratch, that is /work, /tmp and, with a writable root, the
@@ -457,23 +457,31 @@ static bool same_shape(struct sandbox *parent, struct sandbox *child)
 
 int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errbuf *err)
 {
-    struct copy c = {.err = err};
+    struct copy c = {.err = err, .dst_root = -1};
     struct errbuf resume_err;
-    int src = -1, dst = -1, r;
+    int src = -1, dst = -1, psrc, r;
     double t0 = util_now(), t_made = t0, t_stopped = t0, t_copied = t0;
 
-    if (sandbox__scratch_fd(parent) < 0)
-        return errbuf_set(err, "the parent's scratch filesystem is not available");
     if (!same_shape(parent, child))
         return errbuf_set(err, "the child sandbox is not of the parent's image, scratch size, "
                                "root or network"),
                -EINVAL;
-    c.dst_root = sandbox__scratch_fd(child);
-    src = beneath(sandbox__scratch_fd(parent), ".", O_RDONLY | O_DIRECTORY, 0);
+    /* Both scratch descriptors only for the time of the copy (sandbox__scratch_open). */
+    if ((psrc = sandbox__scratch_open(parent, err)) < 0)
+        return psrc;
+    src = beneath(psrc, ".", O_RDONLY | O_DIRECTORY, 0);
+    close(psrc);
+    if (src < 0)
+        return errbuf_set(err, "cannot open the parent's scratch filesystem: %s", strerror(-src)),
+               src;
+    c.dst_root = sandbox__scratch_open(child, err);
+    if (c.dst_root < 0) {
+        r = c.dst_root;
+        goto out;
+    }
     dst = beneath(c.dst_root, ".", O_RDONLY | O_DIRECTORY, 0);
-    if (src < 0 || dst < 0) {
-        r = errbuf_set(err, "cannot open the scratch filesystems: %s",
-                       strerror(-(src < 0 ? src : dst)));
+    if (dst < 0) {
+        r = errbuf_set(err, "cannot open the child's scratch filesystem: %s", strerror(-dst));
         goto out;
     }
     t_made = util_now();
@@ -503,6 +511,8 @@ out:
         close(src);
     if (dst >= 0)
         close(dst);
+    if (c.dst_root >= 0)
+        close(c.dst_root);
     return r < 0 ? r : 0;
 }
 
@@ -511,8 +521,6 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
     struct sandbox_limits limits = *sandbox__limits(parent);
     struct sandbox *child;
 
-    if (sandbox__scratch_fd(parent) < 0)
-        return errbuf_set(err, "the parent's scratch filesystem is not available"), NULL;
     child = sandbox_create(sandbox__runtime(parent), sandbox__image(parent), &limits, err);
     if (!child)
         return NULL;

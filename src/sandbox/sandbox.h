@@ -190,9 +190,14 @@ struct sandbox_usage {
     uint64_t disk_limit_kb;  /* the scratch's size */
 };
 
-/* sandbox_usage(sb, u) — fills u; 0 or -errno. Cheap (a few cgroup files and one fstatfs);
- * safe while no exec runs on sb (same thread rule as every call). */
+/* sandbox_usage(sb, u) — fills u; 0 or -errno. Cheap (a few cgroup files, and one fstatfs of
+ * the scratch init hands over, a round trip to it); safe while no exec runs on sb (same
+ * thread rule as every call). */
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u);
+
+/* sandbox_cpu_time(sb) — sandbox_usage's cpu_time alone: one cgroup file, no request to init
+ * (what an exec checks against a session's CPU budget). */
+double sandbox_cpu_time(struct sandbox *sb);
 
 /* sandbox_fork(parent, err) — a new sandbox made as the parent was (runtime, image, limits,
  * writable root) whose scratch (/work, /tmp, a writable root's changes) is a copy of the

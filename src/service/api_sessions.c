@@ -31,6 +31,7 @@
 #include "library/store.h"
 #include "sandbox/files.h"
 #include "sandbox/pool.h"
+#include "service/api_fuzz.h"
 #include "service/offload.h"
 #include "service/session.h"
 #include "util.h"
@@ -188,11 +189,10 @@ static int only_keys(const json_t *j, const char *const *allowed, struct errbuf 
     return 0;
 }
 
-/* parse_json_body(r, j, err) — the request's body as a JSON object; an empty body is {}. */
-static int parse_json_body(struct http_request *r, json_t **j, struct errbuf *err)
+/* parse_json(body, len, j, err) — body (len bytes and a NUL) as a JSON object; an empty body
+ * is {}. -EFBIG beyond MAX_JSON_BODY. */
+static int parse_json(const char *body, size_t len, json_t **j, struct errbuf *err)
 {
-    size_t len;
-    const char *body = http_body(r, &len);
     json_error_t je;
 
     if (len > MAX_JSON_BODY) {
@@ -215,6 +215,15 @@ static int parse_json_body(struct http_request *r, json_t **j, struct errbuf *er
         return errbuf_set(err, "the body must be a JSON object");
     }
     return 0;
+}
+
+/* parse_json_body(r, j, err) — the request's body through parse_json. */
+static int parse_json_body(struct http_request *r, json_t **j, struct errbuf *err)
+{
+    size_t len;
+    const char *body = http_body(r, &len);
+
+    return parse_json(body, len, j, err);
 }
 
 /* session_info(s, detail) — the answer describing s; detail adds the clocks, counts and
@@ -654,12 +663,10 @@ static void files_run(struct offload_work *w)
 static bool exec_limits(struct op *op, struct sandbox_limits *l)
 {
     struct session *s = op->s;
-    struct sandbox_usage u = {0};
     double left;
 
     *l = s->limits;
-    (void)sandbox_usage(s->sb, &u);
-    left = s->limits.cpu_time - u.cpu_time;
+    left = s->limits.cpu_time - sandbox_cpu_time(s->sb);
     if (left < sandbox_limit_ranges[LIM_CPU].min)
         return false;
     l->cpu_time = left;
@@ -787,14 +794,11 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     struct verify_opts vo;
     struct verify_result vr;
 
-    struct sandbox_usage u = {0};
-
     /* the tests' CPU comes out of what is left of the session's (at least the least limit:
      * a session with none left times out, reward 0) */
-    (void)sandbox_usage(s->sb, &u);
     op->task.limits.cpu_time =
         fmax(sandbox_limit_ranges[LIM_CPU].min,
-             fmin(op->task.limits.cpu_time, s->limits.cpu_time - u.cpu_time));
+             fmin(op->task.limits.cpu_time, s->limits.cpu_time - sandbox_cpu_time(s->sb)));
     verify_opts_default(&vo);
     vo.sandbox = s->sb;
     vo.image = s->img;
@@ -1343,12 +1347,11 @@ static unsigned submit_job(struct api_sessions *as, struct http_request *r, stru
     return 0;
 }
 
-/* files_query(r, op, err) — path, mode, list and format of a files request. */
-static int files_query(struct http_request *r, struct op *op, bool put, struct errbuf *err)
+/* files_args(path, path_len, mode, format, list, op, put, err) — a files request's query
+ * parameters (each NULL when absent; path_len the decoded path's length) into op. */
+static int files_args(const char *path, size_t path_len, const char *mode, const char *format,
+                      const char *list, struct op *op, bool put, struct errbuf *err)
 {
-    size_t path_len;
-    const char *path = http_query_n(r, "path", &path_len), *mode = http_query(r, "mode");
-    const char *format = http_query(r, "format"), *list = http_query(r, "list");
     uint64_t m;
 
     if (!path || !*path)
@@ -1385,6 +1388,16 @@ static int files_query(struct http_request *r, struct op *op, bool put, struct e
         op->kind = format ? OP_GET_TAR : list && strcmp(list, "1") == 0 ? OP_LIST : OP_GET;
     }
     return 0;
+}
+
+/* files_query(r, op, put, err) — path, mode, list and format of a files request. */
+static int files_query(struct http_request *r, struct op *op, bool put, struct errbuf *err)
+{
+    size_t path_len = 0;
+    const char *path = http_query_n(r, "path", &path_len);
+
+    return files_args(path, path_len, http_query(r, "mode"), http_query(r, "format"),
+                      http_query(r, "list"), op, put, err);
 }
 
 bool api_sessions_path(const char *path)
@@ -1604,6 +1617,65 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
     }
     http_on_close(r, op_closed, op);
     return -EINPROGRESS;
+}
+
+/* ---- checking without a server (api_fuzz.h) ------------------------------------------ */
+
+int api_sessions_check_body(struct api_sessions *as, const char *action, const char *body,
+                            size_t len, struct errbuf *err)
+{
+    static const char *const fork_keys[] = {"ttl_s", "idle_ttl_s", NULL};
+    /* the session an exec, a verification or a fork would name: a fresh one, not in the
+     * table, with the server's defaults */
+    struct session s = {.img = as->cfg.host,
+                        .limits = as->cfg.defaults,
+                        .ttl_s = as->cfg.ttl_s,
+                        .idle_ttl_s = as->cfg.idle_ttl_s};
+    struct op *op = NULL;
+    json_t *j = NULL;
+    double ttl;
+    int rc;
+
+    s.created = s.last_used = util_now();
+    if ((rc = parse_json(body, len, &j, err)) < 0)
+        return rc == -EFBIG ? rc : -EINVAL;
+    if (strcmp(action, "create") == 0) {
+        rc = parse_create(as, j, &s, err) < 0 ? -EINVAL : 0;
+    } else if (strcmp(action, "fork") == 0) {
+        rc = only_keys(j, fork_keys, err) < 0 ||
+                     number_field(j, "ttl_s", 1, MAX_TTL_S, s.ttl_s, &ttl, err) < 0 ||
+                     number_field(j, "idle_ttl_s", 1, MAX_TTL_S, s.idle_ttl_s, &ttl, err) < 0
+                 ? -EINVAL
+                 : 0;
+    } else if (strcmp(action, "exec") == 0 || strcmp(action, "verify") == 0) {
+        if (!(op = op_new(as, NULL, action, NULL, NULL))) {
+            json_decref(j);
+            return errbuf_set(err, "out of memory"), -ENOMEM;
+        }
+        op->s = &s;
+        rc = action[0] == 'e' ? parse_exec(as, j, op, err) : parse_verify(as, j, op, err);
+        if (rc < 0 && rc != -ENOENT && rc != -EIO && rc != -ENOMEM)
+            rc = -EINVAL;
+        op_free(op);
+    } else {
+        rc = (errbuf_set(err, "no session action '%s' to check", action), -ENOTSUP);
+    }
+    json_decref(j);
+    return rc;
+}
+
+int api_sessions_check_files(struct api_sessions *as, bool put, const char *path, size_t path_len,
+                             const char *mode, const char *format, const char *list,
+                             struct errbuf *err)
+{
+    struct op *op = op_new(as, NULL, "files", NULL, NULL);
+    int rc;
+
+    if (!op)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    rc = files_args(path, path_len, mode, format, list, op, put, err);
+    op_free(op);
+    return rc < 0 ? (rc == -ENOMEM ? rc : -EINVAL) : 0;
 }
 
 /* ---- lifecycle ----------------------------------------------------------------------- */
