@@ -1119,6 +1119,7 @@ void sandbox__init_main(const struct init_params *params)
         setup_fail(ctl, errno, "cannot create signalfd in init");
     memset(&m, 0, sizeof(m));
     m.type = CTL_READY;
+    m.pid = scratch; /* where init keeps it, for the supervisor's /proc shortcut */
     if (sandbox__ctl_send(ctl, &m, &scratch, 1) < 0)
         _exit(1);
 

@@ -27,7 +27,8 @@
 enum ctl_type {
     CTL_GO = 1,      /* sup → init: maps and cgroups are in place, build the sandbox */
     CTL_READY,       /* init → sup: root filesystem built, waiting for requests; fd[0] an
-                      * O_PATH descriptor of the scratch tmpfs's root (init keeps its own) */
+                      * O_PATH descriptor of the scratch tmpfs's root (init keeps its own,
+                      * whose number is pid) */
     CTL_FAILED,      /* init → sup: setup failed (err, text) */
     CTL_PUT,         /* sup → init: copy fd[0] to text (relative path), mode (and
                       * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
@@ -124,7 +125,9 @@ int rootfs__build(const struct image *img, const struct sandbox_limits *limits, 
  * holds thousands of sessions under one descriptor limit): init keeps the scratch's root and
  * hands a copy over on request (CTL_SCRATCH), and the copy must be the very mount and inode
  * READY handed over before any payload ran (checked: device, inode and mount id), so a
- * subverted init can give nothing else. The descriptor or -errno with err set (-ENXIO: the
+ * subverted init can give nothing else. A supervisor that may read init's descriptors (root)
+ * takes the copy through /proc/<init>/fd without waking init, checked alike. The descriptor
+ * or -errno with err set (-ENXIO: the
  * sandbox has no scratch). Everything below it is the sandbox's, written by hostile code:
  * resolve beneath it without following symlinks (openat2 RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). Not while an exec runs (one thread at a
