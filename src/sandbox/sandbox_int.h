@@ -47,7 +47,8 @@ enum ctl_type {
     CTL_EXEC_KILLED, /* init → sup: done, its processes reaped (err: the keeper's wait failed) */
     CTL_PAUSE,       /* sup → init: SIGSTOP every other process, reply once all are stopped */
     CTL_RESUME,      /* sup → init: SIGCONT every other process */
-    CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop) */
+    CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop),
+                      * mode: the request's mode (a sequence number) echoed */
 };
 
 /* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
