@@ -265,7 +265,8 @@ for t in threads:
     t.join()
 ok(not failures, "8 threads x 10 creates and deletes: every answer 201/429 and 200", failures[:3])
 ok(wait_idle(), "the table empties and no sandbox process is left")
-ok(srv.fd_count() == fds0, "the server holds as many fds as before", (fds0, srv.fd_count()))
+ok(srv.fd_count() <= fds0, "the server holds no more fds than before (a client's connection may "
+   "have closed since)", (fds0, srv.fd_count()))
 left = sorted(d for d in seen if os.path.isdir(d))
 ok(seen and not left, "no cgroup of the %d seen is left" % len(seen), left[:5])
 ok_rss(srv.status_kb("VmRSS") < 128 * 1024, "the server's RSS stays below 128 MB",
