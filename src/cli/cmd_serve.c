@@ -45,6 +45,7 @@ static const char USAGE[] =
     "                      [--api-threads N] [--parse-budget MB]\n"
     "                      [--run-code-margin S]\n"
     "                      [--max-sessions N] [--session-ttl S] [--session-idle-ttl S]\n"
+    "                      [--session-spares N]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -91,8 +92,9 @@ static const char USAGE[] =
     "Memory held for jobs (docs/API.md, \"Memory the server holds for jobs\"):\n"
     "  --max-output-kb KB  most output a request or task may capture per stream\n"
     "                      (limits.output_kb; default 8192); more is a 400\n"
-    "  --output-budget-mb MB  answers not yet sent, all jobs together (default 1024);\n"
-    "                      beyond it output is cut, the record's output_limited says so\n"
+    "  --output-budget-mb MB  answers not yet sent, all jobs and session downloads together\n"
+    "                      (default 1024); beyond it output is cut, the record's\n"
+    "                      output_limited says so, and a download is a 503 (Retry-After)\n"
     "  --max-fetch-mb MB   bytes of /run_code fetch_files read back per request (default 32)\n"
     "  --stream-buffer-mb MB  unsent NDJSON of one batch before its further items wait\n"
     "                      (default 16)\n"
@@ -111,7 +113,11 @@ static const char USAGE[] =
     "                      answered 429\n"
     "  --session-ttl S     a session's life when its request gives no ttl_s (default 3600)\n"
     "  --session-idle-ttl S  a session with no request for that long is reclaimed, when its\n"
-    "                      request gives no idle_ttl_s (default 600)\n";
+    "                      request gives no idle_ttl_s (default 600)\n"
+    "  --session-spares N  sandboxes of a default session's shape (host image, default disk,\n"
+    "                      loopback, no writable root) kept made ahead, so that creating such a\n"
+    "                      session or forking one does not wait for a sandbox (default 2; 0:\n"
+    "                      none)\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
@@ -124,7 +130,7 @@ struct serve_args {
     uint64_t max_connections, max_per_address, header_timeout, body_timeout; /* 0: default */
     uint64_t max_output_kb, output_budget_mb, max_fetch_mb, stream_buffer_mb, stream_stall_s;
     uint64_t run_code_margin; /* seconds; 0: no start deadline for /run_code */
-    uint64_t max_sessions, session_ttl, session_idle_ttl;
+    uint64_t max_sessions, session_ttl, session_idle_ttl, session_spares;
     bool max_sessions_given; /* else the default shrinks to fit the descriptor limit */
     char *token;             /* owned */
     const char *db_path, *port_file;
@@ -143,7 +149,8 @@ struct serve {
     struct image_registry *images;
     struct metrics *m;
     struct pool *pool;
-    struct pool *run_code_pool; /* /run_code's shape: the default limits with lo up */
+    struct pool *run_code_pool;  /* /run_code's shape: the default limits with lo up */
+    struct pool *session_spares; /* a default session's shape (api_sessions_config.spares) */
     struct store *store;
     struct api *api;
     struct api_config cfg;
@@ -270,7 +277,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_RCMARGIN,
         O_MAXSESSIONS,
         O_SESSIONTTL,
-        O_SESSIONIDLE
+        O_SESSIONIDLE,
+        O_SESSIONSPARES
     };
     /* The memory options: a table, one range and one error each. */
     static const struct {
@@ -315,6 +323,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"max-sessions", required_argument, NULL, O_MAXSESSIONS},
         {"session-ttl", required_argument, NULL, O_SESSIONTTL},
         {"session-idle-ttl", required_argument, NULL, O_SESSIONIDLE},
+        {"session-spares", required_argument, NULL, O_SESSIONSPARES},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -341,6 +350,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
     a->max_sessions = 1000;
     a->session_ttl = 3600;
     a->session_idle_ttl = 600;
+    a->session_spares = 2;
     opterr = 0;
     optind = 1;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -480,6 +490,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
                 rc = usage_error("--%s wants seconds from 1 to 86400, got '%s'",
                                  c == O_SESSIONTTL ? "session-ttl" : "session-idle-ttl", optarg);
             break;
+        case O_SESSIONSPARES:
+            if (!util_parse_u64(optarg, 0, 64, &a->session_spares))
+                rc =
+                    usage_error("--session-spares wants an integer from 0 to 64, got '%s'", optarg);
+            break;
         default:
             rc = usage_error("unknown option or missing argument '%s'", argv[optind - 1]);
             break;
@@ -521,7 +536,9 @@ static void take_host_resources(sigset_t *sigs)
  * fits the connection limit under it, keeping 1024 descriptors (a quarter of a small limit)
  * for jobs, the library and the daemon: the default shrinks to fit, an explicit
  * --max-connections that does not fit is refused. 0, or 2 after saying why. */
-#define SESSION_FDS 4 /* descriptors the server holds per live session (measured: 4) */
+#define SESSION_FDS                                                                                \
+    1 /* descriptors the server holds per idle session: its sandbox's control                      \
+       * socket (sandbox.c; an operation's own few come out of the 1024 kept) */
 
 static int connection_budget(struct serve_args *a)
 {
@@ -599,6 +616,17 @@ static uint64_t host_pid_max(void)
 static void session_log(void *ctx, const char *event, json_t *fields)
 {
     api_log(ctx, event, fields);
+}
+
+/* session_output_take / _give — the sessions' downloads in the api's output budget. */
+static bool session_output_take(void *ctx, uint64_t bytes)
+{
+    return api_output_take(ctx, bytes);
+}
+
+static void session_output_give(void *ctx, uint64_t bytes)
+{
+    api_output_give(ctx, bytes);
 }
 
 /* trust_setup(s, a) — what clients may ask of this host, in one place: the images they may
@@ -684,6 +712,15 @@ static int serve_start(struct serve *s, const struct serve_args *a)
                   pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->warm, s->m, &err)))
             goto out_error;
     }
+    if (a->session_spares && a->max_sessions) {
+        /* parse_create's defaults: the server's limits, lo up; each session sets its own
+         * memory, pids and CPU on taking one (pool_take), disk and root must match */
+        struct sandbox_limits shape = s->cfg.limits;
+        shape.loopback = true;
+        if (!(s->session_spares =
+                  pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->session_spares, s->m, &err)))
+            goto out_error;
+    }
     if (a->db_path && store_open(a->db_path, true, &s->store, &err) < 0)
         goto out_error;
     s->cfg.store = s->store;
@@ -705,6 +742,7 @@ static int serve_start(struct serve *s, const struct serve_args *a)
                                          .ttl_s = (double)a->session_ttl,
                                          .idle_ttl_s = (double)a->session_idle_ttl,
                                          .max_file_bytes = (size_t)a->max_body << 20,
+                                         .spares = s->session_spares,
                                          .store = s->store};
         if (!(s->sessions = api_sessions_new(&sc, s->sched, s->offload, s->m))) {
             errbuf_set(&err, "out of memory");
@@ -713,8 +751,12 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         s->cfg.sessions = s->sessions;
     }
     s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
-    if (s->api)
+    if (s->api) {
+        struct api_sessions_budget b = {s->cfg.output_budget, session_output_take,
+                                        session_output_give, s->api};
         api_sessions_set_log(s->sessions, session_log, s->api);
+        api_sessions_set_output_budget(s->sessions, &b);
+    }
     {
         struct http_config hc = {.host = a->host,
                                  .port = (uint16_t)a->port,
@@ -749,6 +791,7 @@ static void serve_stop(struct serve *s)
     api_sessions_free(s->sessions); /* after the jobs and api workers that used them */
     pool_free(s->pool);             /* after the jobs: they hand their sandboxes back to it */
     pool_free(s->run_code_pool);
+    pool_free(s->session_spares); /* after the sessions: they hand their sandboxes back to it */
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */
     metrics_free(s->m);

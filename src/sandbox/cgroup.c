@@ -464,7 +464,7 @@ void cgroup_memory_peak_reset(struct cgroup *cg)
         return;
     }
     /* v2: a write to memory.peak resets the peak seen through that one fd (6.12+). The
-     * fd stays open for the group's life; a kernel that refuses the write keeps the
+     * fd stays open until cgroup_memory_peak_release; a kernel that refuses the write keeps the
      * group-lifetime peak read by path. */
     if (cg->peak_fd < 0) {
         snprintf(path, sizeof(path), "%s/memory.peak", d);
@@ -475,6 +475,22 @@ void cgroup_memory_peak_reset(struct cgroup *cg)
     if (pwrite(cg->peak_fd, "reset\n", 6, 0) != 6) {
         close(cg->peak_fd);
         cg->peak_fd = -1;
+    }
+}
+
+void cgroup_memory_peak_release(struct cgroup *cg)
+{
+    if (cg->peak_fd >= 0) {
+        close(cg->peak_fd);
+        cg->peak_fd = -1;
+    }
+}
+
+void cgroup_close_dir_fd(struct cgroup *cg)
+{
+    if (cg->v2_fd >= 0) {
+        close(cg->v2_fd);
+        cg->v2_fd = -1;
     }
 }
 

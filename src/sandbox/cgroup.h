@@ -47,7 +47,8 @@ struct cgroup {
     const struct cgroup_env *env;
     int ndirs;
     char dirs[CGROUP_MAX_HIER][4096]; /* parallel to env->hier[]; "" when unused */
-    int v2_fd;   /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 */
+    int v2_fd;   /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 once
+                  * cgroup_close_dir_fd */
     int peak_fd; /* v2 memory.peak opened for a per-fd reset (see below), or -1 */
 };
 
@@ -74,6 +75,11 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memo
 /* cgroup_set_limits(cg, memory_bytes, pids, err) — changes the limits of a live group
  * (0 = leave as is). 0 or -errno with err set. */
 int cgroup_set_limits(struct cgroup *cg, uint64_t memory_bytes, uint64_t pids, struct errbuf *err);
+
+/* cgroup_close_dir_fd(cg) — closes v2_fd once nothing more is cloned into the group (a
+ * sandbox's init is its only process cloned so): a live group then holds no descriptor but
+ * peak_fd during an exec. Safe to call twice. */
+void cgroup_close_dir_fd(struct cgroup *cg);
 
 /* cgroup_attach(cg, pid, skip_v1, skip_v2) — moves pid into the group's hierarchies but
  * the skipped ones (v2: cloned straight in; v1: attached itself). 0 or -errno. */
@@ -106,6 +112,11 @@ uint64_t cgroup_pids_current(const struct cgroup *cg);
  * cgroup_memory_peak_kb then reads. On an older v2 kernel the peak counts from the group's
  * creation. */
 void cgroup_memory_peak_reset(struct cgroup *cg);
+
+/* cgroup_memory_peak_release(cg) — closes the fd cgroup_memory_peak_reset opened (v2), once
+ * the peak it resets was read: cgroup_memory_peak_kb then reads the group-lifetime peak by
+ * path until the next reset. */
+void cgroup_memory_peak_release(struct cgroup *cg);
 
 /* cgroup_oom_kills(cg) — number of OOM kills inside the group since it was made (0 when
  * unknown): cumulative on v1 and v2, so a caller judging one of several runs in the group

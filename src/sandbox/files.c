@@ -2,9 +2,9 @@
  * files.c — a live sandbox's files, read and written by the supervisor (see files.h).
  *
  * Everything goes through one descriptor: the O_PATH fd of the sandbox's scratch tmpfs that
- * init hands the supervisor (sandbox__scratch_fd), whose directories "work" and "tmp" are the
- * sandbox's /work and /tmp. Every lookup is an openat2 beneath it that refuses every symlink
- * (RESOLVE_NO_SYMLINKS, so a payload's `ln -s / /work/out` makes "/work/out/etc/passwd" an
+ * init hands the supervisor for the operation (sandbox__scratch_open), whose directories "work" and
+ * "tmp" are the sandbox's /work and /tmp. Every lookup is an openat2 beneath it that refuses every
+ * symlink (RESOLVE_NO_SYMLINKS, so a payload's `ln -s / /work/out` makes "/work/out/etc/passwd" an
  * ELOOP, never the host's file), magic links and mount crossings. What modifies the tree is
  * either an fd-based call on a descriptor so opened (fchown, fchmod, futimens) or a *at call
  * on one name in such a directory that never follows that name (mkdirat, renameat, unlinkat,
@@ -119,14 +119,10 @@ static int beneath(int dirfd, const char *rel, int flags, mode_t mode)
     return fd < 0 ? -errno : fd;
 }
 
-/* scratch(sb, err) — the scratch fd (the sandbox keeps it), or -errno. */
+/* scratch(sb, err) — the scratch fd for one operation (the caller closes it), or -errno. */
 static int scratch(struct sandbox *sb, struct errbuf *err)
 {
-    int fd = sandbox__scratch_fd(sb);
-
-    if (fd < 0)
-        return errbuf_set(err, "the sandbox's scratch filesystem is not available"), -ENXIO;
-    return fd;
+    return sandbox__scratch_open(sb, err);
 }
 
 /* why(r) — the reason of a failed lookup or write, for messages. */
@@ -305,9 +301,12 @@ int sandbox_file_write(struct sandbox *sb, const char *path, const void *data, s
         return errbuf_set(err, "cannot write '%.200s': it is a directory", path), -EISDIR;
     if ((s = scratch(sb, err)) < 0)
         return s;
-    if ((r = as_sandbox(sb, true, path, err)) < 0)
+    if ((r = as_sandbox(sb, true, path, err)) < 0) {
+        close(s);
         return r;
+    }
     dir = parent_open(s, p.rel, true);
+    close(s);
     r = dir < 0
             ? dir
             : replace_file(dir, p.rel + p.base, mode ? mode & 0777 : 0644, NULL, fill_mem, &src);
@@ -338,6 +337,7 @@ int sandbox_file_read(struct sandbox *sb, const char *path, size_t max, char **d
         return s;
     /* Non-blocking: a FIFO the payload left there does not hang us. */
     fd = beneath(s, p.rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    close(s);
     if (fd < 0)
         return fail(err, "read", path, fd);
     if (fstat(fd, &st) < 0) {
@@ -388,6 +388,7 @@ int sandbox_file_list(struct sandbox *sb, const char *path, size_t max,
     if ((s = scratch(sb, err)) < 0)
         return s;
     fd = beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
+    close(s);
     if (fd < 0)
         return fail(err, "list", path, fd);
     dir = fdopendir(fd);
@@ -771,8 +772,10 @@ int sandbox_file_put_tar(struct sandbox *sb, const char *dirpath, const void *ta
     if ((s = scratch(sb, err)) < 0)
         return s;
     dest = beneath(s, p.rel, O_PATH | O_DIRECTORY, 0);
-    if (dest < 0 && dest != -ENOENT)
+    if (dest < 0 && dest != -ENOENT) {
+        close(s);
         return fail(err, "unpack into", dirpath, dest);
+    }
     /* Pass one: everything checked, nothing written. */
     r = tar_check(sb, tar, len, dest, &items, &n, err);
     if (r < 0)
@@ -786,6 +789,7 @@ out:
     items_free(items, n);
     if (dest >= 0)
         close(dest);
+    close(s);
     return r;
 }
 
@@ -1065,6 +1069,7 @@ int sandbox_file_get_tar(struct sandbox *sb, const char *dirpath, size_t max, ch
     if ((s = scratch(sb, err)) < 0)
         return s;
     fd = beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
+    close(s);
     if (fd < 0)
         return fail(err, "archive", dirpath, fd);
     t = calloc(1, sizeof(*t));

@@ -2,9 +2,10 @@
  * fork.c — sandbox_fork (see sandbox.h): a new sandbox whose scratch is a copy of another's.
  *
  * The child is made first, as the parent was (sandbox_create with the parent's runtime, image
- * and limits), so the parent is stopped only for the copy itself: init stops every other
+ * and limits; or given made already, to sandbox_fork_into, by a pool of spare sandboxes), so the
+ * parent is stopped only for the copy itself: init stops every other
  * process of the parent (sandbox__pause) and the supervisor copies the parent's scratch tmpfs
- * into the child's, from one scratch descriptor to the other (sandbox__scratch_fd), then the
+ * into the child's, from one scratch descriptor to the other (sandbox__scratch_open), then the
  * parent's processes continue — also when the copy failed.
  *
  * What is copied: the whole scratch, that is /work, /tmp and, with a writable root, the
@@ -440,26 +441,47 @@ static int copy_dir(struct copy *c, int src, int dst, size_t plen, int depth, bo
     return r;
 }
 
-struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
+/* same_shape(parent, child) — what sandbox_fork_into asks of a given child: made as root or
+ * not as the parent was (whose ids the copy acts as), of the parent's image, and with the
+ * scratch size, root and network fixed at creation. (Its runtime may be a copy of the
+ * parent's, as a pool keeps.) */
+static bool same_shape(struct sandbox *parent, struct sandbox *child)
 {
-    struct sandbox_limits limits = *sandbox__limits(parent);
-    struct copy c = {.err = err};
-    struct sandbox *child;
+    const struct sandbox_limits *p = sandbox__limits(parent), *c = sandbox__limits(child);
+    const struct image *pi = sandbox__image(parent), *ci = sandbox__image(child);
+
+    return sandbox__runtime(parent)->root == sandbox__runtime(child)->root &&
+           (pi == ci || strcmp(pi->digest, ci->digest) == 0) && p->disk_mb == c->disk_mb &&
+           p->writable_root == c->writable_root && p->loopback == c->loopback;
+}
+
+int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errbuf *err)
+{
+    struct copy c = {.err = err, .dst_root = -1};
     struct errbuf resume_err;
-    int src = -1, dst = -1, r;
+    int src = -1, dst = -1, psrc, r;
     double t0 = util_now(), t_made = t0, t_stopped = t0, t_copied = t0;
 
-    if (sandbox__scratch_fd(parent) < 0)
-        return errbuf_set(err, "the parent's scratch filesystem is not available"), NULL;
-    child = sandbox_create(sandbox__runtime(parent), sandbox__image(parent), &limits, err);
-    if (!child)
-        return NULL;
-    c.dst_root = sandbox__scratch_fd(child);
-    src = beneath(sandbox__scratch_fd(parent), ".", O_RDONLY | O_DIRECTORY, 0);
+    if (!same_shape(parent, child))
+        return errbuf_set(err, "the child sandbox is not of the parent's image, scratch size, "
+                               "root or network"),
+               -EINVAL;
+    /* Both scratch descriptors only for the time of the copy (sandbox__scratch_open). */
+    if ((psrc = sandbox__scratch_open(parent, err)) < 0)
+        return psrc;
+    src = beneath(psrc, ".", O_RDONLY | O_DIRECTORY, 0);
+    close(psrc);
+    if (src < 0)
+        return errbuf_set(err, "cannot open the parent's scratch filesystem: %s", strerror(-src)),
+               src;
+    c.dst_root = sandbox__scratch_open(child, err);
+    if (c.dst_root < 0) {
+        r = c.dst_root;
+        goto out;
+    }
     dst = beneath(c.dst_root, ".", O_RDONLY | O_DIRECTORY, 0);
-    if (src < 0 || dst < 0) {
-        r = errbuf_set(err, "cannot open the scratch filesystems: %s",
-                       strerror(-(src < 0 ? src : dst)));
+    if (dst < 0) {
+        r = errbuf_set(err, "cannot open the child's scratch filesystem: %s", strerror(-dst));
         goto out;
     }
     t_made = util_now();
@@ -479,7 +501,7 @@ struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
         r = -EIO;
     if (sandbox__runtime(parent)->trace)
         fprintf(stderr,
-                "crucible: trace fork: child made %.3f ms, parent stopped %.3f ms (stop %.3f, "
+                "crucible: trace fork: opened %.3f ms, parent stopped %.3f ms (stop %.3f, "
                 "copy %.3f)\n",
                 (t_made - t0) * 1e3, (util_now() - t_made) * 1e3, (t_stopped - t_made) * 1e3,
                 (t_copied - t_stopped) * 1e3);
@@ -489,7 +511,20 @@ out:
         close(src);
     if (dst >= 0)
         close(dst);
-    if (r < 0) {
+    if (c.dst_root >= 0)
+        close(c.dst_root);
+    return r < 0 ? r : 0;
+}
+
+struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err)
+{
+    struct sandbox_limits limits = *sandbox__limits(parent);
+    struct sandbox *child;
+
+    child = sandbox_create(sandbox__runtime(parent), sandbox__image(parent), &limits, err);
+    if (!child)
+        return NULL;
+    if (sandbox_fork_into(parent, child, err) < 0) {
         sandbox_destroy(child, NULL);
         return NULL;
     }

@@ -6,10 +6,20 @@
  * maps, attaches it to its cgroup, sends GO and waits for READY.
  *
  * sandbox_exec sends one exec request and then supervises: it drains stdout and stderr
- * into capped buffers, watches init's control socket and pidfd, and wakes for the limits
+ * into capped buffers, watches init's control socket, and wakes for the limits
  * (the wall clock, and the group's CPU time, polled no later than the earliest moment the
  * CPU limit could be reached on all cores). The verdict is computed only from what the
  * supervisor owns: the wait status init reports, the cgroup's counters and its own clock.
+ *
+ * Descriptors: a live sandbox holds exactly one in the supervisor, its control socket, so that
+ * one server holds thousands of idle sessions under one RLIMIT_NOFILE. No pidfd: init is the
+ * supervisor's child until teardown reaps it (nothing in the process waits for any child but
+ * by pid, nor ignores SIGCHLD), so its pid cannot be reused before that and kill(init_pid) is
+ * as exact as a pidfd; its death shows as POLLHUP on the control socket, whose other end only
+ * processes of init's pid namespace ever hold (init's own copy is at 3, O_CLOEXEC in the
+ * payloads, closed in the keepers), and they all die with init. No cgroup directory: it is
+ * needed only for CLONE_INTO_CGROUP and closed once init is cloned. No scratch descriptor:
+ * asked of init for each operation that needs it (sandbox__scratch_open).
  */
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
@@ -28,6 +38,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,15 +58,20 @@ struct sandbox {
     int cancel_fd; /* rt's, unless sandbox_set_cancel_fd said otherwise */
     struct cgroup cg;
     bool has_cg;
-    pid_t init_pid;
-    int pidfd;
+    pid_t init_pid; /* our child until teardown reaps it: see the top of the file */
     int ctl;
     /* CTL_PAUSE and CTL_RESUME carry a sequence number in mode that init's CTL_PAUSED echoes:
      * the answer sandbox__pause awaits (0: none). A late answer to one it gave up on is dropped
      * by recv_ctl, never taken for another request's reply. */
     uint32_t pause_seq, pause_awaited;
-    int scratch;      /* O_PATH fd of the scratch tmpfs's root (CTL_READY), or -1 */
-    uint64_t peak_kb; /* the most memory seen charged before a reset of the group's peak */
+    /* The scratch tmpfs's root as READY handed it over, before any payload ran: what every
+     * later copy init hands over must still be (sandbox__scratch_open). */
+    bool has_scratch;
+    dev_t scratch_dev;
+    ino_t scratch_ino;
+    uint64_t scratch_mnt;
+    int scratch_in_init; /* init's descriptor number of it (READY), -1 when unknown */
+    uint64_t peak_kb;    /* the most memory seen charged before a reset of the group's peak */
     bool init_reaped;
     int init_status;
     double t0; /* creation start, for trace() */
@@ -517,11 +533,34 @@ out_ns:
     return r;
 }
 
-static pid_t clone_init(struct sandbox *sb, int *pidfd)
+/* scratch_identity(fd, dev, ino, mnt) — the device, inode and mount id of fd. 0 or -errno. */
+static int scratch_identity(int fd, dev_t *dev, ino_t *ino, uint64_t *mnt)
+{
+    struct statx stx;
+
+    if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &stx) < 0)
+        return -errno;
+    if (!(stx.stx_mask & STATX_MNT_ID))
+        return -ENOTSUP;
+    *dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+    *ino = (ino_t)stx.stx_ino;
+    *mnt = stx.stx_mnt_id;
+    return 0;
+}
+
+/* note_scratch(sb, fd) — remembers what READY's scratch descriptor is (fd stays the
+ * caller's). A scratch whose identity cannot be known is treated as none. */
+static void note_scratch(struct sandbox *sb, int fd)
+{
+    sb->has_scratch =
+        scratch_identity(fd, &sb->scratch_dev, &sb->scratch_ino, &sb->scratch_mnt) == 0;
+}
+
+static pid_t clone_init(struct sandbox *sb)
 {
     struct clone_args args;
-    uint64_t flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
-                     CLONE_NEWUTS | CLONE_PIDFD;
+    uint64_t flags =
+        CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 
     memset(&args, 0, sizeof(args));
     if (sb->has_cg && sb->cg.v2_fd >= 0) {
@@ -529,7 +568,6 @@ static pid_t clone_init(struct sandbox *sb, int *pidfd)
         args.cgroup = (uint64_t)sb->cg.v2_fd;
     }
     args.flags = flags;
-    args.pidfd = (uint64_t)(uintptr_t)pidfd;
     args.exit_signal = SIGCHLD;
     return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
@@ -540,7 +578,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
     int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
-    bool self_attached = false;
+    bool self_attached = false, cloned_into_v2;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -551,9 +589,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     sb->t0 = util_now();
     sb->img = img;
     sb->limits = *limits;
-    sb->pidfd = -1;
     sb->ctl = -1;
-    sb->scratch = -1;
+    sb->scratch_in_init = -1;
     sb->init_pid = -1;
     if (rt->cg.nhier > 0) {
         /* pids.max counts init too: the payload's processes get exactly limits->pids. */
@@ -563,7 +600,10 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         sb->has_cg = true;
     }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-        errbuf_set(err, "cannot create control socket: %s", strerror(errno));
+        errbuf_set(err, "cannot create control socket: %s%s", strerror(errno),
+                   errno == EMFILE ? " (the descriptor limit, RLIMIT_NOFILE, is reached: one "
+                                     "descriptor per live sandbox)"
+                                   : "");
         goto out_cgroup;
     }
     if (sb->has_cg) {
@@ -573,7 +613,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         self_attached = nattach > 0;
     }
     trace(sb, "cgroup made");
-    sb->init_pid = clone_init(sb, &sb->pidfd);
+    cloned_into_v2 = sb->has_cg && sb->cg.v2_fd >= 0;
+    sb->init_pid = clone_init(sb);
     if (sb->init_pid == 0) {
         struct init_params p = {.ctl_fd = sv[1],
                                 .root = rt->root,
@@ -588,6 +629,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     close(sv[1]);
     for (int i = 0; i < nattach; i++)
         close(attach_fds[i]);
+    if (sb->has_cg)
+        cgroup_close_dir_fd(&sb->cg); /* its one use, CLONE_INTO_CGROUP, is done */
     sb->ctl = sv[0];
     if (sb->init_pid < 0) {
         errbuf_set(err, "cannot create namespaces: %s%s", strerror(errno),
@@ -616,7 +659,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     m.type = CTL_GO;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
     if (r == 0 && sb->has_cg &&
-        (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, sb->cg.v2_fd >= 0)) < 0) {
+        (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, cloned_into_v2)) < 0) {
         errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
         goto out_kill;
     }
@@ -626,9 +669,11 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
         goto out_kill;
     }
-    if (m.type == CTL_READY && nscratch == 1)
-        sb->scratch = scratch;
-    else if (nscratch == 1)
+    if (m.type == CTL_READY && nscratch == 1) {
+        note_scratch(sb, scratch);
+        sb->scratch_in_init = m.pid;
+    }
+    if (nscratch == 1)
         close(scratch);
     if (m.type != CTL_READY) {
         m.text[sizeof(m.text) - 1] = '\0';
@@ -646,8 +691,6 @@ out_kill:
     return NULL;
 out_close:
     close(sv[0]);
-    if (sb->pidfd >= 0)
-        close(sb->pidfd);
 out_cgroup:
     if (sb->has_cg)
         cgroup_destroy(&sb->cg);
@@ -963,10 +1006,7 @@ static int teardown(struct sandbox *sb)
     int r = 0;
 
     if (sb->init_pid > 0 && !sb->init_reaped) {
-        if (sb->pidfd >= 0)
-            syscall(SYS_pidfd_send_signal, sb->pidfd, SIGKILL, NULL, 0);
-        else
-            kill(sb->init_pid, SIGKILL);
+        kill(sb->init_pid, SIGKILL); /* unreaped: still our init (see the top) */
         while (waitpid(sb->init_pid, &sb->init_status, 0) < 0 && errno == EINTR)
             ;
         sb->init_reaped = true;
@@ -1180,10 +1220,9 @@ static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result
     struct ctl_msg m;
 
     while (!x->exited && !x->killed) {
-        struct pollfd pf[5] = {{.fd = x->cap[0].fd, .events = POLLIN},
+        struct pollfd pf[4] = {{.fd = x->cap[0].fd, .events = POLLIN},
                                {.fd = x->cap[1].fd, .events = POLLIN},
                                {.fd = sb->ctl, .events = POLLIN},
-                               {.fd = sb->pidfd, .events = POLLIN},
                                {.fd = sb->cancel_fd, .events = POLLIN}};
         double wait = wall_deadline - util_now();
         if (cpu_accounted) {
@@ -1196,7 +1235,7 @@ static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result
         }
         if (wait < 0)
             wait = 0;
-        if (poll(pf, 5, (int)ceil(wait * 1000)) < 0 && errno != EINTR) {
+        if (poll(pf, 4, (int)ceil(wait * 1000)) < 0 && errno != EINTR) {
             result_fail(res, "poll failed: %s", strerror(errno));
             x->killed = true;
             break;
@@ -1213,20 +1252,23 @@ static void exec_supervise(struct sandbox *sb, struct exec_run *x, struct result
                 x->killed = true;
             }
         }
+        /* A report first (init may report and die), then its end: init's death closes the
+         * socket's last other end (see the top of the file). */
         if (pf[2].revents & POLLIN) {
-            if (sandbox__ctl_recv(sb->ctl, &m, NULL, NULL) == 0 && m.type == CTL_EXITED) {
+            int rr = sandbox__ctl_recv(sb->ctl, &m, NULL, NULL);
+            if (rr == 0 && m.type == CTL_EXITED) {
                 x->exited = true;
                 x->alone = (m.mode & CTL_EXITED_ALONE) != 0;
                 x->wait_status = m.status;
                 x->ru_cpu_usec = m.cpu_usec;
                 x->ru_maxrss = m.maxrss_kb;
+            } else if (rr < 0 && rr != -EINTR && rr != -EAGAIN) {
+                x->init_died = x->killed = true;
             }
         } else if (pf[2].revents & (POLLHUP | POLLERR)) {
             x->init_died = x->killed = true;
         }
-        if ((pf[3].revents & POLLIN) && !x->exited)
-            x->init_died = x->killed = true;
-        if (pf[4].revents & POLLIN)
+        if (pf[3].revents & POLLIN)
             x->interrupted = x->killed = true;
         if (!x->exited && !x->killed && util_now() >= wall_deadline) {
             x->forced = RESULT_TIMEOUT;
@@ -1283,6 +1325,11 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
     if (res->cpu_time < 0)
         res->cpu_time = 0;
     res->memory_kb = sb->has_cg ? cgroup_memory_peak_kb(&sb->cg) : 0;
+    if (sb->has_cg) {
+        if (res->memory_kb > sb->peak_kb) /* note_peak's, from the value just read */
+            sb->peak_kb = res->memory_kb;
+        cgroup_memory_peak_release(&sb->cg); /* no descriptor kept while idle */
+    }
     if (res->memory_kb == 0)
         res->memory_kb = (uint64_t)x->ru_maxrss;
     if (x->exited)
@@ -1458,7 +1505,10 @@ int sandbox_set_limits(struct sandbox *sb, const struct sandbox_limits *limits, 
     uint64_t disk = sb->limits.disk_mb;
     int r;
 
+    /* A session sets its limits before every exec, mostly to what they were: the group's
+     * files are written only when memory or pids change (two writes saved per exec). */
     if (sb->has_cg &&
+        (limits->memory_mb != sb->limits.memory_mb || limits->pids != sb->limits.pids) &&
         (r = cgroup_set_limits(&sb->cg, limits->memory_mb << 20, limits->pids + 1, err)) < 0)
         return r;
     sb->limits = *limits;
@@ -1497,10 +1547,6 @@ int sandbox_destroy(struct sandbox *sb, struct errbuf *err)
         errbuf_set(err, "processes survived the sandbox teardown");
     if (sb->ctl >= 0)
         close(sb->ctl);
-    if (sb->pidfd >= 0)
-        close(sb->pidfd);
-    if (sb->scratch >= 0)
-        close(sb->scratch);
     if (sb->has_cg) {
         r2 = cgroup_destroy(&sb->cg);
         if (r2 < 0 && r == 0) {
@@ -1542,9 +1588,51 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
     return 0;
 }
 
-int sandbox__scratch_fd(const struct sandbox *sb)
+int sandbox__scratch_open(struct sandbox *sb, struct errbuf *err)
 {
-    return sb->scratch;
+    struct ctl_msg m;
+    int fd = -1, nfds = 1, r;
+    dev_t dev;
+    ino_t ino;
+    uint64_t mnt;
+
+    if (!sb->has_scratch)
+        return errbuf_set(err, "the sandbox's scratch filesystem is not available"), -ENXIO;
+    /* The shortcut: init's own descriptor, reopened through /proc (a system call, where the
+     * request is two context switches and waits for init to be scheduled). /proc/<init_pid>
+     * is our init's while it is unreaped (see the top); reading another process's fds needs
+     * ptrace rights over it, which root has and an unprivileged supervisor has not over its
+     * non-dumpable init. Whatever the path gives is checked as init's answer would be. */
+    if (sb->rt->root && sb->scratch_in_init >= 0 && !sb->init_reaped) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)sb->init_pid, sb->scratch_in_init);
+        fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd >= 0 && scratch_identity(fd, &dev, &ino, &mnt) == 0 && dev == sb->scratch_dev &&
+            ino == sb->scratch_ino && mnt == sb->scratch_mnt)
+            return fd;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_SCRATCH;
+    r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
+    if (r == 0)
+        r = recv_reply_fds(sb, &m, &fd, &nfds, 10.0);
+    if (r == 0 && (m.type != CTL_SCRATCH_FD || nfds != 1))
+        r = -EPROTO;
+    /* init runs beside hostile code: take only the very mount and inode it gave at READY. */
+    if (r == 0 && (r = scratch_identity(fd, &dev, &ino, &mnt)) == 0 &&
+        (dev != sb->scratch_dev || ino != sb->scratch_ino || mnt != sb->scratch_mnt))
+        r = -EPROTO;
+    if (r < 0) {
+        if (nfds == 1 && fd >= 0)
+            close(fd);
+        return errbuf_set(err, "cannot reach the sandbox's scratch filesystem: %s",
+                          r == -EPROTO ? "init handed over something else" : strerror(-r)),
+               r;
+    }
+    return fd;
 }
 
 uid_t sandbox__host_uid(const struct sandbox *sb)
@@ -1613,10 +1701,18 @@ int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
     return r;
 }
 
+double sandbox_cpu_time(struct sandbox *sb)
+{
+    double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
+
+    return cpu > 0 ? cpu : 0;
+}
+
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 {
     struct statfs fs;
     double cpu;
+    int s, r;
 
     *u = (struct sandbox_usage){0};
     if (sb->has_cg) {
@@ -1627,12 +1723,14 @@ int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
         u->pids = cgroup_pids_current(&sb->cg);
     }
     u->memory_peak_kb = sb->peak_kb > u->memory_kb ? sb->peak_kb : u->memory_kb;
-    if (sb->scratch < 0)
-        return -EBADF;
+    if ((s = sandbox__scratch_open(sb, NULL)) < 0)
+        return s;
     /* The scratch tmpfs's own counters: its pages in use (files, directories, a writable
      * root's upper layer) and its size, whatever the sandbox did to its names. */
-    if (fstatfs(sb->scratch, &fs) < 0)
-        return -errno;
+    r = fstatfs(s, &fs) < 0 ? -errno : 0;
+    close(s);
+    if (r < 0)
+        return r;
     u->disk_kb = (uint64_t)(fs.f_blocks - fs.f_bfree) * (uint64_t)fs.f_bsize / 1024;
     u->disk_limit_kb = (uint64_t)fs.f_blocks * (uint64_t)fs.f_bsize / 1024;
     return 0;

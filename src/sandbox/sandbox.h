@@ -190,9 +190,14 @@ struct sandbox_usage {
     uint64_t disk_limit_kb;  /* the scratch's size */
 };
 
-/* sandbox_usage(sb, u) — fills u; 0 or -errno. Cheap (a few cgroup files and one fstatfs);
- * safe while no exec runs on sb (same thread rule as every call). */
+/* sandbox_usage(sb, u) — fills u; 0 or -errno. Cheap (a few cgroup files, and one fstatfs of
+ * the scratch init hands over, a round trip to it); safe while no exec runs on sb (same
+ * thread rule as every call). */
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u);
+
+/* sandbox_cpu_time(sb) — sandbox_usage's cpu_time alone: one cgroup file, no request to init
+ * (what an exec checks against a session's CPU budget). */
+double sandbox_cpu_time(struct sandbox *sb);
 
 /* sandbox_fork(parent, err) — a new sandbox made as the parent was (runtime, image, limits,
  * writable root) whose scratch (/work, /tmp, a writable root's changes) is a copy of the
@@ -202,6 +207,16 @@ int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u);
  * as what they are, never followed or opened; ownership and modes are kept. The copy counts
  * against the child's disk limit (the same size as the parent's, so it fits). NULL with err. */
 struct sandbox *sandbox_fork(struct sandbox *parent, struct errbuf *err);
+
+/* sandbox_fork_into(parent, child, err) — sandbox_fork's copy into a child the caller made
+ * ahead (a spare from a pool, so that creation is off the request's path): child must be
+ * fresh — made by sandbox_create and given nothing since but sandbox_set_limits and
+ * sandbox_set_cancel_fd, no file put, no exec — and of the parent's runtime (or a copy of it,
+ * as a pool keeps), image, scratch size, writable root and network (checked: -EINVAL
+ * otherwise, nothing copied). 0, or -errno
+ * with err set; either way the child stays the caller's, and after a failure it holds part of
+ * a copy and is only fit to be destroyed. */
+int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errbuf *err);
 
 /* sandbox_destroy(sb) — kills everything, waits for the cgroup to empty, removes it.
  * Returns 0, or -errno when something could not be cleaned (logged in err if given). */

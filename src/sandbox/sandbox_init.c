@@ -1084,7 +1084,10 @@ void sandbox__init_main(const struct init_params *params)
     bool cgns = false;            /* entered at the first exec, once every attach is done */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
-    int scratch = -1; /* the scratch tmpfs's root, handed to the supervisor with READY */
+    int scratch = -1; /* the scratch tmpfs's root, handed to the supervisor with READY and
+                       * again on each CTL_SCRATCH: the supervisor keeps no copy while idle.
+                       * O_CLOEXEC, closed in every keeper, and init is not dumpable, so no
+                       * process of the sandbox can reach it through init. */
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-init");
@@ -1151,9 +1154,9 @@ void sandbox__init_main(const struct init_params *params)
         setup_fail(ctl, errno, "cannot create signalfd in init");
     memset(&m, 0, sizeof(m));
     m.type = CTL_READY;
+    m.pid = scratch; /* where init keeps it, for the supervisor's /proc shortcut */
     if (sandbox__ctl_send(ctl, &m, &scratch, 1) < 0)
         _exit(1);
-    close(scratch);
 
     for (;;) {
         struct pollfd pf[3] = {{.fd = ctl, .events = POLLIN},
@@ -1196,6 +1199,11 @@ void sandbox__init_main(const struct init_params *params)
                 break;
             case CTL_PAUSE:
                 pause_all(ctl, m.mode);
+                break;
+            case CTL_SCRATCH:
+                memset(&m, 0, sizeof(m));
+                m.type = CTL_SCRATCH_FD;
+                sandbox__ctl_send(ctl, &m, &scratch, 1);
                 break;
             case CTL_RESUME: {
                 struct ctl_msg done = {.type = CTL_PAUSED, .mode = m.mode};

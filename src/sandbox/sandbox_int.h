@@ -27,7 +27,8 @@
 enum ctl_type {
     CTL_GO = 1,      /* sup → init: maps and cgroups are in place, build the sandbox */
     CTL_READY,       /* init → sup: root filesystem built, waiting for requests; fd[0] an
-                      * O_PATH descriptor of the scratch tmpfs's root */
+                      * O_PATH descriptor of the scratch tmpfs's root (init keeps its own,
+                      * whose number is pid) */
     CTL_FAILED,      /* init → sup: setup failed (err, text) */
     CTL_PUT,         /* sup → init: copy fd[0] to text (relative path), mode (and
                       * SANDBOX_PUT_LOCKED: then lock it, see sandbox_put_file) */
@@ -49,6 +50,8 @@ enum ctl_type {
     CTL_RESUME,      /* sup → init: SIGCONT every other process */
     CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop),
                       * mode: the request's mode (a sequence number) echoed */
+    CTL_SCRATCH,     /* sup → init: hand over the scratch tmpfs's root again */
+    CTL_SCRATCH_FD,  /* init → sup: fd[0] the descriptor READY gave (a copy of init's) */
 };
 
 /* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
@@ -117,12 +120,20 @@ int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 int rootfs__build(const struct image *img, const struct sandbox_limits *limits, int *lower,
                   int *scratch, struct errbuf *err);
 
-/* sandbox__scratch_fd(sb) — an O_PATH descriptor of the root of sb's scratch tmpfs (the
- * directories "work" and "tmp" are the sandbox's /work and /tmp), which init hands over with
- * CTL_READY; -1 when there is none. sb keeps it (closed by sandbox_destroy). Everything below
- * it is the sandbox's, written by hostile code: resolve beneath it without following
- * symlinks (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
-int sandbox__scratch_fd(const struct sandbox *sb);
+/* sandbox__scratch_open(sb, err) — an O_PATH descriptor of the root of sb's scratch tmpfs
+ * (the directories "work" and "tmp" are the sandbox's /work and /tmp), for one operation: the
+ * caller closes it when done. An idle sandbox holds no descriptor of its scratch (one server
+ * holds thousands of sessions under one descriptor limit): init keeps the scratch's root and
+ * hands a copy over on request (CTL_SCRATCH), and the copy must be the very mount and inode
+ * READY handed over before any payload ran (checked: device, inode and mount id), so a
+ * subverted init can give nothing else. A supervisor that may read init's descriptors (root)
+ * takes the copy through /proc/<init>/fd without waking init, checked alike. The descriptor
+ * or -errno with err set (-ENXIO: the
+ * sandbox has no scratch). Everything below it is the sandbox's, written by hostile code:
+ * resolve beneath it without following symlinks (openat2 RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). Not while an exec runs (one thread at a
+ * time, as every call). */
+int sandbox__scratch_open(struct sandbox *sb, struct errbuf *err);
 
 /* What files.c and fork.c read of a sandbox (sb keeps all of it). sandbox__host_uid/gid: the
  * host ids its payload runs as, the owner of the files it makes (as root SANDBOX_HOST_ID_BASE

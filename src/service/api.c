@@ -1062,6 +1062,25 @@ static void output_admit(struct item *it, struct result *const *rs, size_t n,
     pthread_mutex_unlock(&a->lock);
 }
 
+bool api_output_take(struct api *a, uint64_t bytes)
+{
+    bool ok;
+
+    pthread_mutex_lock(&a->lock);
+    ok = a->cfg.output_budget >= a->held && a->cfg.output_budget - a->held >= bytes;
+    if (ok)
+        a->held += bytes;
+    pthread_mutex_unlock(&a->lock);
+    return ok;
+}
+
+void api_output_give(struct api *a, uint64_t bytes)
+{
+    pthread_mutex_lock(&a->lock);
+    a->held -= bytes < a->held ? bytes : a->held;
+    pthread_mutex_unlock(&a->lock);
+}
+
 /* note_limited(it) — the record says when output_admit cut it ("output_limited"). */
 static void note_limited(struct item *it)
 {

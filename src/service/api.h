@@ -65,6 +65,14 @@ int api_timeout_ms(struct api *a);
  * cancels those whose clients stopped reading (--stream-stall-s). Loop thread. */
 void api_tick(struct api *a);
 
+/* api_output_take(a, bytes) — bytes of an answer not yet sent taken from the server-wide
+ * output budget (--output-budget-mb) that the records of runs are counted in too: true, or false
+ * when the budget has not that much room (nothing taken). api_output_give(a, bytes) gives them
+ * back once the answer left (or was dropped). For answers made outside api.c (a session's
+ * downloads). Any thread. */
+bool api_output_take(struct api *a, uint64_t bytes);
+void api_output_give(struct api *a, uint64_t bytes);
+
 /* api_log(a, event, fields) — one log line {"ts", "event", ...fields}; fields is stolen. */
 void api_log(struct api *a, const char *event, json_t *fields);
 

@@ -8,7 +8,9 @@
  * operation comes back on the loop, the session is free again, its idle clock restarts, and
  * a session deleted or expired meanwhile is destroyed then.
  *
- * A session's sandbox is made by sandbox_create on an api worker and used from whichever
+ * A session's sandbox is taken from the spares (cfg.spares, a pool of sandboxes of a default
+ * session's shape made ahead) when one fits, else made by sandbox_create on an api worker; a
+ * fork's child likewise (sandbox_fork_into a spare, else sandbox_fork). It is used from whichever
  * thread runs its current operation (sandbox.h: one thread at a time, which the busy flag
  * guarantees); it is destroyed on an api worker, or on the loop when the server stops.
  */
@@ -28,6 +30,7 @@
 #include "judge/verify.h"
 #include "library/store.h"
 #include "sandbox/files.h"
+#include "sandbox/pool.h"
 #include "service/api_fuzz.h"
 #include "service/offload.h"
 #include "service/session.h"
@@ -52,6 +55,7 @@ struct api_sessions {
     bool stopping;
     void (*log)(void *ctx, const char *event, json_t *fields); /* or NULL */
     void *log_ctx;
+    struct api_sessions_budget budget; /* take NULL: none */
 };
 
 enum op_kind {
@@ -101,11 +105,13 @@ struct op {
     json_t *answer; /* a JSON answer, or NULL */
     char *raw;      /* a raw answer (downloads), or NULL */
     size_t raw_len;
+    uint64_t held; /* bytes of the output budget a download holds (until its answer left) */
     const char *ctype;
     const char *code_name; /* the error's code when status is not 2xx */
     struct sandbox *made;  /* create and fork */
     struct errbuf err;
     bool exec_infra;
+    bool broken; /* the sandbox's init is dead (init_gone): the session is reclaimed as broken */
     struct sandbox_usage usage; /* create, fork: the new sandbox's, measured on the worker */
     bool has_usage;             /* (the session's copy is the loop's: taken in release) */
 };
@@ -122,10 +128,36 @@ static void free_strv(char **v)
     free(v);
 }
 
+/* A download's bytes in the output budget, from its answer until that left (http_on_close). */
+struct held {
+    struct api_sessions_budget budget;
+    uint64_t bytes;
+};
+
+static void held_release(void *ctx, bool aborted)
+{
+    struct held *h = ctx;
+
+    (void)aborted;
+    h->budget.give(h->budget.ctx, h->bytes);
+    free(h);
+}
+
+/* op_give(op, bytes) — bytes of what op holds of the output budget given back. */
+static void op_give(struct op *op, uint64_t bytes)
+{
+    if (bytes > op->held)
+        bytes = op->held;
+    if (bytes)
+        op->as->budget.give(op->as->budget.ctx, bytes);
+    op->held -= bytes;
+}
+
 static void op_free(struct op *op)
 {
     if (!op)
         return;
+    op_give(op, op->held);
     free_strv(op->argv);
     free_strv(op->env);
     free(op->cwd);
@@ -240,6 +272,20 @@ static json_t *session_info(const struct session *s, bool detail)
 static void gauges(struct api_sessions *as)
 {
     metrics_set(as->m, "sessions", "live sessions", "", (double)session_count(as->t));
+    if (as->cfg.spares) {
+        struct pool_stats ps;
+        pool_stats(as->cfg.spares, &ps);
+        metrics_set(as->m, "session_spares_ready",
+                    "sandboxes of a default session's shape made ahead (--session-spares)", "",
+                    ps.ready);
+        metrics_set_total(as->m, "session_spares_hits_total",
+                          "session creates and forks that took a sandbox made ahead", "",
+                          (double)ps.hits);
+        metrics_set_total(as->m, "session_spares_misses_total",
+                          "session creates and forks that made their sandbox on the request's "
+                          "path (none ready, or another shape)",
+                          "", (double)ps.misses);
+    }
 }
 
 static void say(struct api_sessions *as, const char *event, json_t *fields)
@@ -360,6 +406,12 @@ static void answer(struct op *op)
     }
     http_on_close(r, NULL, NULL);
     if (op->raw) {
+        struct held *h = op->held ? malloc(sizeof(*h)) : NULL;
+        if (h) { /* the answer's copy holds them until it left */
+            *h = (struct held){op->as->budget, op->held};
+            op->held = 0;
+            http_on_close(r, held_release, h);
+        }
         http_respond(r, op->status, op->ctype, op->raw, op->raw_len, NULL, NULL);
     } else if (op->answer) {
         http_respond_json(r, op->status, op->answer);
@@ -417,20 +469,55 @@ static void fail_errno(struct op *op, int r)
 
 /* ---- the operations, on workers ----------------------------------------------------- */
 
+/* init_gone(sb) — whether sb's init is dead (killed from outside, the OOM killer): a request
+ * init answers whatever it finds (reading a file; its answer is not used) fails on the hung-up
+ * control socket instead. Asked only after an operation failed as the server's fault, so a
+ * session whose sandbox died is told from one whose exec failed for a passing reason. */
+static bool init_gone(struct sandbox *sb)
+{
+    struct errbuf err = {{0}};
+    char *data = NULL;
+    size_t len = 0;
+    int r = sandbox_get_file(sb, ".crucible-liveness-probe", 1, &data, &len, &err);
+
+    free(data);
+    return r == -EPIPE || r == -ECONNRESET || r == -ENOTCONN || r == -EBADF;
+}
+
+/* spare(as, s) — a sandbox made ahead for s (its image, limits and network) when one fits and
+ * is ready, with s's limits applied; else NULL (the caller makes one). Worker thread. */
+static struct sandbox *spare(struct api_sessions *as, const struct session *s)
+{
+    struct errbuf miss = {{0}};
+
+    if (!as->cfg.spares)
+        return NULL;
+    return pool_take(as->cfg.spares, s->img, &s->limits, as->cfg.rt->cancel_fd, &miss);
+}
+
 static void create_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
     struct session *s = op->s;
 
-    op->made = sandbox_create(op->as->cfg.rt, s->img, &s->limits, &op->err);
+    if (!(op->made = spare(op->as, s)))
+        op->made = sandbox_create(op->as->cfg.rt, s->img, &s->limits, &op->err);
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
 static void fork_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
+    struct sandbox *child = spare(op->as, op->child);
 
-    op->made = sandbox_fork(op->s->sb, &op->err);
+    if (!child) {
+        op->made = sandbox_fork(op->s->sb, &op->err);
+    } else if (sandbox_fork_into(op->s->sb, child, &op->err) < 0) {
+        pool_discard(op->as->cfg.spares, child); /* part of a copy: only fit to go */
+    } else {
+        op->made = child;
+    }
+    op->broken = !op->made && init_gone(op->s->sb);
     op->has_usage = op->made && sandbox_usage(op->made, &op->usage) == 0;
 }
 
@@ -492,15 +579,41 @@ static json_t *dirent_json(const struct sandbox_dirent *e)
     return j;
 }
 
+/* download_reserve(op, max) — room in the output budget for a download of at most *max bytes
+ * (lowered to the budget's size), taken now so that the read itself stays within the budget;
+ * false with op's 503 answer set when other answers hold it. */
+static bool download_reserve(struct op *op, size_t *max)
+{
+    const struct api_sessions_budget *b = &op->as->budget;
+
+    if (!b->take)
+        return true;
+    if (*max > b->total)
+        *max = (size_t)b->total;
+    if (!b->take(b->ctx, *max)) {
+        op->status = 503;
+        op->code_name = "output_budget";
+        errbuf_set(&op->err,
+                   "the server's output budget (crucible serve --output-budget-mb, %llu MB) is "
+                   "held by other answers not yet sent; retry later",
+                   (unsigned long long)(b->total >> 20));
+        return false;
+    }
+    op->held = *max;
+    return true;
+}
+
 static void files_run(struct offload_work *w)
 {
     struct op *op = op_of_work(w);
     struct sandbox *sb = op->s->sb;
     struct sandbox_dirent *ents = NULL;
-    size_t n = 0;
+    size_t n = 0, max = op->as->cfg.max_file_bytes;
     int r;
 
     op->status = 200;
+    if ((op->kind == OP_GET || op->kind == OP_GET_TAR) && !download_reserve(op, &max))
+        return;
     switch (op->kind) {
     case OP_PUT:
         r = sandbox_file_write(sb, op->path, op->body, op->len, op->mode, &op->err);
@@ -519,13 +632,11 @@ static void files_run(struct offload_work *w)
         }
         break;
     case OP_GET:
-        r = sandbox_file_read(sb, op->path, op->as->cfg.max_file_bytes, &op->raw, &op->raw_len,
-                              &op->err);
+        r = sandbox_file_read(sb, op->path, max, &op->raw, &op->raw_len, &op->err);
         op->ctype = "application/octet-stream";
         break;
     case OP_GET_TAR:
-        r = sandbox_file_get_tar(sb, op->path, op->as->cfg.max_file_bytes, &op->raw, &op->raw_len,
-                                 &op->err);
+        r = sandbox_file_get_tar(sb, op->path, max, &op->raw, &op->raw_len, &op->err);
         op->ctype = "application/x-tar";
         break;
     case OP_LIST:
@@ -540,8 +651,10 @@ static void files_run(struct offload_work *w)
         }
         break;
     }
+    op_give(op, op->held - (r == 0 && op->raw ? op->raw_len : 0)); /* what it is, not may be */
     if (r < 0)
         fail_errno(op, r);
+    op->broken = r < 0 && op->status == 500 && init_gone(sb);
 }
 
 /* exec_limits(op, l, err) — the session's limits for this exec: the wall limit is the
@@ -550,12 +663,10 @@ static void files_run(struct offload_work *w)
 static bool exec_limits(struct op *op, struct sandbox_limits *l)
 {
     struct session *s = op->s;
-    struct sandbox_usage u = {0};
     double left;
 
     *l = s->limits;
-    (void)sandbox_usage(s->sb, &u);
-    left = s->limits.cpu_time - u.cpu_time;
+    left = s->limits.cpu_time - sandbox_cpu_time(s->sb);
     if (left < sandbox_limit_ranges[LIM_CPU].min)
         return false;
     l->cpu_time = left;
@@ -665,6 +776,12 @@ static void exec_run(struct job *j, const struct sandbox_runtime *rt)
         json_object_set_new(op->answer, "session", json_string(s->id));
     }
     op->exec_infra = shown->status == RESULT_SANDBOX_ERROR;
+    op->broken = op->exec_infra && init_gone(sb);
+    if (op->broken && op->answer)
+        json_object_set_new(op->answer, "message",
+                            json_string("the session's sandbox died (its init was killed from "
+                                        "outside, or by the OOM killer); the session is "
+                                        "reclaimed and its id answers 404 from now on"));
     op->status = 200;
     result_release(&res);
     result_release(&compile);
@@ -677,14 +794,11 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     struct verify_opts vo;
     struct verify_result vr;
 
-    struct sandbox_usage u = {0};
-
     /* the tests' CPU comes out of what is left of the session's (at least the least limit:
      * a session with none left times out, reward 0) */
-    (void)sandbox_usage(s->sb, &u);
     op->task.limits.cpu_time =
         fmax(sandbox_limit_ranges[LIM_CPU].min,
-             fmin(op->task.limits.cpu_time, s->limits.cpu_time - u.cpu_time));
+             fmin(op->task.limits.cpu_time, s->limits.cpu_time - sandbox_cpu_time(s->sb)));
     verify_opts_default(&vo);
     vo.sandbox = s->sb;
     vo.image = s->img;
@@ -696,6 +810,7 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
     if (op->answer)
         json_object_set_new(op->answer, "session", json_string(s->id));
     op->exec_infra = vr.verdict == VERDICT_INFRA_ERROR;
+    op->broken = op->exec_infra && init_gone(s->sb);
     op->status = 200;
     verify_result_release(&vr);
 }
@@ -706,6 +821,8 @@ static void verify_job_run(struct job *j, const struct sandbox_runtime *rt)
  * goes now if it was reclaimed meanwhile. */
 static void release(struct api_sessions *as, struct session *s, const struct op *op)
 {
+    bool broken = op && op->broken && op->s == s && s->reclaim == SESSION_LIVE;
+
     if (op && op->has_usage && op->kind != OP_FORK) {
         s->usage = op->usage;
         s->has_usage = true;
@@ -713,7 +830,9 @@ static void release(struct api_sessions *as, struct session *s, const struct op 
     s->busy = false;
     s->op = NULL;
     s->last_used = util_now();
-    if (s->reclaim != SESSION_LIVE) {
+    if (broken) {
+        reclaim(as, s, SESSION_BROKEN); /* not busy any more: goes now */
+    } else if (s->reclaim != SESSION_LIVE) {
         dispose(as, s->sb);
         session_free(s);
     }
@@ -1586,6 +1705,11 @@ void api_sessions_set_log(struct api_sessions *as,
 {
     as->log = log;
     as->log_ctx = ctx;
+}
+
+void api_sessions_set_output_budget(struct api_sessions *as, const struct api_sessions_budget *b)
+{
+    as->budget = *b;
 }
 
 void api_sessions_stop(struct api_sessions *as)

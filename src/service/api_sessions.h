@@ -32,6 +32,7 @@
 #include "service/scheduler.h"
 
 struct offload;
+struct pool;
 struct store;
 
 struct api_sessions_config {
@@ -45,6 +46,8 @@ struct api_sessions_config {
     double ttl_s, idle_ttl_s;            /* defaults (--session-ttl, --session-idle-ttl) */
     size_t max_file_bytes;               /* most bytes a download or a tar of one answer holds */
     struct store *store;                 /* the task library for verify's task_id, or NULL */
+    struct pool *spares; /* sandboxes made ahead (pool.h) of a default session's shape, or NULL:
+                          * a create or fork of a session of that shape takes one */
 };
 
 /* api_sessions_answered(ctx, route, status, t0) — an answer given later went out. */
@@ -61,6 +64,20 @@ struct api_sessions *api_sessions_new(const struct api_sessions_config *cfg, str
  * stolen. The server's api_log, once the api exists. */
 void api_sessions_set_log(struct api_sessions *as,
                           void (*log)(void *ctx, const char *event, json_t *fields), void *ctx);
+
+/* The server-wide budget of answers not yet sent (--output-budget-mb; api_output_take and
+ * api_output_give): a download (GET .../files, one file or a tar) holds its bytes in it from
+ * the read until its answer left, and is answered 503 (Retry-After) when the budget has no room
+ * for the most it may be. Without one, downloads are bounded by max_file_bytes alone. */
+struct api_sessions_budget {
+    uint64_t total; /* the budget's size (a download is at most that, or max_file_bytes) */
+    bool (*take)(void *ctx, uint64_t bytes);
+    void (*give)(void *ctx, uint64_t bytes);
+    void *ctx;
+};
+
+/* api_sessions_set_output_budget(as, b) — b is copied; the server's api, once it exists. */
+void api_sessions_set_output_budget(struct api_sessions *as, const struct api_sessions_budget *b);
 
 /* api_sessions_stop(as) — the server is stopping: from now on sessions are destroyed on the
  * loop thread, not handed to the api workers (which are going away). Call before http_stop. */

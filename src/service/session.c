@@ -216,6 +216,8 @@ const char *session_reclaim_name(enum session_reclaim why)
         return "idle";
     case SESSION_DELETED:
         return "deleted";
+    case SESSION_BROKEN:
+        return "broken";
     default:
         return "live";
     }

@@ -19,7 +19,9 @@
 #define SESSION_ID_HEX 24                   /* random hex digits after "s-" */
 #define SESSION_ID_LEN (2 + SESSION_ID_HEX) /* "s-" + hex */
 
-enum session_reclaim { SESSION_LIVE, SESSION_TTL, SESSION_IDLE, SESSION_DELETED };
+/* Why a session ended: SESSION_BROKEN when its sandbox's init died under it (killed from
+ * outside, the OOM killer): nothing can run there any more. */
+enum session_reclaim { SESSION_LIVE, SESSION_TTL, SESSION_IDLE, SESSION_DELETED, SESSION_BROKEN };
 
 struct session {
     char id[SESSION_ID_LEN + 1];
@@ -78,7 +80,7 @@ size_t session_max(const struct session_table *t);
 /* session_id_valid(id) — "s-" and SESSION_ID_HEX lowercase hex digits. */
 bool session_id_valid(const char *id);
 
-/* session_reclaim_name(why) — "ttl", "idle", "deleted" (metrics' reason label). */
+/* session_reclaim_name(why) — "ttl", "idle", "deleted", "broken" (metrics' reason label). */
 const char *session_reclaim_name(enum session_reclaim why);
 
 #endif

@@ -6,6 +6,7 @@
  * writable root's changes (new files, a removed file's whiteout, a directory made opaque) are
  * copied too.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -233,6 +234,42 @@ static void test_fork_vfork_loop(const struct sandbox_limits *lim)
     sandbox_destroy(parent, NULL);
 }
 
+/* sandbox_fork_into: the copy lands in a child made ahead (as a pool's spare is), with the
+ * parent's files; a child of another scratch size or network is refused before any copy. */
+static void test_fork_into(const struct sandbox_limits *lim)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_limits other = *lim;
+    struct sandbox *parent, *child, *odd;
+    struct sandbox_runtime copy = rt; /* a pool makes its spares with a copy of the runtime */
+
+    parent = sandbox_create(&rt, &img, lim, &err);
+    child = sandbox_create(&copy, &img, lim, &err);
+    other.disk_mb = lim->disk_mb * 2;
+    odd = sandbox_create(&rt, &img, &other, &err);
+    if (!ok(parent && child && odd,
+            "parent, a child made ahead and one of another disk size "
+            "(%s)",
+            err.msg))
+        goto out;
+    ok(sandbox_file_write(parent, "/work/into.txt", "made ahead", 10, 0, &err) == 0,
+       "a file written into the parent (%s)", err.msg);
+    ok(sandbox_fork_into(parent, child, &err) == 0, "forked into the child made ahead (%s)",
+       err.msg);
+    sh_is(child, "cat /work/into.txt", "made ahead", "the child has the parent's file");
+    err.msg[0] = '\0';
+    ok(sandbox_fork_into(parent, odd, &err) == -EINVAL && strstr(err.msg, "scratch size"),
+       "a child of another disk size is refused (%s)", err.msg);
+    sh_is(odd, "ls /work | wc -l", "0\n", "and nothing was copied into it");
+out:
+    if (parent)
+        sandbox_destroy(parent, NULL);
+    if (child)
+        sandbox_destroy(child, NULL);
+    if (odd)
+        sandbox_destroy(odd, NULL);
+}
+
 int main(void)
 {
     struct errbuf err = {{0}};
@@ -246,6 +283,7 @@ int main(void)
     sandbox_limits_default(&lim);
     test_fork(&lim);
     test_fork_vfork_loop(&lim);
+    test_fork_into(&lim);
     test_writable_root(&img, &lim);
     {
         /* A directory image, a small root filesystem made here from the host's programs: a

@@ -23,6 +23,20 @@ static struct sandbox_runtime rt;
 static struct image img;
 
 /* keep(sb, script, res) — a KEEP exec of `sh -c script`; sandbox_exec's return. */
+/* open_fds() — how many descriptors this process has open. */
+static int open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while (readdir(d))
+        n++;
+    closedir(d);
+    return n - 3; /* ".", ".." and d's own */
+}
+
 static int keep(struct sandbox *sb, const char *script, struct result *res)
 {
     char *argv[] = {"sh", "-c", (char *)script, NULL};
@@ -183,7 +197,7 @@ int main(void)
     struct result res;
     struct stat st;
     bool cg_mem, cg_pids;
-    int r, cancel[2];
+    int r, cancel[2], fds0, sfd;
 
     if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
         diag("%s", err.msg);
@@ -194,12 +208,20 @@ int main(void)
     cg_pids = cgroup_env_has(&rt.cg, CGROUP_RES_PIDS);
     sandbox_limits_default(&lim);
     lim.wall_time = 10;
+    fds0 = open_fds();
     sb = sandbox_create(&rt, &img, &lim, &err);
     if (!ok(sb != NULL, "sandbox created (%s)", err.msg))
         return done_testing();
-    ok(sandbox__scratch_fd(sb) >= 0 && fstat(sandbox__scratch_fd(sb), &st) == 0 &&
-           S_ISDIR(st.st_mode),
-       "the supervisor holds a descriptor of the scratch tmpfs's root");
+    is_int(open_fds() - fds0, 1, "an idle sandbox holds one descriptor (its control socket)");
+    sfd = sandbox__scratch_open(sb, &err);
+    ok(sfd >= 0 && fstat(sfd, &st) == 0 && S_ISDIR(st.st_mode),
+       "init hands over a descriptor of the scratch tmpfs's root (%s)", err.msg);
+    if (sfd >= 0)
+        close(sfd);
+    sfd = sandbox__scratch_open(sb, &err);
+    ok(sfd >= 0, "and again (%s)", err.msg);
+    if (sfd >= 0)
+        close(sfd);
 
     /* State: a file and a background process of exec 1. */
     keep(sb, "echo hello > /work/state; sleep 1001 </dev/null >/dev/null 2>&1 & echo started",
@@ -402,13 +424,18 @@ int main(void)
     keep(sb, "sleep 1009 </dev/null >/dev/null 2>&1 &", &res);
     ok(res.status == RESULT_OK, "a KEEP exec after kill_others");
     result_release(&res);
+    ok(sandbox_usage(sb, &u) == 0, "usage measured");
+    is_int(open_fds() - fds0, 1, "after execs and a usage, still one descriptor");
     ok(sandbox_destroy(sb, &err) == 0, "destroy with a keeper alive (%s)", err.msg);
 
     /* A writable root: its scratch descriptor and a KEEP exec in it. */
     lim.writable_root = true;
     sb = sandbox_create(&rt, &img, &lim, &err);
     if (ok(sb != NULL, "sandbox with a writable root (%s)", err.msg)) {
-        ok(sandbox__scratch_fd(sb) >= 0, "it has a scratch descriptor too");
+        sfd = sandbox__scratch_open(sb, &err);
+        ok(sfd >= 0, "it has a scratch too (%s)", err.msg);
+        if (sfd >= 0)
+            close(sfd);
         keep(sb,
              "head -c 1048576 /dev/zero > /opt-new-file 2>/dev/null || "
              "head -c 1048576 /dev/zero > /work/f",
