@@ -19,7 +19,8 @@ from serverlib import Server, ok_rss, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
 TMP = tmpdir("crucible-sessions-hostile-")
-srv = Server("--warm", "0", "--max-sessions", "16", tmp=TMP)
+# no spare sandboxes: every sandbox process and cgroup the test sees is a session's
+srv = Server("--warm", "0", "--max-sessions", "16", "--session-spares", "0", tmp=TMP)
 
 
 def create(limits, server=srv):
