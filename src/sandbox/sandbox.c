@@ -60,6 +60,10 @@ struct sandbox {
     bool has_cg;
     pid_t init_pid; /* our child until teardown reaps it: see the top of the file */
     int ctl;
+    /* CTL_PAUSE and CTL_RESUME carry a sequence number in mode that init's CTL_PAUSED echoes:
+     * the answer sandbox__pause awaits (0: none). A late answer to one it gave up on is dropped
+     * by recv_ctl, never taken for another request's reply. */
+    uint32_t pause_seq, pause_awaited;
     /* The scratch tmpfs's root as READY handed it over, before any payload ran: what every
      * later copy init hands over must still be (sandbox__scratch_open). */
     bool has_scratch;
@@ -404,8 +408,12 @@ static int recv_ctl(struct sandbox *sb, struct ctl_msg *m, int *fds, int *nfds, 
             return -errno;
         if (n > 0 && (pf[1].revents & POLLIN))
             return -ECANCELED;
-        if (n > 0)
-            return sandbox__ctl_recv(sb->ctl, m, fds, nfds);
+        if (n > 0) {
+            int r = sandbox__ctl_recv(sb->ctl, m, fds, nfds);
+            if (r == 0 && m->type == CTL_PAUSED && m->mode != sb->pause_awaited)
+                continue; /* a stale answer (sandbox.c's pause_awaited) */
+            return r;
+        }
     }
 }
 
@@ -1177,6 +1185,18 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
                          m.text);
             else
                 snprintf(res->message, sizeof(res->message), "%s", m.text);
+        } else if (m.err == EAGAIN) {
+            /* No process could be made: the sandbox's pids are all taken, which only its own
+             * processes can do (a live sandbox's background processes of earlier execs
+             * count). The caller's, not an infrastructure failure to retry. */
+            res->status = RESULT_RUNTIME_ERROR;
+            res->exit_code = 127;
+            snprintf(res->message, sizeof(res->message),
+                     "%.100s: the sandbox's pids limit (%llu) is reached by processes still "
+                     "running in it (such as background processes of earlier execs); nothing "
+                     "more can start until they end (a session can be forked: a fork copies "
+                     "the files, not the processes)",
+                     m.text, (unsigned long long)sb->limits.pids);
         } else {
             result_fail(res, "%s", m.text);
         }
@@ -1661,13 +1681,18 @@ int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
 
     memset(&m, 0, sizeof(m));
     m.type = stop ? CTL_PAUSE : CTL_RESUME;
+    if (++sb->pause_seq == 0) /* 0 means none awaited */
+        sb->pause_seq = 1;
+    m.mode = sb->pause_awaited = sb->pause_seq;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
-    /* What an earlier exec's end left on the socket, if anything, is not the answer. */
+    /* What an earlier exec's end left on the socket, if anything, is not the answer, nor is
+     * a late answer to an earlier pause or resume (recv_ctl drops those). */
     while (r == 0) {
         r = recv_reply(sb, &m, deadline - util_now());
         if (r < 0 || m.type == CTL_PAUSED)
             break;
     }
+    sb->pause_awaited = 0;
     if (r == 0 && m.err)
         r = -m.err;
     if (r < 0)

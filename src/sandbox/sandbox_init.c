@@ -923,8 +923,32 @@ static void kill_all(int ctl, pid_t *payload, struct keeper *k)
     reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
 }
 
+/* in_vfork(pid, tid) — whether the thread sleeps in the kernel's clone, uninterruptibly:
+ * the parent of a vfork waiting for its child to execute or exit. It runs no code of its own
+ * until then, and a stopped child never does: stopped as far as a pause goes (dash starts
+ * its commands with vfork; without this, a payload that runs commands in a loop could never
+ * be paused, its fork refused). */
+static bool in_vfork(const char *pid, const char *tid)
+{
+    char path[96], buf[64];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%s/task/%s/wchan", pid, tid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return strcmp(buf, "kernel_clone") == 0 || strcmp(buf, "_do_fork") == 0 ||
+           strcmp(buf, "do_fork") == 0;
+}
+
 /* task_running(pid, tid) — whether the thread's state in /proc (the sandbox's own) is other
- * than stopped or dead. Raw reads into a stack buffer: init must not allocate. */
+ * than stopped or dead (a vfork's parent counts as stopped: in_vfork). Raw reads into a stack
+ * buffer: init must not allocate. */
 static bool task_running(const char *pid, const char *tid)
 {
     char path[96], buf[512], *paren;
@@ -941,7 +965,11 @@ static bool task_running(const char *pid, const char *tid)
         return false;
     buf[n] = '\0';
     paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && !strchr("TtZX", paren[2]);
+    if (!paren || paren[1] != ' ')
+        return false;
+    if (paren[2] == 'D' && in_vfork(pid, tid))
+        return false;
+    return !strchr("TtZX", paren[2]);
 }
 
 /* proc_any(dirfd, each, arg) — calls each(name, arg) for every numeric entry of a /proc
@@ -998,11 +1026,14 @@ static bool process_running(const char *pid, const void *unused)
  * stopped, for a bounded time (a process forking meanwhile has its child stopped in the next
  * round). Replies CTL_PAUSED, err EBUSY when some did not stop. CTL_RESUME's SIGCONT needs
  * no wait. */
-static void pause_all(int ctl)
+static void pause_all(int ctl, uint32_t seq)
 {
+    /* within the supervisor's wait (sandbox__pause: 10 s), however loaded the machine */
+    double deadline = util_now() + 5.0;
+    struct ctl_msg m;
     int err = EBUSY;
 
-    for (int round = 0; round < 2000; round++) {
+    for (int round = 0; round < 2000 && util_now() < deadline; round++) {
         int fd;
         kill(-1, SIGSTOP);
         fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1018,7 +1049,11 @@ static void pause_all(int ctl)
         }
         usleep(500);
     }
-    reply(ctl, CTL_PAUSED, err, NULL);
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_PAUSED;
+    m.err = err;
+    m.mode = seq; /* the request's: sandbox.c drops a late answer by it */
+    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
 }
 
 /* wipe_supervisor_args(rt) — init is a copy of the supervisor's memory, and the kernel shows
@@ -1163,17 +1198,19 @@ void sandbox__init_main(const struct init_params *params)
                 kill_exec(ctl, &keep, &payload);
                 break;
             case CTL_PAUSE:
-                pause_all(ctl);
+                pause_all(ctl, m.mode);
                 break;
             case CTL_SCRATCH:
                 memset(&m, 0, sizeof(m));
                 m.type = CTL_SCRATCH_FD;
                 sandbox__ctl_send(ctl, &m, &scratch, 1);
                 break;
-            case CTL_RESUME:
+            case CTL_RESUME: {
+                struct ctl_msg done = {.type = CTL_PAUSED, .mode = m.mode};
                 kill(-1, SIGCONT);
-                reply(ctl, CTL_PAUSED, 0, NULL);
+                (void)sandbox__ctl_send(ctl, &done, NULL, 0);
                 break;
+            }
             case CTL_EXEC:
                 if (payload) {
                     reply(ctl, CTL_EXEC_FAIL, EBUSY, "a process is already running");

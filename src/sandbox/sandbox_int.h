@@ -48,7 +48,8 @@ enum ctl_type {
     CTL_EXEC_KILLED, /* init → sup: done, its processes reaped (err: the keeper's wait failed) */
     CTL_PAUSE,       /* sup → init: SIGSTOP every other process, reply once all are stopped */
     CTL_RESUME,      /* sup → init: SIGCONT every other process */
-    CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop) */
+    CTL_PAUSED,      /* init → sup: the answer to both (err: EBUSY, some would not stop),
+                      * mode: the request's mode (a sequence number) echoed */
     CTL_SCRATCH,     /* sup → init: hand over the scratch tmpfs's root again */
     CTL_SCRATCH_FD,  /* init → sup: fd[0] the descriptor READY gave (a copy of init's) */
 };

@@ -199,6 +199,41 @@ static void test_writable_root(const struct image *image, const struct sandbox_l
     sandbox_destroy(parent, NULL);
 }
 
+/* A payload that runs commands in a loop in the background: dash starts each with vfork, so
+ * a pause often finds the shell inside vfork, waiting for a child the pause has stopped. Every
+ * fork must still be made, and the parent left running. */
+static void test_fork_vfork_loop(const struct sandbox_limits *lim)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *parent, *child;
+    int made = 0;
+
+    if (!(parent = sandbox_create(&rt, &img, lim, &err))) {
+        diag("%s", err.msg);
+        skip("cannot create a sandbox");
+        return;
+    }
+    free(sh_flags(parent,
+                  "(i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); /bin/true; "
+                  "echo $i > /work/n; done) >/dev/null 2>&1 &",
+                  SANDBOX_EXEC_KEEP));
+    for (int i = 0; i < 5; i++) {
+        if ((child = sandbox_fork(parent, &err))) {
+            made++;
+            sandbox_destroy(child, NULL);
+        } else {
+            diag("fork %d: %s", i, err.msg);
+        }
+    }
+    ok(made == 5,
+       "5 forks of a sandbox whose background loop runs a command per turn (vfork): "
+       "all made (%d)",
+       made);
+    sh_is(parent, "a=$(cat /work/n); sleep 0.3; b=$(cat /work/n); [ $b -gt $a ] && echo on", "on\n",
+          "the loop keeps running after the forks");
+    sandbox_destroy(parent, NULL);
+}
+
 /* sandbox_fork_into: the copy lands in a child made ahead (as a pool's spare is), with the
  * parent's files; a child of another scratch size or network is refused before any copy. */
 static void test_fork_into(const struct sandbox_limits *lim)
@@ -247,6 +282,7 @@ int main(void)
     }
     sandbox_limits_default(&lim);
     test_fork(&lim);
+    test_fork_vfork_loop(&lim);
     test_fork_into(&lim);
     test_writable_root(&img, &lim);
     {
