@@ -36,8 +36,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define RESOLVE_SCRATCH                                                                            \
-    (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 #define TAR_DEPTH_MAX 256 /* directory levels get_tar descends (each holds one fd) */
 #define TAR_HEADER    512 /* bytes of the smallest tar entry */
 
@@ -103,9 +101,7 @@ static int path_parse(const char *path, struct sbpath *p, struct errbuf *err)
 
 /* ---- lookups beneath the scratch ---- */
 
-/* beneath(dirfd, rel, flags, mode) — openat2 of rel below dirfd with RESOLVE_SCRATCH; the fd
- * or -errno. A rename elsewhere in the tree may make the kernel answer EAGAIN: retried. */
-static int beneath(int dirfd, const char *rel, int flags, mode_t mode)
+int sandbox__open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
 {
     struct open_how how = {
         .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode, .resolve = RESOLVE_SCRATCH};
@@ -176,13 +172,13 @@ static int set_mode(int fd, mode_t mode)
  * create, made (0755, the sandbox user's) when missing. -errno otherwise. */
 static int dir_step(int dir, const char *name, bool create)
 {
-    int fd = beneath(dir, name, O_PATH | O_DIRECTORY, 0), r;
+    int fd = sandbox__open_beneath(dir, name, O_PATH | O_DIRECTORY, 0), r;
 
     if (fd != -ENOENT || !create)
         return fd;
     if (mkdirat(dir, name, 0700) == 0) {
         /* Whatever NAME is by now (the payload may race us), it is beneath, of the scratch. */
-        fd = beneath(dir, name, O_RDONLY | O_DIRECTORY, 0);
+        fd = sandbox__open_beneath(dir, name, O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0)
             return fd;
         r = set_mode(fd, 0755);
@@ -192,7 +188,7 @@ static int dir_step(int dir, const char *name, bool create)
     } else if (errno != EEXIST) {
         return -errno;
     }
-    return beneath(dir, name, O_PATH | O_DIRECTORY, 0);
+    return sandbox__open_beneath(dir, name, O_PATH | O_DIRECTORY, 0);
 }
 
 /* parent_open(base, rel, create) — the directory holding rel's last component (rel is
@@ -202,7 +198,7 @@ static int parent_open(int base, const char *rel, bool create)
 {
     char comp[NAME_MAX + 1];
     const char *s = rel, *slash;
-    int dir = beneath(base, ".", O_PATH | O_DIRECTORY, 0);
+    int dir = sandbox__open_beneath(base, ".", O_PATH | O_DIRECTORY, 0);
 
     while (dir >= 0 && (slash = strchr(s, '/'))) {
         size_t len = (size_t)(slash - s);
@@ -267,7 +263,7 @@ static int replace_file(int dir, const char *name, mode_t mode, const struct tim
     }
     for (int tries = 0; tries < 16 && fd == -EEXIST; tries++) {
         temp_name(tmp, sizeof(tmp));
-        fd = beneath(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        fd = sandbox__open_beneath(dir, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     }
     if (fd < 0)
         return fd;
@@ -336,7 +332,7 @@ int sandbox_file_read(struct sandbox *sb, const char *path, size_t max, char **d
     if ((s = scratch(sb, err)) < 0)
         return s;
     /* Non-blocking: a FIFO the payload left there does not hang us. */
-    fd = beneath(s, p.rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    fd = sandbox__open_beneath(s, p.rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     close(s);
     if (fd < 0)
         return fail(err, "read", path, fd);
@@ -387,7 +383,7 @@ int sandbox_file_list(struct sandbox *sb, const char *path, size_t max,
         return r;
     if ((s = scratch(sb, err)) < 0)
         return s;
-    fd = beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
+    fd = sandbox__open_beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
     close(s);
     if (fd < 0)
         return fail(err, "list", path, fd);
@@ -606,9 +602,9 @@ static bool tar_clear(int dest, const struct tar_item *items, size_t n, struct t
         if (last) {
             memcpy(buf, p, (size_t)(last - p));
             buf[last - p] = '\0';
-            dir = beneath(dest, buf, O_PATH | O_DIRECTORY, 0);
+            dir = sandbox__open_beneath(dest, buf, O_PATH | O_DIRECTORY, 0);
         } else {
-            dir = beneath(dest, ".", O_PATH | O_DIRECTORY, 0);
+            dir = sandbox__open_beneath(dest, ".", O_PATH | O_DIRECTORY, 0);
         }
         if (dir == -ENOENT)
             continue;
@@ -771,7 +767,7 @@ int sandbox_file_put_tar(struct sandbox *sb, const char *dirpath, const void *ta
         return r;
     if ((s = scratch(sb, err)) < 0)
         return s;
-    dest = beneath(s, p.rel, O_PATH | O_DIRECTORY, 0);
+    dest = sandbox__open_beneath(s, p.rel, O_PATH | O_DIRECTORY, 0);
     if (dest < 0 && dest != -ENOENT) {
         close(s);
         return fail(err, "unpack into", dirpath, dest);
@@ -840,7 +836,7 @@ static int tar_write(int s, const struct sbpath *p, const char *dirpath, int *de
     for (size_t i = 0; r == 0 && i < n; i++) {
         if (items[i].type != AE_IFDIR)
             continue;
-        int fd = beneath(dest, items[i].path, O_RDONLY | O_DIRECTORY, 0);
+        int fd = sandbox__open_beneath(dest, items[i].path, O_RDONLY | O_DIRECTORY, 0);
         if (fd >= 0) {
             if (fchmod(fd, items[i].mode) < 0)
                 r = fail(err, "set the mode of", items[i].path, -errno);
@@ -956,7 +952,7 @@ static int tar_entry(struct tar_out *t, int dirfd, const char *name, size_t plen
             r = -ELOOP;
             goto out;
         }
-        fd = beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
+        fd = sandbox__open_beneath(dirfd, name, O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0)
             goto out;
         r = tar_header(t, &st, AE_IFDIR, 0, NULL);
@@ -965,7 +961,7 @@ static int tar_entry(struct tar_out *t, int dirfd, const char *name, size_t plen
         else
             close(fd);
     } else if (S_ISREG(st.st_mode)) {
-        fd = beneath(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+        fd = sandbox__open_beneath(dirfd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
             if (fd >= 0)
                 close(fd);
@@ -1068,7 +1064,7 @@ int sandbox_file_get_tar(struct sandbox *sb, const char *dirpath, size_t max, ch
         return r;
     if ((s = scratch(sb, err)) < 0)
         return s;
-    fd = beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
+    fd = sandbox__open_beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
     close(s);
     if (fd < 0)
         return fail(err, "archive", dirpath, fd);

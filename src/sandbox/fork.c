@@ -53,8 +53,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define RESOLVE_SCRATCH                                                                            \
-    (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
 #define FORK_DEPTH_MAX   256          /* directory levels copied (each holds two fds) */
 #define XATTR_LIST_MAX_  65536        /* bytes of one file's xattr names */
 #define XATTR_VALUE_MAX_ 65536        /* bytes of one xattr value */
@@ -74,20 +72,6 @@ struct copy {
     char path[PATH_MAX]; /* the entry being copied, relative to the scratch */
     struct errbuf *err;
 };
-
-static int beneath(int dirfd, const char *rel, int flags, mode_t mode)
-{
-    struct open_how how = {
-        .flags = (uint64_t)(flags | O_CLOEXEC), .mode = mode, .resolve = RESOLVE_SCRATCH};
-    int fd = -1;
-
-    for (int tries = 0; tries < 8; tries++) {
-        fd = (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-        if (fd >= 0 || errno != EAGAIN)
-            break;
-    }
-    return fd < 0 ? -errno : fd;
-}
 
 /* fail(c, what, r) — "cannot WHAT 'path' of the parent: reason"; returns r. */
 static int fail(struct copy *c, const char *what, int r)
@@ -307,11 +291,11 @@ static int copy_regular(struct copy *c, int src, int dst, const char *name, cons
             return fail(c, "link", -errno);
         return 0;
     }
-    in = beneath(src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+    in = sandbox__open_beneath(src, name, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
     if (in < 0)
         return in == -ENOENT ? 0 : fail(c, "open", in);
-    out = there ? beneath(dst, name, O_WRONLY | O_TRUNC, 0)
-                : beneath(dst, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    out = there ? sandbox__open_beneath(dst, name, O_WRONLY | O_TRUNC, 0)
+                : sandbox__open_beneath(dst, name, O_WRONLY | O_CREAT | O_EXCL, 0600);
     if (out < 0) {
         close(in);
         return fail(c, "create", out);
@@ -392,8 +376,8 @@ static int copy_entry(struct copy *c, int src, int dst, const char *name, size_t
             r = fail(c, "make the directory", there);
             goto out;
         }
-        in = beneath(src, name, O_RDONLY | O_DIRECTORY, 0);
-        out = beneath(dst, name, O_RDONLY | O_DIRECTORY, 0);
+        in = sandbox__open_beneath(src, name, O_RDONLY | O_DIRECTORY, 0);
+        out = sandbox__open_beneath(dst, name, O_RDONLY | O_DIRECTORY, 0);
         /* Its xattrs (an overlay's opaque mark) first, then its contents (the walk takes in:
          * two descriptors a level), then its mode and times, which the contents change. */
         if (in < 0 || out < 0) {
@@ -469,7 +453,7 @@ int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errb
     /* Both scratch descriptors only for the time of the copy (sandbox__scratch_open). */
     if ((psrc = sandbox__scratch_open(parent, err)) < 0)
         return psrc;
-    src = beneath(psrc, ".", O_RDONLY | O_DIRECTORY, 0);
+    src = sandbox__open_beneath(psrc, ".", O_RDONLY | O_DIRECTORY, 0);
     close(psrc);
     if (src < 0)
         return errbuf_set(err, "cannot open the parent's scratch filesystem: %s", strerror(-src)),
@@ -479,7 +463,7 @@ int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errb
         r = c.dst_root;
         goto out;
     }
-    dst = beneath(c.dst_root, ".", O_RDONLY | O_DIRECTORY, 0);
+    dst = sandbox__open_beneath(c.dst_root, ".", O_RDONLY | O_DIRECTORY, 0);
     if (dst < 0) {
         r = errbuf_set(err, "cannot open the child's scratch filesystem: %s", strerror(-dst));
         goto out;

@@ -158,4 +158,14 @@ int sandbox__fs_ids(uid_t uid, gid_t gid);
  * process of the sandbox had stopped itself. 0 or -errno with err set. */
 int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err);
 
+/* How every lookup in a sandbox's scratch resolves: beneath the given directory, following no
+ * symlink or magic link and crossing no mount — the tree is the payload's, hostile. */
+#define RESOLVE_SCRATCH                                                                            \
+    (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+
+/* sandbox__open_beneath(dirfd, rel, flags, mode) — openat2 of rel below dirfd with
+ * RESOLVE_SCRATCH (O_CLOEXEC added); the fd or -errno. A rename elsewhere in the tree may make
+ * the kernel answer EAGAIN: retried a few times. (files.c; fork.c uses it too.) */
+int sandbox__open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
+
 #endif

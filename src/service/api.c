@@ -513,8 +513,7 @@ static int files_check(const struct item *it, const char *source, size_t source_
     return fine ? 0 : errbuf_set(err, "files: %s", why.msg);
 }
 
-/* only_keys(j, allowed, err) — unknown top-level fields are errors (typos must not pass). */
-static int only_keys(const json_t *j, const char *const *allowed, struct errbuf *err)
+int api_only_keys(const json_t *j, const char *const *allowed, struct errbuf *err)
 {
     const char *key;
     json_t *v;
@@ -656,7 +655,7 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
         "priority", "deadline_s", "kind",     "after", "writable_root", NULL};
     const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code"), *v;
 
-    if (only_keys(j, keys, err) < 0)
+    if (api_only_keys(j, keys, err) < 0)
         return -EINVAL;
     if (!in_batch && (json_object_get(j, "kind") || json_object_get(j, "after")))
         return errbuf_set(err, "'kind' and 'after' belong to batch items");
@@ -728,7 +727,7 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     const struct lang *lang = NULL; /* the solution's (NULL: the task's) */
     enum solution_kind sk = SOLUTION_PROGRAM;
 
-    if (only_keys(j, keys, err) < 0)
+    if (api_only_keys(j, keys, err) < 0)
         return -EINVAL;
     if (!in_batch && (json_object_get(j, "kind") || json_object_get(j, "after")))
         return errbuf_set(err, "'kind' and 'after' belong to batch items");
@@ -1867,7 +1866,7 @@ static void parse_batch(struct parsing *p)
     items = json_object_get(j, "items");
     {
         static const char *const keys[] = {"items", "priority", "deadline_s", NULL};
-        if (only_keys(j, keys, &err) < 0) {
+        if (api_only_keys(j, keys, &err) < 0) {
             parsing_fail(p, 400, "bad_request", "%s", err.msg);
             json_decref(j);
             return;

@@ -73,6 +73,11 @@ void api_tick(struct api *a);
 bool api_output_take(struct api *a, uint64_t bytes);
 void api_output_give(struct api *a, uint64_t bytes);
 
+/* api_only_keys(j, allowed, err) — 0 when every field of object j is in the NULL-terminated
+ * list allowed, else -EINVAL with err naming the first unknown field (a typo in a request must
+ * not pass silently). Shared by the routes' parsers. */
+int api_only_keys(const json_t *j, const char *const *allowed, struct errbuf *err);
+
 /* api_log(a, event, fields) — one log line {"ts", "event", ...fields}; fields is stolen. */
 void api_log(struct api *a, const char *event, json_t *fields);
 

@@ -172,23 +172,6 @@ static void op_free(struct op *op)
     free(op);
 }
 
-/* only_keys(j, allowed, err) — unknown fields are errors (a typo must not pass silently). */
-static int only_keys(const json_t *j, const char *const *allowed, struct errbuf *err)
-{
-    const char *key;
-    json_t *v;
-
-    json_object_foreach((json_t *)j, key, v)
-    {
-        bool ok = false;
-        for (const char *const *a = allowed; *a && !ok; a++)
-            ok = strcmp(*a, key) == 0;
-        if (!ok)
-            return errbuf_set(err, "unknown field '%s'", key);
-    }
-    return 0;
-}
-
 /* parse_json(body, len, j, err) — body (len bytes and a NUL) as a JSON object; an empty body
  * is {}. -EFBIG beyond MAX_JSON_BODY. */
 static int parse_json(const char *body, size_t len, json_t **j, struct errbuf *err)
@@ -977,7 +960,7 @@ static int parse_create(struct api_sessions *as, const json_t *j, struct session
                                              "cpu_time",  "output_kb", NULL};
     const json_t *v;
 
-    if (only_keys(j, keys, err) < 0)
+    if (api_only_keys(j, keys, err) < 0)
         return -EINVAL;
     s->img = as->cfg.host;
     s->limits = as->cfg.defaults;
@@ -996,7 +979,7 @@ static int parse_create(struct api_sessions *as, const json_t *j, struct session
         struct errbuf why = {{0}};
         if (!json_is_object(v))
             return errbuf_set(err, "'limits' must be an object");
-        if (only_keys(v, limit_keys, &why) < 0)
+        if (api_only_keys(v, limit_keys, &why) < 0)
             return errbuf_set(err,
                               "limits: %s (a session takes memory_mb, pids, disk_mb, "
                               "cpu_time and output_kb; an exec's wall time is its "
@@ -1155,7 +1138,7 @@ static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, s
     char names[1024];
 
     (void)as;
-    if (only_keys(j, keys, err) < 0)
+    if (api_only_keys(j, keys, err) < 0)
         return -EINVAL;
     if ((cmd != NULL) == (code != NULL))
         return errbuf_set(err, "give either 'command' (an argv array or a shell string) or "
@@ -1276,7 +1259,7 @@ static int parse_verify(struct api_sessions *as, const json_t *j, struct op *op,
     const json_t *task = json_object_get(j, "task"), *v;
     int r;
 
-    if (only_keys(j, keys, err) < 0)
+    if (api_only_keys(j, keys, err) < 0)
         return -EINVAL;
     if ((task != NULL) == (json_object_get(j, "task_id") != NULL))
         return errbuf_set(err, "give 'task' (a task object) or 'task_id'");
@@ -1547,7 +1530,7 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
         if (rc == 0) {
             static const char *const keys[] = {"ttl_s", "idle_ttl_s", NULL};
             struct session *c = NULL;
-            if (only_keys(j, keys, &err) < 0) {
+            if (api_only_keys(j, keys, &err) < 0) {
                 st = bad_request(r, "bad_request", &err);
             } else if (!(c = session_new(as->t))) {
                 if (errno == EAGAIN) {
@@ -1642,7 +1625,7 @@ int api_sessions_check_body(struct api_sessions *as, const char *action, const c
     if (strcmp(action, "create") == 0) {
         rc = parse_create(as, j, &s, err) < 0 ? -EINVAL : 0;
     } else if (strcmp(action, "fork") == 0) {
-        rc = only_keys(j, fork_keys, err) < 0 ||
+        rc = api_only_keys(j, fork_keys, err) < 0 ||
                      number_field(j, "ttl_s", 1, MAX_TTL_S, s.ttl_s, &ttl, err) < 0 ||
                      number_field(j, "idle_ttl_s", 1, MAX_TTL_S, s.idle_ttl_s, &ttl, err) < 0
                  ? -EINVAL
