@@ -118,15 +118,28 @@ MODES = {
 }
 
 
+# The toolchains' patience. A JVM compile, a Kotlin script or `go test` with an empty build
+# cache takes seconds alone but minutes on a loaded machine (CI shares its CPUs; the workspace
+# runs several suites at once), so the limits here are far above any working run: these tests
+# check what each language answers, never how fast. A limit that a loaded machine can reach
+# turns into a false TimeLimitExceeded.
+COMPILE_S = 600
+RUN_S = 600
+
+
 def serve(*args):
-    """A server with the toolchains' patience: 300 s for an answer, 60 s to stop."""
-    return Server(*args, tmp=TMP, quiet=False, timeout=300, stop_timeout=60)
+    """A server with the toolchains' patience: it waits for a slot without the /run_code
+    start deadline (--run-code-margin 0: the requests here queue behind slow compiles, and a
+    504 would say nothing about the language), as long as the limits for an answer, and 60 s
+    to stop."""
+    return Server("--run-code-margin", "0", *args, tmp=TMP, quiet=False,
+                  timeout=COMPILE_S + RUN_S + 300, stop_timeout=60)
 
 
 def run_code(s, lang, code):
     # SandboxFusion's request shape, as verl sends it
     return s.post("/run_code", {"code": code, "language": lang, "stdin": "3 4\n",
-                                "compile_timeout": 120, "run_timeout": 60,
+                                "compile_timeout": COMPILE_S, "run_timeout": RUN_S,
                                 "memory_limit_MB": 2048, "files": {}, "fetch_files": []})
 
 
@@ -134,7 +147,7 @@ def verify(lang, code, name=None):
     """crucible verify of the stdio task "3 4" -> "7" with code as the solution: with
     --language lang, or (lang None) in a file `name` whose extension names the language."""
     task = {"id": "langs/sum", "language": "python", "harness": "stdio",
-            "limits": {"cpu_time": 60, "wall_time": 120, "memory_mb": 2048},
+            "limits": {"cpu_time": RUN_S, "wall_time": RUN_S, "memory_mb": 2048},
             "tests": [{"name": "a", "stdin": "3 4\n", "expected": "7\n"},
                       {"name": "b", "stdin": "3 4\n", "expected": "7\n"}]}
     tf = os.path.join(TMP, "task-%s-%d.json" % (lang, time.monotonic_ns()))  # one per call: two run at once
@@ -146,7 +159,7 @@ def verify(lang, code, name=None):
     open(sf, "w").write(code)
     p = subprocess.run([CRUCIBLE, "verify", "--task", tf, "--solution", sf]
                        + (["--language", lang] if lang else []),
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=4 * RUN_S)
     try:
         return p.returncode, json.loads(p.stdout), p.stderr
     except ValueError:
@@ -325,8 +338,9 @@ def check_multipl_e(s, langs):
         jobs.append((lang, wrong, want_wrong, "wrong"))
     with ThreadPoolExecutor(4) as ex:
         futs = [(lang, want, what, ex.submit(s.post, "/run_code",
-                                             {"code": code, "language": lang, "run_timeout": 60,
-                                              "compile_timeout": 120, "memory_limit_MB": 2048}))
+                                             {"code": code, "language": lang, "run_timeout": RUN_S,
+                                              "compile_timeout": COMPILE_S,
+                                              "memory_limit_MB": 2048}))
                 for lang, code, want, what in jobs]
         for lang, want, what, fut in futs:
             st, j, text = fut.result()
@@ -394,8 +408,8 @@ def check_fidelity(s):
                 skip(what, "%s is not installed (scripts/install-deps: %s)" % (need, pkg))
                 continue
             futs.append((want, out, what, ex.submit(
-                s.post, "/run_code", {"code": code, "language": lang, "run_timeout": 120,
-                                      "compile_timeout": 120, "memory_limit_MB": 2048})))
+                s.post, "/run_code", {"code": code, "language": lang, "run_timeout": RUN_S,
+                                      "compile_timeout": COMPILE_S, "memory_limit_MB": 2048})))
         for want, out, what, fut in futs:
             st, j, text = fut.result()
             rr = (j or {}).get("run_result") or {}

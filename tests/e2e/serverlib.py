@@ -101,10 +101,13 @@ class Server:
     env      the server's environment (default: this process's)
     timeout  the default timeout of request() in seconds
     stop_timeout  the default time stop() waits for the exit before it kills
-    settle   seconds to wait once the port is known (pacing only, never asserted)"""
+    settle   seconds to wait once the port is known (pacing only, never asserted)
+    start_timeout  how long to wait for the port file: a liveness bound, far above a start
+             (a sanitizer build on a loaded machine took more than 20 s); a server that
+             exits fails at once"""
 
     def __init__(self, *args, tmp=None, quiet=True, env=None, timeout=60, stop_timeout=30,
-                 start_timeout=20, settle=0.05):
+                 start_timeout=120, settle=0.05):
         tmp = tmp or _default_tmp()
         stamp = time.monotonic_ns()
         self.port_file = os.path.join(tmp, "port-%d" % stamp)
