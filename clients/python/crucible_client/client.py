@@ -74,9 +74,8 @@ def _command(command: Any) -> List[str]:
     return argv
 
 
-def _run_body(command: Any, code: Optional[str], language: Optional[str], stdin: Optional[Blob],
-              files: Optional[Mapping[Any, Blob]], limits: Optional[Mapping[str, Any]],
-              image: Optional[str]) -> Dict[str, Any]:
+def _program(command: Any, code: Optional[str], language: Optional[str]) -> Dict[str, Any]:
+    """The start of a run or exec body: either a command or code with its language."""
     if (command is None) == (code is None):
         raise ValueError("give exactly one of command or code (with language)")
     body: Dict[str, Any] = {}
@@ -91,6 +90,13 @@ def _run_body(command: Any, code: Optional[str], language: Optional[str], stdin:
             raise ValueError("code needs a language (python, c, cpp, java, go, rust, javascript, bash, ...)")
         body["code"] = code
         body["language"] = language
+    return body
+
+
+def _run_body(command: Any, code: Optional[str], language: Optional[str], stdin: Optional[Blob],
+              files: Optional[Mapping[Any, Blob]], limits: Optional[Mapping[str, Any]],
+              image: Optional[str]) -> Dict[str, Any]:
+    body = _program(command, code, language)
     if stdin is not None:
         body["stdin"] = _blob(stdin, "stdin")
     _put(body, "files", _files(files))

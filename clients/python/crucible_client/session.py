@@ -32,7 +32,7 @@ import tarfile
 import threading
 from typing import Any, Dict, List, Mapping, Optional, Union
 
-from .client import Client, _command, _put, _query, _task
+from .client import Client, _program, _put, _query, _task
 from .errors import CrucibleError
 
 __all__ = ["Session", "SESSION_ID", "safe_extract_tar", "check_tar_members", "tar_of_dir",
@@ -108,20 +108,7 @@ def _create_body(image: Optional[str] = None, limits: Optional[Mapping[str, Any]
 def _exec_body(command: Any, code: Optional[str], language: Optional[str], cwd: Optional[str],
                env: Optional[Mapping[str, str]], stdin: Optional[Data],
                timeout_s: Optional[float]) -> Dict[str, Any]:
-    if (command is None) == (code is None):
-        raise ValueError("give exactly one of command or code (with language)")
-    body: Dict[str, Any] = {}
-    if command is not None:
-        if language is not None:
-            raise ValueError("language goes with code, not with command")
-        body["command"] = _command(command)
-    else:
-        if not isinstance(code, str):
-            raise TypeError("code must be a string")
-        if not language:
-            raise ValueError("code needs a language (python, c, cpp, java, go, rust, javascript, bash, ...)")
-        body["code"] = code
-        body["language"] = language
+    body = _program(command, code, language)
     if cwd is not None:
         body["cwd"] = _path(cwd, "cwd")
     if env is not None:
