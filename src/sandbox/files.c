@@ -232,7 +232,7 @@ static int fill_mem(int fd, void *ctx)
     return util_write_all(fd, m->data, m->len);
 }
 
-/* temp_name(buf, size) — ".crucible-XXXXXXXXXXXXXXXX", random. */
+/* temp_name(buf, size) — ".crucible-" and 16 random hex digits: a name for a file being written. */
 static void temp_name(char *buf, size_t size)
 {
     uint64_t v = 0;
