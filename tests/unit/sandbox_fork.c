@@ -215,7 +215,7 @@ static void test_fork_vfork_loop(const struct sandbox_limits *lim)
     }
     free(sh_flags(parent,
                   "(i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); /bin/true; "
-                  "echo $i > /work/n; done) >/dev/null 2>&1 &",
+                  "echo $i > /work/n.t; mv /work/n.t /work/n; done) >/dev/null 2>&1 &",
                   SANDBOX_EXEC_KEEP));
     for (int i = 0; i < 5; i++) {
         if ((child = sandbox_fork(parent, &err))) {
@@ -229,8 +229,12 @@ static void test_fork_vfork_loop(const struct sandbox_limits *lim)
        "5 forks of a sandbox whose background loop runs a command per turn (vfork): "
        "all made (%d)",
        made);
-    sh_is(parent, "a=$(cat /work/n); sleep 0.3; b=$(cat /work/n); [ $b -gt $a ] && echo on", "on\n",
-          "the loop keeps running after the forks");
+    /* the loop renames each count into place, so a read never sees a half-written file; it
+     * is given 10 s to count on, which a running loop does in a few ms even on a loaded host */
+    sh_is(parent,
+          "a=$(cat /work/n); for k in $(seq 100); do sleep 0.1; b=$(cat /work/n); "
+          "[ $b -gt $a ] && echo on && break; done",
+          "on\n", "the loop keeps running after the forks");
     sandbox_destroy(parent, NULL);
 }
 
