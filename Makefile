@@ -67,13 +67,19 @@ $(BUILD)/gen/judge/harness/python.pyc.inc: src/judge/harness/python.py
 	else printf '#define HARNESS_PYC_PATH NULL\n#define HARNESS_PYC_DATA ""\n' >$@; fi
 $(BUILD)/obj/judge/lang.o: $(HARNESS_INC) $(BUILD)/gen/judge/harness/python.pyc.inc
 
+# `crucible bench` carries the demo's task set (examples/tasks.jsonl) as a C string literal.
+$(BUILD)/gen/cli/bench_tasks.inc: examples/tasks.jsonl
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+$(BUILD)/obj/cli/bench_eval.o: $(BUILD)/gen/cli/bench_tasks.inc
+
 # build/gen/commit.h: the commit the binary is built from (crucible_build_info in /metrics),
 # "" outside a git checkout; rewritten only when it changed, so only metrics.o is rebuilt.
 $(BUILD)/gen/commit.h: FORCE
 	@mkdir -p $(dir $@)
 	@printf '#define CRUCIBLE_COMMIT "%s"\n' "$$(git rev-parse --short=12 HEAD 2>/dev/null)" >$@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-$(BUILD)/obj/metrics.o: $(BUILD)/gen/commit.h
+$(BUILD)/obj/metrics.o $(BUILD)/obj/cli/cmd_bench.o: $(BUILD)/gen/commit.h
 FORCE:
 
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)

@@ -20,6 +20,7 @@ static const struct {
     {"session", cmd_session, "a running server's sessions: create, exec, put, get, fork, rm"},
     {"tasks", cmd_tasks, "the task library: convert public datasets to native tasks"},
     {"image", cmd_image, "environment images: import OCI/docker archives, list, tag, rm, gc"},
+    {"bench", cmd_bench, "measure spawn latency, /v1/run latency and eval throughput here"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,383 @@
+/*
+ * bench_spawn.c — the spawn-latency cases of `crucible bench` (bench.h): /bin/true run bare,
+ * in a cold sandbox (through the API and as `crucible run`), in a warm one, and under
+ * bubblewrap; and the child-process helpers the other cases share.
+ *
+ * Every sample is one run of /bin/true, timed with CLOCK_MONOTONIC from the call that starts
+ * it to the moment its end is known (reaped, or its verdict final), stdio on /dev/null.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/bench.h"
+#include "sandbox/pool.h"
+
+extern char **environ;
+
+static char *const true_argv[] = {"/bin/true", NULL};
+
+int bench_spawn_wait(char *const *argv, const char *cwd, const char *stdin_path, char *const *env,
+                     const char *err_path, int *status)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int r;
+
+    if ((r = posix_spawn_file_actions_init(&fa)) != 0)
+        return -r;
+    r = posix_spawn_file_actions_addopen(&fa, 0, stdin_path ? stdin_path : "/dev/null", O_RDONLY,
+                                         0);
+    if (!r)
+        r = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    if (!r)
+        r = posix_spawn_file_actions_addopen(&fa, 2, err_path ? err_path : "/dev/null",
+                                             O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (!r && cwd)
+        r = posix_spawn_file_actions_addchdir_np(&fa, cwd);
+    if (!r)
+        r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env ? env : environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (r)
+        return -r;
+    while (waitpid(pid, status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    return 0;
+}
+
+bool bench_exited_ok(int status)
+{
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+int bench_describe_status(int status, struct errbuf *err)
+{
+    if (WIFSIGNALED(status))
+        errbuf_set(err, "killed by signal %d", WTERMSIG(status));
+    else
+        errbuf_set(err, "exited with status %d", WEXITSTATUS(status));
+    return 1;
+}
+
+static double now_ms(void)
+{
+    return util_now() * 1e3;
+}
+
+/* ---- bare: fork + execve + waitpid ------------------------------------------------------- */
+
+struct bare {
+    int devnull;
+};
+
+static int bare_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    struct bare *b = malloc(sizeof(*b));
+
+    (void)env;
+    if (!b)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    b->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (b->devnull < 0) {
+        int e = errno;
+        free(b);
+        return errbuf_set(err, "cannot open '/dev/null': %s", strerror(e)), -e;
+    }
+    *state = b;
+    return 0;
+}
+
+static int bare_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct bare *b = state;
+    double t0 = now_ms();
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        dup2(b->devnull, 0);
+        dup2(b->devnull, 1);
+        dup2(b->devnull, 2);
+        execv(true_argv[0], true_argv);
+        _exit(127);
+    }
+    if (pid < 0)
+        return errbuf_set(err, "fork: %s", strerror(errno)), -errno;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return errbuf_set(err, "waitpid: %s", strerror(errno)), -errno;
+    *ms = now_ms() - t0;
+    return bench_exited_ok(status) ? 0 : bench_describe_status(status, err);
+}
+
+static void bare_close(void *state)
+{
+    struct bare *b = state;
+
+    close(b->devnull);
+    free(b);
+}
+
+const struct bench_case bench_case_bare = {
+    .name = "bare",
+    .what = "fork+exec+wait of /bin/true in this process, no sandbox",
+    .open = bare_open,
+    .sample = bare_sample,
+    .close = bare_close,
+};
+
+/* ---- cold: sandbox_run (create, run, destroy) -------------------------------------------- */
+
+struct sb_case {
+    const struct bench_env *env;
+    struct sandbox_limits limits;
+    struct pool *pool; /* warm only */
+};
+
+static int sb_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    struct sb_case *c = calloc(1, sizeof(*c));
+
+    if (!c)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    c->env = env;
+    sandbox_limits_default(&c->limits);
+    *state = c;
+    return 0;
+}
+
+/* verdict(res, err) — a sample's outcome from a run's record (which it releases). */
+static int verdict(struct result *res, struct errbuf *err)
+{
+    int r = 0;
+
+    if (res->status != RESULT_OK) {
+        errbuf_set(err, "%s%s%s", result_status_name(res->status), res->message[0] ? ": " : "",
+                   res->message);
+        r = 1;
+    }
+    result_release(res);
+    return r;
+}
+
+static int cold_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct sb_case *c = state;
+    struct sandbox_proc proc = {.argv = true_argv, .stdin_fd = -1};
+    struct result res;
+    double t0 = now_ms();
+
+    result_init(&res);
+    sandbox_run(c->env->rt, c->env->img, &c->limits, NULL, 0, &proc, &res);
+    *ms = now_ms() - t0;
+    return verdict(&res, err);
+}
+
+static void sb_close(void *state)
+{
+    struct sb_case *c = state;
+
+    if (c->pool)
+        pool_free(c->pool);
+    free(c);
+}
+
+const struct bench_case bench_case_cold = {
+    .name = "cold",
+    .what = "a sandbox created, /bin/true run, sandbox destroyed (sandbox API, in-process)",
+    .ratio = "bare",
+    .open = sb_open,
+    .sample = cold_sample,
+    .close = sb_close,
+};
+
+/* ---- warm: a pool's ready sandbox, exec to verdict ---------------------------------------- */
+
+static int warm_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    struct sb_case *c;
+    int r = sb_open(env, state, err);
+
+    if (r < 0)
+        return r;
+    c = *state;
+    c->pool = pool_new(env->rt, env->img, &c->limits, 1, NULL, err);
+    if (!c->pool) {
+        free(c);
+        return -EIO;
+    }
+    return 0;
+}
+
+/* wait_ready(p) — waits (10 s at most) until the pool holds a ready sandbox. */
+static bool wait_ready(struct pool *p)
+{
+    struct pool_stats st;
+    struct timespec pause = {0, 200 * 1000};
+
+    for (int i = 0; i < 50000; i++) {
+        pool_stats(p, &st);
+        if (st.ready > 0)
+            return true;
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+static int warm_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct sb_case *c = state;
+    struct sandbox_proc proc = {.argv = true_argv, .stdin_fd = -1};
+    struct result res;
+    struct sandbox *sb;
+    double t0;
+
+    if (!wait_ready(c->pool))
+        return errbuf_set(err, "the pool made no sandbox in 10 s"), -ETIMEDOUT;
+    t0 = now_ms();
+    sb = pool_take(c->pool, c->env->img, &c->limits, -1, err);
+    if (!sb)
+        return -EAGAIN;
+    result_init(&res);
+    sandbox_exec(sb, &proc, SANDBOX_EXEC_LAST, &res);
+    *ms = now_ms() - t0;
+    pool_discard(c->pool, sb); /* destroyed in the background, as the service does */
+    return verdict(&res, err);
+}
+
+const struct bench_case bench_case_warm = {
+    .name = "warm",
+    .what = "a ready sandbox taken from a pool, /bin/true run to its verdict (sandbox API)",
+    .ratio = "bare",
+    .open = warm_open,
+    .sample = warm_sample,
+    .close = sb_close,
+};
+
+/* ---- processes: `crucible run` and bubblewrap ---------------------------------------------- */
+
+#define PROC_ARGS 48
+
+struct proc_case {
+    char *argv[PROC_ARGS];
+    char prog[PATH_MAX];     /* the program found in PATH (bwrap) */
+    char links[8][PATH_MAX]; /* targets of the host's top-level symlinks (bwrap) */
+};
+
+static int proc_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct proc_case *p = state;
+    double t0 = now_ms();
+    int status, r = bench_spawn_wait(p->argv, NULL, NULL, NULL, NULL, &status);
+
+    if (r < 0)
+        return errbuf_set(err, "cannot start '%s': %s", p->argv[0], strerror(-r)), r;
+    *ms = now_ms() - t0;
+    return bench_exited_ok(status) ? 0 : bench_describe_status(status, err);
+}
+
+static void proc_close(void *state)
+{
+    free(state);
+}
+
+static int cli_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    struct proc_case *p = calloc(1, sizeof(*p));
+    const char *args[] = {env->self, "run", "--", "/bin/true", NULL};
+
+    if (!p)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    for (size_t i = 0; args[i]; i++)
+        p->argv[i] = (char *)args[i];
+    *state = p;
+    return 0;
+}
+
+const struct bench_case bench_case_cli = {
+    .name = "cli",
+    .what = "`crucible run -- /bin/true` as a process, spawn to reap (a cold sandbox)",
+    .ratio = "bare",
+    .open = cli_open,
+    .sample = proc_sample,
+    .close = proc_close,
+};
+
+bool bench_which(const char *name, const char *path, char *out, size_t size)
+{
+    char dirs[4096];
+
+    snprintf(dirs, sizeof(dirs), "%s", path && *path ? path : "/usr/bin:/bin");
+    for (char *save, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        snprintf(out, size, "%s/%s", *d ? d : ".", name);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* bwrap_open — bubblewrap with every namespace crucible uses (--unshare-all), /usr read-only,
+ * the host's top-level /bin, /lib... mirrored (symlinks as symlinks on a merged-/usr host),
+ * a fresh /proc, a minimal /dev and a tmpfs /tmp: bench/run's command line. */
+static int bwrap_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    static const char *const top[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+    struct proc_case *p = calloc(1, sizeof(*p));
+    size_t n = 0, nl = 0;
+
+    (void)env;
+    if (!p)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    if (!bench_which("bwrap", getenv("PATH"), p->prog, sizeof(p->prog))) {
+        free(p);
+        return errbuf_set(err, "bwrap is not installed (no 'bwrap' in PATH)"), -ENOENT;
+    }
+    const char *head[] = {p->prog,     "--unshare-all", "--die-with-parent",
+                          "--ro-bind", "/usr",          "/usr"};
+    for (size_t i = 0; i < sizeof(head) / sizeof(head[0]); i++)
+        p->argv[n++] = (char *)head[i];
+    for (size_t i = 0; i < sizeof(top) / sizeof(top[0]); i++) {
+        struct stat st;
+        ssize_t len;
+        if (lstat(top[i], &st) < 0)
+            continue;
+        if (S_ISLNK(st.st_mode) &&
+            (len = readlink(top[i], p->links[nl], sizeof(p->links[nl]) - 1)) > 0) {
+            p->links[nl][len] = '\0';
+            p->argv[n++] = "--symlink";
+            p->argv[n++] = p->links[nl++];
+        } else if (S_ISDIR(st.st_mode)) {
+            p->argv[n++] = "--ro-bind";
+            p->argv[n++] = (char *)top[i];
+        } else {
+            continue;
+        }
+        p->argv[n++] = (char *)top[i];
+    }
+    const char *tail[] = {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "/bin/true"};
+    for (size_t i = 0; i < sizeof(tail) / sizeof(tail[0]); i++)
+        p->argv[n++] = (char *)tail[i];
+    *state = p;
+    return 0;
+}
+
+const struct bench_case bench_case_bwrap = {
+    .name = "bwrap",
+    .what = "bubblewrap --unshare-all, /usr read-only, /proc, /dev, /tmp: /bin/true, spawn to "
+            "reap",
+    .optional = true,
+    .ratio = "bare",
+    .open = bwrap_open,
+    .sample = proc_sample,
+    .close = proc_close,
+};
