@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+# `crucible bench` end to end: --quick --json reports every case (measured, or skipped with a
+# reason), the machine, and figures that hang together (median > 0, p90 >= median, the sample
+# counts the options ask for, ratios equal to the ratios of the medians); --only leaves the
+# other cases out, saying so; the text report names the machine and the cases; bad options are
+# refused with a message naming the option; nothing is left behind (scratch files, the server
+# it starts). No timing thresholds: the figures are whatever this machine gives.
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from taplib import CRUCIBLE, done, ok  # noqa: E402
+
+CASES = ["bare", "cold", "cli", "warm", "bwrap", "http", "eval_unsandboxed", "eval"]
+RATIO_TO = {"cold": "bare", "cli": "bare", "warm": "bare", "bwrap": "bare", "http": "bare",
+            "eval": "eval_unsandboxed"}
+HEADLINE = {"warm/bare": ("warm", "bare"), "http/bare": ("http", "bare"),
+            "bwrap/cli": ("bwrap", "cli"), "bwrap/cold": ("bwrap", "cold"),
+            "eval/eval_unsandboxed": ("eval", "eval_unsandboxed")}
+TMP = tempfile.mkdtemp(prefix="crucible-bench-t-")
+
+
+def bench(*args):
+    env = dict(os.environ, TMPDIR=TMP)
+    return subprocess.run([CRUCIBLE, "bench"] + list(args), capture_output=True, text=True,
+                          timeout=900, env=env)
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b), 1e-9)
+
+
+def check_figures(name, c, samples):
+    """A measured case: positive median, p90 at least the median, the expected count."""
+    ok(c.get("median_ms", 0) > 0, "%s: median > 0" % name, c)
+    ok(c.get("p90_ms", -1) >= c.get("median_ms", 0), "%s: p90 >= median" % name, c)
+    ok(c.get("samples") == samples and c.get("failures") == 0,
+       "%s: %d samples, no failure" % (name, samples), c)
+
+
+def check_ratios(cases, ratios):
+    for name, base in RATIO_TO.items():
+        c, b = cases.get(name, {}), cases.get(base, {})
+        if "median_ms" in c and "median_ms" in b:
+            ok(c.get("ratio_to") == base and close(c["ratio"], c["median_ms"] / b["median_ms"]),
+               "%s: ratio is its median over %s's" % (name, base), c)
+        else:
+            ok("ratio" not in c, "%s: no ratio without both medians" % name, c)
+    for key, (num, den) in HEADLINE.items():
+        a, b = cases.get(num, {}), cases.get(den, {})
+        want = a["median_ms"] / b["median_ms"] if "median_ms" in a and "median_ms" in b else None
+        got = ratios.get(key, "missing")
+        ok(got is None if want is None else got is not None and close(got, want),
+           "ratios[%s] matches the medians" % key, (got, want))
+
+
+def leftovers():
+    """Scratch left in TMPDIR, and processes whose command line names it (the server)."""
+    procs = []
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                if TMP.encode() in f.read():
+                    procs.append(pid)
+        except OSError:
+            pass
+    return os.listdir(TMP), procs
+
+
+# ---- bad options: refused before anything runs, the option named -------------------------
+for args, named in [(["--rounds", "0"], "--rounds"), (["--rounds", "x"], "--rounds"),
+                    (["-n", "0"], "-n"), (["-n", "many"], "-n"), (["-n"], "-n"),
+                    (["-j", "0"], "-j"), (["--only", "bare,nope"], "nope"),
+                    (["--only", ""], "--only"), (["--bogus"], "--bogus"),
+                    (["stray"], "stray")]:
+    r = bench(*args)
+    ok(r.returncode == 2 and named in r.stderr and r.stderr.startswith("crucible bench: ")
+       and r.stdout == "", "bench %s: refused, naming '%s'" % (" ".join(args), named),
+       (r.returncode, r.stderr, r.stdout))
+r = bench("--only", "nope")
+ok("cases: bare, cold, cli, warm, bwrap, http, eval_unsandboxed, eval" in r.stderr,
+   "--only's error lists the cases", r.stderr)
+
+r = bench("--help")
+ok(r.returncode == 0 and all(c in r.stdout for c in CASES + ["--json", "--quick", "--only"]),
+   "--help lists every case and option", r.stdout)
+
+# ---- --quick --json: every case -----------------------------------------------------------
+r = bench("--quick", "--json")
+ok(r.returncode == 0, "bench --quick --json exits 0", r.stderr)
+try:
+    d = json.loads(r.stdout)
+except ValueError as e:
+    d = {}
+    ok(False, "stdout is one JSON object", (e, r.stdout[:2000]))
+else:
+    ok(isinstance(d, dict), "stdout is one JSON object")
+m = d.get("machine", {})
+ok(m.get("kernel", "").startswith("Linux ") and m.get("cpus", 0) >= 1 and
+   m.get("memory_mb", 0) > 0 and m.get("cpu_model") and
+   m.get("cgroup") in ("v2", "v1", "hybrid", "none"), "the machine is described", m)
+s = d.get("settings", {})
+ok(s.get("rounds") == 2 and s.get("samples_per_round") == 5 and s.get("quick") is True and
+   s.get("cases") == CASES, "--quick: 2 rounds of 5 samples, every case", s)
+ok(d.get("crucible", {}).get("version"), "the crucible version is given", d.get("crucible"))
+cases = d.get("cases", {})
+ok(list(cases) == CASES, "every case is reported, in order", list(cases))
+for name in CASES:
+    c = cases.get(name, {})
+    if "skipped" in c:
+        ok(name == "bwrap" and c["skipped"] and shutil.which("bwrap") is None,
+           "%s: skipped only when optional and absent (%s)" % (name, c["skipped"]), c)
+        continue
+    check_figures(name, c, 2 if name.startswith("eval") else 10)
+ok(cases.get("eval", {}).get("note", "") == cases.get("eval_unsandboxed", {}).get("note", ""),
+   "both eval cases ran the same task set (the same tasks left out, if any)", cases.get("eval"))
+check_ratios(cases, d.get("ratios", {}))
+files, procs = leftovers()
+ok(files == [] and procs == [], "nothing left behind: no scratch, no server", (files, procs))
+
+# ---- --only: the others are skipped, saying why; a ratio needs its base --------------------
+r = bench("--quick", "--json", "--only", "warm,bare", "--rounds", "1", "-n", "3")
+try:
+    d = json.loads(r.stdout)
+except ValueError:
+    d = {}
+cases = d.get("cases", {})
+ok(r.returncode == 0 and d.get("settings", {}).get("cases") == ["bare", "warm"],
+   "--only warm,bare --rounds 1 -n 3 runs those two", (r.returncode, r.stderr))
+for name in ("bare", "warm"):
+    check_figures(name, cases.get(name, {}), 3)
+ok(all(cases.get(n, {}).get("skipped") == "not selected (--only)"
+       for n in CASES if n not in ("bare", "warm")), "the other cases: not selected (--only)",
+   cases)
+check_ratios(cases, d.get("ratios", {}))
+r = bench("--json", "--only", "cold", "--rounds", "1", "-n", "2")
+cold = json.loads(r.stdout)["cases"]["cold"] if r.returncode == 0 else {}
+ok("median_ms" in cold and "ratio" not in cold, "without bare, cold has no ratio", cold)
+
+# ---- the text report ---------------------------------------------------------------------
+r = bench("--only", "bare,cold", "--rounds", "1", "-n", "2")
+lines = r.stdout.splitlines()
+ok(r.returncode == 0 and any(l.startswith("machine: Linux ") and "CPUs" in l for l in lines),
+   "text: the machine line", r.stdout)
+ok(any(l.split()[:1] == ["bare"] for l in lines) and
+   any(l.split()[:1] == ["cold"] and l.split()[4].endswith("x") for l in lines) and
+   not any(l.split()[:1] == ["warm"] for l in lines), "text: a row per selected case, ratio of "
+   "cold to bare", r.stdout)
+files, procs = leftovers()
+ok(files == [] and procs == [], "still nothing left behind", (files, procs))
+
+shutil.rmtree(TMP, ignore_errors=True)
+done()
