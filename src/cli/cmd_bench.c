@@ -475,7 +475,7 @@ static int make_env(struct bench_env *env, struct sandbox_runtime *rt, struct im
 
 int cmd_bench(int argc, char **argv)
 {
-    static struct case_state st[NCASES]; /* large; one per process */
+    struct case_state *st = calloc(NCASES, sizeof(*st));
     char self[PATH_MAX], scratch[PATH_MAX];
     struct bench_machine machine;
     struct sandbox_runtime rt;
@@ -485,13 +485,16 @@ int cmd_bench(int argc, char **argv)
     int r = parse(argc, argv, &o);
     bool failed = false;
 
-    if (r != 0)
-        return r == 1 ? 0 : r;
-    if ((r = make_env(&env, &rt, &img, self, scratch)) != 0)
+    if (r != 0 || !st) {
+        free(st);
+        return r == 1 ? 0 : r ? r : (fprintf(stderr, "crucible bench: out of memory\n"), 2);
+    }
+    if ((r = make_env(&env, &rt, &img, self, scratch)) != 0) {
+        free(st);
         return r;
+    }
     env.jobs = o.jobs;
     bench_machine_read(&machine);
-    memset(st, 0, sizeof(st));
     r = measure(&env, &o, st);
     if (r == 0)
         r = o.json ? print_json(&o, &machine, st) : (print_text(&o, &machine, st), 0);
@@ -501,5 +504,6 @@ int cmd_bench(int argc, char **argv)
     }
     unpack_remove_tree(AT_FDCWD, scratch);
     sandbox_runtime_release(&rt);
+    free(st);
     return r ? r : failed ? 1 : 0;
 }
