@@ -30,6 +30,8 @@ struct bench_env {
     const char *self;        /* absolute path of this crucible binary */
     const char *scratch;     /* a private directory, removed by the driver at the end */
     unsigned jobs;           /* parallelism of the eval cases */
+    int stop_fd;             /* readable once the run must stop (a signalfd; also the runtime's
+                              * cancel_fd): cases that wait long look at it */
 };
 
 struct bench_case {
@@ -55,11 +57,16 @@ extern const struct bench_case bench_case_bare, bench_case_cold, bench_case_cli,
 extern const struct bench_case bench_case_http;                              /* bench_http.c */
 extern const struct bench_case bench_case_eval_unsandboxed, bench_case_eval; /* bench_eval.c */
 
-/* bench_spawn_wait(argv, cwd, stdin_path, env, err_path, status) — runs argv (a path, or a
- * name searched in PATH) as a child with stdin from stdin_path (NULL: /dev/null), stdout on
+/* bench_spawn(argv, cwd, stdin_path, env, err_path, pid) — starts argv (a path, or a name
+ * searched in our PATH) as a child with stdin from stdin_path (NULL: /dev/null), stdout on
  * /dev/null and stderr into err_path (NULL: /dev/null), in directory cwd (NULL: ours), with
- * environment env (NULL: ours), and waits for it. 0 with its wait status, or -errno when it
- * could not be started. Thread-safe (posix_spawn). */
+ * environment env (NULL: ours) and no signal blocked. 0 with *pid (the caller reaps it), or
+ * -errno. Thread-safe (posix_spawn). */
+int bench_spawn(char *const *argv, const char *cwd, const char *stdin_path, char *const *env,
+                const char *err_path, pid_t *pid);
+
+/* bench_spawn_wait(argv, cwd, stdin_path, env, err_path, status) — bench_spawn, then waits for
+ * the child: 0 with its wait status, or -errno when it could not be started. */
 int bench_spawn_wait(char *const *argv, const char *cwd, const char *stdin_path, char *const *env,
                      const char *err_path, int *status);
 

@@ -9,9 +9,7 @@
  * the latency of the warm path, not of a queue.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +23,6 @@
 #define HTTP_PAUSE_MS  20
 #define HTTP_START_S   20.0 /* for the server to write its port */
 #define HTTP_TIMEOUT_S 30.0 /* for one request */
-
-extern char **environ;
 
 struct http_case {
     pid_t server;
@@ -59,23 +55,12 @@ static int server_start(const struct bench_env *env, struct http_case *h, struct
 {
     char *argv[] = {(char *)env->self, "serve",      "--listen", "127.0.0.1:0",
                     "--port-file",     h->port_file, "--quiet",  NULL};
-    posix_spawn_file_actions_t fa;
     double deadline = util_now() + HTTP_START_S;
     int r;
 
     unlink(h->port_file);
-    if ((r = posix_spawn_file_actions_init(&fa)) != 0)
-        return errbuf_set(err, "posix_spawn: %s", strerror(r)), -r;
-    r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    if (!r)
-        r = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    if (!r)
-        r = posix_spawn_file_actions_addopen(&fa, 2, h->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (!r)
-        r = posix_spawn(&h->server, env->self, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (r)
-        return errbuf_set(err, "cannot start 'crucible serve': %s", strerror(r)), -r;
+    if ((r = bench_spawn(argv, NULL, NULL, NULL, h->log, &h->server)) < 0)
+        return errbuf_set(err, "cannot start 'crucible serve': %s", strerror(-r)), r;
     while (util_now() < deadline) {
         int status;
         ssize_t n = util_read_small(h->port_file, h->port, sizeof(h->port));

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,17 +26,28 @@ extern char **environ;
 
 static char *const true_argv[] = {"/bin/true", NULL};
 
-int bench_spawn_wait(char *const *argv, const char *cwd, const char *stdin_path, char *const *env,
-                     const char *err_path, int *status)
+int bench_spawn(char *const *argv, const char *cwd, const char *stdin_path, char *const *env,
+                const char *err_path, pid_t *pid)
 {
     posix_spawn_file_actions_t fa;
-    pid_t pid;
+    posix_spawnattr_t attr;
+    sigset_t none;
     int r;
 
-    if ((r = posix_spawn_file_actions_init(&fa)) != 0)
+    sigemptyset(&none);
+    if ((r = posix_spawnattr_init(&attr)) != 0)
         return -r;
-    r = posix_spawn_file_actions_addopen(&fa, 0, stdin_path ? stdin_path : "/dev/null", O_RDONLY,
-                                         0);
+    if ((r = posix_spawn_file_actions_init(&fa)) != 0) {
+        posix_spawnattr_destroy(&attr);
+        return -r;
+    }
+    /* the driver blocks the stop signals (it reads them from a signalfd): not the child */
+    r = posix_spawnattr_setsigmask(&attr, &none);
+    if (!r)
+        r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    if (!r)
+        r = posix_spawn_file_actions_addopen(&fa, 0, stdin_path ? stdin_path : "/dev/null",
+                                             O_RDONLY, 0);
     if (!r)
         r = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     if (!r)
@@ -44,10 +56,20 @@ int bench_spawn_wait(char *const *argv, const char *cwd, const char *stdin_path,
     if (!r && cwd)
         r = posix_spawn_file_actions_addchdir_np(&fa, cwd);
     if (!r)
-        r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, env ? env : environ);
+        r = posix_spawnp(pid, argv[0], &fa, &attr, argv, env ? env : environ);
     posix_spawn_file_actions_destroy(&fa);
-    if (r)
-        return -r;
+    posix_spawnattr_destroy(&attr);
+    return -r;
+}
+
+int bench_spawn_wait(char *const *argv, const char *cwd, const char *stdin_path, char *const *env,
+                     const char *err_path, int *status)
+{
+    pid_t pid;
+    int r = bench_spawn(argv, cwd, stdin_path, env, err_path, &pid);
+
+    if (r < 0)
+        return r;
     while (waitpid(pid, status, 0) < 0)
         if (errno != EINTR)
             return -errno;
@@ -104,6 +126,9 @@ static int bare_sample(void *state, double *ms, struct errbuf *err)
     pid_t pid = fork();
 
     if (pid == 0) {
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         dup2(b->devnull, 0);
         dup2(b->devnull, 1);
         dup2(b->devnull, 2);

@@ -130,4 +130,12 @@ void bench_machine_read(struct bench_machine *m)
     if (proc_field("/proc/meminfo", "MemTotal", mem, sizeof(mem)))
         m->memory_mb = strtoull(mem, NULL, 10) / 1024; /* "16318432 kB" */
     snprintf(m->cgroup, sizeof(m->cgroup), "%s", cgroup_version());
+    m->load[0] = m->load[1] = bench_load();
+}
+
+double bench_load(void)
+{
+    double l;
+
+    return getloadavg(&l, 1) == 1 ? l : -1;
 }

@@ -38,9 +38,15 @@ struct bench_machine {
     char model[160];  /* /proc/cpuinfo's first model name */
     uint64_t memory_mb;
     char cgroup[32]; /* "v2", "v1", "hybrid" (v1 with a v2 unified tree) or "none" */
+    double load[2];  /* 1-minute load average at the start and at the end of the run (-1:
+                      * unknown): how much else the machine was doing */
 };
 
-/* bench_machine_read(m) — fills m from uname, sysconf, /proc and /sys/fs/cgroup. */
+/* bench_machine_read(m) — fills m from uname, sysconf, /proc and /sys/fs/cgroup; both loads
+ * are the load now. */
 void bench_machine_read(struct bench_machine *m);
+
+/* bench_load() — the 1-minute load average, or -1. */
+double bench_load(void);
 
 #endif

@@ -16,9 +16,12 @@
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -200,6 +203,16 @@ static int parse(int argc, char **argv, struct bench_opts *o)
     return 0;
 }
 
+#define STOPPED 3 /* measure's "a stop signal came": nothing is printed, the signal is raised */
+
+/* stopped(env) — a stop signal is pending (left unread on the signalfd for cmd_bench). */
+static bool stopped(const struct bench_env *env)
+{
+    struct pollfd p = {.fd = env->stop_fd, .events = POLLIN};
+
+    return env->stop_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 /* probe(env, k, st) — opens case k and runs it once, untimed: 0 when it runs, 2 when a case
  * that must run cannot (said on stderr); an optional case that cannot is marked skipped. */
 static int probe(const struct bench_env *env, size_t k, struct case_state *st)
@@ -216,6 +229,8 @@ static int probe(const struct bench_env *env, size_t k, struct case_state *st)
         r = bc->sample(state, &ms, &err);
         bc->close(state);
     }
+    if (stopped(env))
+        return STOPPED;
     if (r == 0)
         return 0;
     if (bc->optional) {
@@ -226,7 +241,7 @@ static int probe(const struct bench_env *env, size_t k, struct case_state *st)
     return 2;
 }
 
-/* take_turn(env, o, k, st) — case k's turn in one round. 0, or 2 when it cannot run. */
+/* take_turn(env, o, k, st) — case k's turn in one round. 0, 2 when it cannot run, STOPPED. */
 static int take_turn(const struct bench_env *env, const struct bench_opts *o, size_t k,
                      struct case_state *st)
 {
@@ -238,7 +253,11 @@ static int take_turn(const struct bench_env *env, const struct bench_opts *o, si
 
     for (long i = -warm; r == 0 && i < n; i++) {
         double ms;
+        if (stopped(env))
+            break;
         r = bc->sample(state, &ms, &err);
+        if (stopped(env))
+            break; /* its outcome may be the stop's (a cancelled sandbox) */
         if (r == 0 && i >= 0 && bench_samples_add(&st->samples, ms) < 0) {
             errbuf_set(&err, "out of memory");
             r = -ENOMEM;
@@ -250,16 +269,19 @@ static int take_turn(const struct bench_env *env, const struct bench_opts *o, si
     }
     if (state)
         bc->close(state);
+    if (stopped(env))
+        return STOPPED;
     if (r == 0)
         return 0;
     fprintf(stderr, "crucible bench: case '%s' stopped: %s\n", bc->name, err.msg);
     return 2;
 }
 
-/* measure(env, o, st) — the probes, then the rounds. 0 or 2. */
+/* measure(env, o, st) — the probes, then the rounds. 0, 2 or STOPPED. */
 static int measure(const struct bench_env *env, const struct bench_opts *o, struct case_state *st)
 {
     size_t active[NCASES], nactive = 0;
+    int r;
 
     for (size_t k = 0; k < NCASES; k++) {
         st[k].selected = o->selected[k];
@@ -269,18 +291,18 @@ static int measure(const struct bench_env *env, const struct bench_opts *o, stru
         }
         if (!o->json)
             fprintf(stderr, "crucible bench: trying %s\n", cases[k]->name);
-        if (probe(env, k, &st[k]) != 0)
-            return 2;
+        if ((r = probe(env, k, &st[k])) != 0)
+            return r;
         if (!st[k].skipped[0])
             active[nactive++] = k;
     }
-    for (unsigned r = 0; r < o->rounds; r++) {
+    for (unsigned round = 0; round < o->rounds; round++) {
         if (!o->json)
-            fprintf(stderr, "crucible bench: round %u of %u\n", r + 1, o->rounds);
+            fprintf(stderr, "crucible bench: round %u of %u\n", round + 1, o->rounds);
         for (size_t i = 0; i < nactive; i++) {
-            size_t k = active[(i + r) % nactive];
-            if (take_turn(env, o, k, &st[k]) != 0)
-                return 2;
+            size_t k = active[(i + round) % nactive];
+            if ((r = take_turn(env, o, k, &st[k])) != 0)
+                return r;
         }
     }
     for (size_t k = 0; k < NCASES; k++)
@@ -377,13 +399,14 @@ static int print_json(const struct bench_opts *o, const struct bench_machine *m,
                             a && b && b->sum.median > 0 ? json_real(a->sum.median / b->sum.median)
                                                         : json_null());
     }
-    root = json_pack("{s:{s:s,s:s},s:s,s:{s:s,s:I,s:s,s:I,s:s},s:{s:I,s:I,s:I,s:b,s:o},s:o,s:o}",
-                     "crucible", "version", CRUCIBLE_VERSION, "commit", CRUCIBLE_COMMIT, "date",
-                     date, "machine", "kernel", m->kernel, "cpus", (json_int_t)m->cpus, "cpu_model",
-                     m->model, "memory_mb", (json_int_t)m->memory_mb, "cgroup", m->cgroup,
-                     "settings", "rounds", (json_int_t)o->rounds, "samples_per_round",
-                     (json_int_t)o->n, "jobs", (json_int_t)o->jobs, "quick", o->quick, "cases",
-                     only, "cases", cs, "ratios", ratios);
+    root = json_pack(
+        "{s:{s:s,s:s},s:s,s:{s:s,s:I,s:s,s:I,s:s,s:[f,f]},s:{s:I,s:I,s:I,s:b,s:o},"
+        "s:o,s:o}",
+        "crucible", "version", CRUCIBLE_VERSION, "commit", CRUCIBLE_COMMIT, "date", date, "machine",
+        "kernel", m->kernel, "cpus", (json_int_t)m->cpus, "cpu_model", m->model, "memory_mb",
+        (json_int_t)m->memory_mb, "cgroup", m->cgroup, "load_average", m->load[0], m->load[1],
+        "settings", "rounds", (json_int_t)o->rounds, "samples_per_round", (json_int_t)o->n, "jobs",
+        (json_int_t)o->jobs, "quick", o->quick, "cases", only, "cases", cs, "ratios", ratios);
     text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;
     json_decref(root);
     if (!text)
@@ -403,6 +426,9 @@ static void print_text(const struct bench_opts *o, const struct bench_machine *m
            CRUCIBLE_COMMIT, date);
     printf("machine: %s, %ld CPUs (%s), %llu MiB memory, cgroup %s\n", m->kernel, m->cpus, m->model,
            (unsigned long long)m->memory_mb, m->cgroup);
+    printf("load average: %.2f at the start, %.2f at the end (what else ran weighs on every "
+           "figure)\n",
+           m->load[0], m->load[1]);
     printf("method: %u interleaved rounds; %u samples per latency case per round after %d "
            "untimed;\n        eval cases: one whole run of the task set per round, -j %u\n\n",
            o->rounds, o->n, WARMUP, o->jobs);
@@ -473,29 +499,56 @@ static int make_env(struct bench_env *env, struct sandbox_runtime *rt, struct im
     return 0;
 }
 
+/* raise_stop(fd, stop) — says which signal stopped the run and raises it again, unblocked and
+ * with its default action: the process ends as that signal says. */
+static void raise_stop(int fd, const sigset_t *stop)
+{
+    struct signalfd_siginfo si;
+
+    if (read(fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+        return;
+    fprintf(stderr, "crucible bench: stopped by %s; nothing left behind\n",
+            strsignal((int)si.ssi_signo));
+    close(fd);
+    signal((int)si.ssi_signo, SIG_DFL);
+    sigprocmask(SIG_UNBLOCK, stop, NULL);
+    raise((int)si.ssi_signo);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     struct case_state *st = calloc(NCASES, sizeof(*st));
     char self[PATH_MAX], scratch[PATH_MAX];
     struct bench_machine machine;
     struct sandbox_runtime rt;
-    struct bench_env env = {0};
+    struct bench_env env = {.stop_fd = -1};
     struct bench_opts o;
     struct image img;
     int r = parse(argc, argv, &o);
     bool failed = false;
+    sigset_t stop;
 
     if (r != 0 || !st) {
         free(st);
         return r == 1 ? 0 : r ? r : (fprintf(stderr, "crucible bench: out of memory\n"), 2);
     }
+    /* SIGINT, SIGTERM and SIGHUP stop the run cleanly: read from a signalfd (also the sandbox
+     * runtime's cancel fd), the run ends at the next sample, the scratch and the server go,
+     * then the signal is raised again so that the caller sees how we ended (as crucible run) */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, NULL);
     if ((r = make_env(&env, &rt, &img, self, scratch)) != 0) {
         free(st);
         return r;
     }
+    rt.cancel_fd = env.stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
     env.jobs = o.jobs;
     bench_machine_read(&machine);
     r = measure(&env, &o, st);
+    machine.load[1] = bench_load();
     if (r == 0)
         r = o.json ? print_json(&o, &machine, st) : (print_text(&o, &machine, st), 0);
     for (size_t k = 0; k < NCASES; k++) {
@@ -505,5 +558,9 @@ int cmd_bench(int argc, char **argv)
     unpack_remove_tree(AT_FDCWD, scratch);
     sandbox_runtime_release(&rt);
     free(st);
-    return r ? r : failed ? 1 : 0;
+    if (r == STOPPED)
+        raise_stop(env.stop_fd, &stop);
+    if (env.stop_fd >= 0)
+        close(env.stop_fd);
+    return r == STOPPED ? 2 : r ? r : failed ? 1 : 0;
 }

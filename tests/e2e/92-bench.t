@@ -8,9 +8,11 @@
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import CRUCIBLE, done, ok  # noqa: E402
@@ -102,7 +104,8 @@ else:
 m = d.get("machine", {})
 ok(m.get("kernel", "").startswith("Linux ") and m.get("cpus", 0) >= 1 and
    m.get("memory_mb", 0) > 0 and m.get("cpu_model") and
-   m.get("cgroup") in ("v2", "v1", "hybrid", "none"), "the machine is described", m)
+   m.get("cgroup") in ("v2", "v1", "hybrid", "none") and len(m.get("load_average", [])) == 2
+   and all(x >= 0 for x in m["load_average"]), "the machine is described", m)
 s = d.get("settings", {})
 ok(s.get("rounds") == 2 and s.get("samples_per_round") == 5 and s.get("quick") is True and
    s.get("cases") == CASES, "--quick: 2 rounds of 5 samples, every case", s)
@@ -152,6 +155,27 @@ ok(any(l.split()[:1] == ["bare"] for l in lines) and
    "cold to bare", r.stdout)
 files, procs = leftovers()
 ok(files == [] and procs == [], "still nothing left behind", (files, procs))
+
+# ---- SIGINT in the middle: the server it started and the scratch go, the signal is raised ---
+p = subprocess.Popen([CRUCIBLE, "bench", "--only", "http", "--rounds", "1000"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                     env=dict(os.environ, TMPDIR=TMP))
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and not leftovers()[1]:
+    time.sleep(0.05)
+server = leftovers()[1]
+ok(len(server) == 1, "bench --only http starts one server", server)
+time.sleep(0.5)
+p.send_signal(signal.SIGINT)
+try:
+    out, err = p.communicate(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    out, err = p.communicate()
+ok(p.returncode == -signal.SIGINT and "stopped by Interrupt; nothing left behind" in err,
+   "SIGINT: bench ends by SIGINT, saying so", (p.returncode, err[-500:]))
+files, procs = leftovers()
+ok(files == [] and procs == [], "SIGINT: no scratch, no server left", (files, procs))
 
 shutil.rmtree(TMP, ignore_errors=True)
 done()
