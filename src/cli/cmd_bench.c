@@ -10,6 +10,11 @@
  * rotating from round to round as bench/run does, so that drift of a shared machine hits all
  * cases alike: a latency case takes 2 untimed samples then N timed ones, a throughput case one
  * whole run. Figures are over the samples of all rounds pooled; ratios are of medians.
+ *
+ * Exit status: 0 when every sample ran as it must, 1 when some did not (reported), 2 on bad
+ * usage or a case that cannot run. SIGINT, SIGTERM and SIGHUP stop the run at the next sample
+ * with nothing left behind (the server a case started, the scratch directory), then end the
+ * process by the same signal.
  */
 #include <errno.h>
 #include <fcntl.h>
