@@ -10,8 +10,9 @@
  *   stdio    the reference compiled once, then run once per test with the test's stdin;
  *   command  the task's files and the reference as its solution file, the command run once.
  * Each task gets a fresh directory; output goes to /dev/null and a program counts as ok when
- * it exits 0. Tasks whose language has no toolchain on this host are left out of both cases
- * (the note says which).
+ * it exits 0. The set is calibrated once per run (the first open of either case): tasks whose
+ * language has no toolchain here, whose reference crucible does not accept here, or which do
+ * not exit 0 unsandboxed are left out of both cases, and the note says which and why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +50,8 @@ struct eval_case {
     const struct bench_env *env;
     struct eval_task tasks[MAX_TASKS];
     size_t ntasks;
-    char tasks_path[PATH_MAX]; /* the kept tasks, for `crucible eval` */
+    char tasks_path[PATH_MAX]; /* the set both cases run (calibrate) */
+    char note_path[PATH_MAX];  /* its note */
     char out_path[PATH_MAX];
     char err_path[PATH_MAX];
     char note[1024];
@@ -94,13 +96,12 @@ static void note_skip(struct eval_case *c, const char *id, const char *why)
     snprintf(c->note + len, sizeof(c->note) - len, "%s%s (%s)", len ? "; " : "left out: ", id, why);
 }
 
-/* keep_task(c, t, line) — t kept when the baseline can run it here. */
-static void keep_task(struct eval_case *c, json_t *t, FILE *out)
+/* keep_task(c, t) — t (owned) kept when the baseline knows it and its toolchain is here. */
+static void keep_task(struct eval_case *c, json_t *t)
 {
     struct eval_task *k = &c->tasks[c->ntasks];
     const char *id = json_string_value(json_object_get(t, "id"));
     struct errbuf err = {{0}};
-    char *line;
 
     k->id = id ? id : "?";
     k->lang = lang_find(json_string_value(json_object_get(t, "language")));
@@ -115,35 +116,131 @@ static void keep_task(struct eval_case *c, json_t *t, FILE *out)
         json_decref(t);
         return;
     }
-    if ((line = json_dumps(t, JSON_COMPACT))) {
-        fprintf(out, "%s\n", line);
-        free(line);
-    }
     k->task = t;
     c->ntasks++;
 }
 
-/* load_tasks(c, err) — parses the bundled set, keeps what runs here, writes tasks_path. */
-static int load_tasks(struct eval_case *c, struct errbuf *err)
+/* write_tasks(c, path) — c's tasks as JSON lines. 0 or -errno. */
+static int write_tasks(const struct eval_case *c, const char *path)
 {
-    FILE *out = fopen(c->tasks_path, "we");
-    const char *p = bundled_tasks;
+    FILE *out = fopen(path, "we");
 
     if (!out)
-        return errbuf_set(err, "cannot write '%s': %s", c->tasks_path, strerror(errno)), -errno;
-    while (*p) {
-        size_t len = strcspn(p, "\n");
-        json_error_t jerr;
-        json_t *t = len ? json_loadb(p, len, 0, &jerr) : NULL;
-        if (t)
-            keep_task(c, t, out);
-        p += len + (p[len] == '\n');
+        return -errno;
+    for (size_t i = 0; i < c->ntasks; i++) {
+        char *line = json_dumps(c->tasks[i].task, JSON_COMPACT);
+        if (line)
+            fprintf(out, "%s\n", line);
+        free(line);
     }
-    if (fclose(out) != 0)
-        return errbuf_set(err, "cannot write '%s': %s", c->tasks_path, strerror(errno)), -EIO;
+    return fclose(out) == 0 ? 0 : -EIO;
+}
+
+/* drop_task(c, i, why) — task i left out of the set, with why in the note. */
+static void drop_task(struct eval_case *c, size_t i, const char *why)
+{
+    note_skip(c, c->tasks[i].id, why);
+    json_decref(c->tasks[i].task);
+    memmove(&c->tasks[i], &c->tasks[i + 1], (c->ntasks - i - 1) * sizeof(c->tasks[0]));
+    c->ntasks--;
+}
+
+/* load_tasks(c, text) — the tasks of JSON lines (the bundled set, or the set calibrate kept). */
+static void load_tasks(struct eval_case *c, const char *text)
+{
+    while (*text) {
+        size_t len = strcspn(text, "\n");
+        json_error_t jerr;
+        json_t *t = len ? json_loadb(text, len, 0, &jerr) : NULL;
+        if (t)
+            keep_task(c, t);
+        text += len + (text[len] == '\n');
+    }
+}
+
+static int run_crucible_eval(struct eval_case *c, const char *tasks, struct errbuf *err);
+static int host_task(struct eval_case *c, const struct eval_task *t, size_t k, struct errbuf *err);
+
+/* verdict_of(records, id, out, size) — the verdict and message of task id's record in a file
+ * of `crucible eval` records, or "no record". */
+static void verdict_of(const char *records, const char *id, char *out, size_t size)
+{
+    FILE *f = fopen(records, "re");
+    char *line = NULL;
+    size_t cap = 0;
+
+    snprintf(out, size, "no record");
+    while (f && getline(&line, &cap, f) > 0) {
+        json_t *r = json_loads(line, 0, NULL);
+        const char *tid = json_string_value(json_object_get(r, "task_id"));
+        const char *msg = json_string_value(json_object_get(r, "message"));
+        if (tid && strcmp(tid, id) == 0)
+            snprintf(out, size, "%s%s%.120s",
+                     json_string_value(json_object_get(r, "verdict")) ?: "?",
+                     msg && *msg ? ": " : "", msg ? msg : "");
+        json_decref(r);
+    }
+    free(line);
+    if (f)
+        fclose(f);
+}
+
+/* calibrate(c, err) — runs the candidate tasks once each way, untimed, and keeps those both
+ * runners run as they must here: crucible accepts the reference, and it exits 0 unsandboxed
+ * (an unprivileged crucible's rlimit fallbacks, say, may not run a JVM). Those left out are in
+ * the note. Writes the set to tasks_path and the note beside it. 0 or -errno. */
+static int calibrate(struct eval_case *c, struct errbuf *err)
+{
+    char candidates[PATH_MAX + 32], why[512];
+    int r;
+
+    snprintf(candidates, sizeof(candidates), "%s/eval-candidates.jsonl", c->env->scratch);
+    if ((r = write_tasks(c, candidates)) < 0)
+        return errbuf_set(err, "cannot write '%s': %s", candidates, strerror(-r)), r;
+    if ((r = run_crucible_eval(c, candidates, err)) != 0)
+        return r < 0 ? r : -EIO;
+    for (size_t i = c->ntasks; i-- > 0;) {
+        struct errbuf herr = {{0}};
+        verdict_of(c->out_path, c->tasks[i].id, why, sizeof(why) - 16);
+        if (strncmp(why, "accepted", 8) != 0) {
+            char what[600];
+            snprintf(what, sizeof(what), "crucible here: %s", why);
+            drop_task(c, i, what);
+        } else if (host_task(c, &c->tasks[i], i, &herr) < 0) {
+            snprintf(why, sizeof(why), "unsandboxed: %s", herr.msg);
+            drop_task(c, i, why);
+        }
+    }
     if (c->ntasks == 0)
-        return errbuf_set(err, "no task of the bundled set can run here: %s", c->note), -ENOENT;
+        return errbuf_set(err, "no task of the bundled set runs here: %s", c->note), -ENOENT;
+    if ((r = write_tasks(c, c->tasks_path)) < 0 ||
+        (r = write_text(c->note_path, c->note, strlen(c->note))) < 0)
+        return errbuf_set(err, "cannot write in '%s': %s", c->env->scratch, strerror(-r)), r;
     return 0;
+}
+
+/* task_set(c, err) — the set both eval cases run: made by calibrate at the first open of
+ * either case, read back (tasks_path, note_path) at the others. 0 or -errno. */
+static int task_set(struct eval_case *c, struct errbuf *err)
+{
+    char *text = NULL;
+    size_t len;
+    int fd = open(c->tasks_path, O_RDONLY | O_CLOEXEC), r;
+
+    if (fd < 0) {
+        load_tasks(c, bundled_tasks);
+        if (c->ntasks == 0)
+            return errbuf_set(err, "no task of the bundled set can run here: %s", c->note), -ENOENT;
+        return calibrate(c, err);
+    }
+    r = util_read_fd(fd, &text, &len, 1 << 24);
+    close(fd);
+    if (r < 0)
+        return errbuf_set(err, "cannot read '%s': %s", c->tasks_path, strerror(-r)), r;
+    load_tasks(c, text);
+    free(text);
+    util_read_small(c->note_path, c->note, sizeof(c->note));
+    return c->ntasks ? 0 : (errbuf_set(err, "the calibrated task set is empty"), -ENOENT);
 }
 
 static int eval_open(const struct bench_env *env, void **state, struct errbuf *err)
@@ -158,7 +255,8 @@ static int eval_open(const struct bench_env *env, void **state, struct errbuf *e
     snprintf(c->tasks_path, sizeof(c->tasks_path), "%s/eval-tasks.jsonl", env->scratch);
     snprintf(c->out_path, sizeof(c->out_path), "%s/eval-results.jsonl", env->scratch);
     snprintf(c->err_path, sizeof(c->err_path), "%s/eval.err", env->scratch);
-    if ((r = load_tasks(c, err)) < 0) {
+    snprintf(c->note_path, sizeof(c->note_path), "%s/eval-note.txt", env->scratch);
+    if ((r = task_set(c, err)) < 0) {
         for (size_t i = 0; i < c->ntasks; i++)
             json_decref(c->tasks[i].task);
         pthread_mutex_destroy(&c->lock);
@@ -453,14 +551,15 @@ static long count_accepted(const char *path)
     return n;
 }
 
-static int eval_sample(void *state, double *ms, struct errbuf *err)
+/* run_crucible_eval(c, tasks, err) — `crucible eval --reference` of a task file, records in
+ * out_path: 0 when it exited 0, 1 when not (err says how), -errno when it could not start. */
+static int run_crucible_eval(struct eval_case *c, const char *tasks, struct errbuf *err)
 {
-    struct eval_case *c = state;
     char jobs[16];
     char *argv[] = {(char *)c->env->self,
                     "eval",
                     "--tasks",
-                    c->tasks_path,
+                    (char *)tasks,
                     "--reference",
                     "-j",
                     jobs,
@@ -468,15 +567,12 @@ static int eval_sample(void *state, double *ms, struct errbuf *err)
                     "--out",
                     c->out_path,
                     NULL};
-    double t0 = util_now();
-    long accepted;
     int status, r;
 
     snprintf(jobs, sizeof(jobs), "%u", c->env->jobs);
     r = bench_spawn_wait(argv, NULL, NULL, NULL, c->err_path, &status);
     if (r < 0)
         return errbuf_set(err, "cannot start 'crucible eval': %s", strerror(-r)), r;
-    *ms = (util_now() - t0) * 1e3;
     if (!bench_exited_ok(status)) {
         bench_describe_status(status, err);
         char why[sizeof(err->msg)];
@@ -486,6 +582,19 @@ static int eval_sample(void *state, double *ms, struct errbuf *err)
         msg[strcspn(msg, "\n")] = '\0';
         return errbuf_set(err, "'crucible eval' %s: %s", why, msg), 1;
     }
+    return 0;
+}
+
+static int eval_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct eval_case *c = state;
+    double t0 = util_now();
+    long accepted;
+    int r = run_crucible_eval(c, c->tasks_path, err);
+
+    *ms = (util_now() - t0) * 1e3;
+    if (r != 0)
+        return r;
     if ((accepted = count_accepted(c->out_path)) != (long)c->ntasks)
         return errbuf_set(err, "%ld of %zu references accepted", accepted, c->ntasks), 1;
     return 0;
