@@ -1708,6 +1708,20 @@ double sandbox_cpu_time(struct sandbox *sb)
     return cpu > 0 ? cpu : 0;
 }
 
+bool sandbox_alive(const struct sandbox *sb)
+{
+    struct pollfd pf = {.fd = sb->ctl, .events = 0};
+
+    if (sb->init_reaped || sb->ctl < 0)
+        return false;
+    /* init's death hangs the socket up: the other end is held only inside its pid namespace,
+     * which dies with it (see the top of the file). POLLHUP is reported without asking. */
+    while (poll(&pf, 1, 0) < 0)
+        if (errno != EINTR)
+            return true;
+    return !(pf.revents & (POLLHUP | POLLERR | POLLNVAL));
+}
+
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)
 {
     struct statfs fs;

@@ -56,6 +56,7 @@ struct api_sessions {
     void (*log)(void *ctx, const char *event, json_t *fields); /* or NULL */
     void *log_ctx;
     struct api_sessions_budget budget; /* take NULL: none */
+    double dead_checked;               /* util_now() of reclaim_dead's last round */
 };
 
 enum op_kind {
@@ -1718,6 +1719,26 @@ void api_sessions_free(struct api_sessions *as)
     free(as);
 }
 
+/* reclaim_dead(as, now) — idle sessions whose sandbox died while nobody used them (its init
+ * killed from outside, the OOM killer) reclaimed as broken, so that their listing and GET
+ * stop saying live and their next exec is a 404, not an infra_error. At most once a second
+ * (the tick comes after every round of the loop): one poll() per idle session then
+ * (sandbox_alive), nothing sent to the sandboxes; a busy session's operation finds out
+ * itself (init_gone). Loop thread, from the tick. */
+static void reclaim_dead(struct api_sessions *as, double now)
+{
+    struct session *s, *next;
+
+    if (now - as->dead_checked < 1.0)
+        return;
+    as->dead_checked = now;
+    for (s = session_first(as->t); s; s = next) {
+        next = s->next;
+        if (!s->busy && s->sb && !sandbox_alive(s->sb))
+            reclaim(as, s, SESSION_BROKEN); /* s is freed */
+    }
+}
+
 int api_sessions_timeout_ms(struct api_sessions *as)
 {
     return session_count(as->t) ? 1000 : -1;
@@ -1731,4 +1752,5 @@ void api_sessions_tick(struct api_sessions *as)
 
     while ((s = session_due(as->t, now, &why)))
         reclaim(as, s, why);
+    reclaim_dead(as, now);
 }
