@@ -13,6 +13,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import cgroups_of, children_of, wait_for  # noqa: E402
 from serverlib import Server, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
@@ -40,49 +41,6 @@ def sleeper(nap=NAP):
         except OSError:
             pass
     return None
-
-
-def children_of(pid):
-    kids = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-                kids += [int(p) for p in f.read().split()]
-        except OSError:
-            pass
-    return kids
-
-
-def cgroups_of(pid):
-    """The sb-* cgroup directories of pid below a crucible subtree, as host paths."""
-    dirs = []
-    try:
-        with open("/proc/%d/cgroup" % pid) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return dirs
-    for line in lines:
-        _, ctrls, path = line.split(":", 2)
-        if "/crucible" not in path:
-            continue
-        parts = path.split("/")
-        for ctrl in (ctrls.split(",") if ctrls else ["unified"]):
-            base = "/sys/fs/cgroup/" + (ctrl.replace("name=", "") or "unified")
-            for i, part in enumerate(parts):
-                if part.startswith("sb-"):
-                    dirs.append(base + "/".join(parts[:i + 1]))
-                    break
-    return dirs
-
-
-def wait_for(cond, seconds=20):
-    """Polls cond until it holds or seconds pass (a liveness bound, not a timing check)."""
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
 
 
 def find_init(nap):

@@ -12,6 +12,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import children_of  # noqa: E402
 from serverlib import Server, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
@@ -92,17 +93,6 @@ ok(hits(srv) == before and (srv.metric("crucible_session_spares_misses_total") o
    "a writable_root session (another shape) made its own sandbox: a miss, no hit")
 ok(sh(srv, wr, "touch /usr/local/x && echo ok") == "ok\n", "and its root is writable")
 ok(srv.stop() == 0, "the server stops cleanly with spares ready")
-
-
-def children_of(pid):
-    kids = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-                kids += [int(p) for p in f.read().split()]
-        except OSError:
-            pass
-    return kids
 
 
 def state(pid):
