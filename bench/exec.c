@@ -171,6 +171,7 @@ int main(int argc, char **argv)
     devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull < 0 || sandbox_runtime_init(&rt, &err) < 0 || image_resolve(image, &img, &err) < 0)
         return fprintf(stderr, "exec: %s\n", err.msg), 2;
+    rt.trace = getenv("CRUCIBLE_TRACE") != NULL; /* each exec's phases on stderr */
     sandbox_limits_default(&lim);
     sb = sandbox_create(&rt, &img, &lim, &err);
     if (!sb)

@@ -1427,6 +1427,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
                     proc->cwd, SANDBOX_CWD_MAX);
         return -EINVAL;
     }
+    trace(sb, "exec called");
     prep = exec_prepare(sb, proc, &x, res);
     if (prep == 0 && exec_start(sb, &x, flags, res) == 0) {
         started = true;
@@ -1472,6 +1473,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         close(x.specfd);
     if (x.stdin_fd >= 0)
         close(x.stdin_fd);
+    trace(sb, "verdict");
     return prep == -EINVAL ? -EINVAL : 0;
 }
 
