@@ -16,12 +16,12 @@
  *          the caller's memory until the exec, as init's start of a plain payload does, so it
  *          copies no page tables and the ballast of -m does not weigh on it)
  * -k keeps only the kinds named in the comma-separated KINDS (say -k plain, to profile one
- * path alone with perf or strace; the ratios need fork among them). WARMUP untimed rounds first. Prints, per kind, median, p10, p90 and mean in ms, and the
- * ratio of each median to fork's. Every run must succeed (exit status 0): any other outcome
- * is reported and the exit status is 1. With -m, the supervisor first fills MB MiB of heap of
- * its own, as a server's memory would be: init is a copy of the supervisor's memory, and a
- * keeper a fork of init, so that is what a keeper's fork copies the page tables of.
- * Needs what the sandbox needs (root or user namespaces).
+ * path alone with perf or strace; the ratios need fork among them). WARMUP untimed rounds first.
+ * Prints, per kind, median, p10, p90 and mean in ms, and the ratio of each median to fork's. Every
+ * run must succeed (exit status 0): any other outcome is reported and the exit status is 1. With
+ * -m, the supervisor first fills MB MiB of heap of its own, as a server's memory would be: init is
+ * a copy of the supervisor's memory, and a keeper a fork of init, so that is what a keeper's fork
+ * copies the page tables of. Needs what the sandbox needs (root or user namespaces).
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -150,9 +150,8 @@ int main(int argc, char **argv)
         else if (opt == 'k' && kinds_parse(optarg, want) < 0)
             return fprintf(stderr, "exec: -k takes a list of keep, plain, fork, spawn\n"), 2;
         else if (opt != 'k')
-            return fprintf(stderr,
-                           "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-k KINDS] "
-                           "[-- PROGRAM...]\n"),
+            return fprintf(stderr, "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-k KINDS] "
+                                   "[-- PROGRAM...]\n"),
                    2;
     }
     if (optind < argc)

@@ -1135,6 +1135,7 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
         /* The group's counters are cumulative over every exec of the sandbox (a stdio
          * harness runs each test in the same one): this exec is judged on what changes
          * from here, so a test OOM-killed earlier does not make later tests memory_limit. */
+        cgroup_counters_open(&sb->cg);     /* read again and again until the verdict */
         note_peak(sb);                     /* what the reset is about to forget */
         cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
         x->cpu_base = cgroup_cpu_usage(&sb->cg);
@@ -1328,7 +1329,6 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
     if (sb->has_cg) {
         if (res->memory_kb > sb->peak_kb) /* note_peak's, from the value just read */
             sb->peak_kb = res->memory_kb;
-        cgroup_memory_peak_release(&sb->cg); /* no descriptor kept while idle */
     }
     if (res->memory_kb == 0)
         res->memory_kb = (uint64_t)x->ru_maxrss;
@@ -1473,6 +1473,8 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         close(x.specfd);
     if (x.stdin_fd >= 0)
         close(x.stdin_fd);
+    if (sb->has_cg)
+        cgroup_counters_close(&sb->cg); /* no descriptor kept while idle */
     trace(sb, "verdict");
     return prep == -EINVAL ? -EINVAL : 0;
 }
