@@ -448,6 +448,16 @@ void cgroup_counters_close(struct cgroup *cg)
         }
 }
 
+bool cgroup_attach_pending(const struct cgroup *cg, bool skip_v1, bool skip_v2)
+{
+    for (int h = 0; h < cg->ndirs; h++) {
+        int v = cg->env->hier[h].version;
+        if (cg->dirs[h][0] && !(skip_v2 && v == 2) && !(skip_v1 && v == 1))
+            return true;
+    }
+    return false;
+}
+
 double cgroup_cpu_usage(const struct cgroup *cg)
 {
     const char *d = dir_for(cg, CGROUP_RES_CPU);

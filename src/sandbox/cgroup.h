@@ -88,6 +88,10 @@ void cgroup_close_dir_fd(struct cgroup *cg);
  * the skipped ones (v2: cloned straight in; v1: attached itself). 0 or -errno. */
 int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2);
 
+/* cgroup_attach_pending(cg, skip_v1, skip_v2) — whether cgroup_attach with these skips would
+ * move the process in any hierarchy: false when every group it belongs in was joined already. */
+bool cgroup_attach_pending(const struct cgroup *cg, bool skip_v1, bool skip_v2);
+
 /* cgroup_open_self_attach(cg, fds, max) — opens (O_WRONLY) the v1 "tasks" files of the
  * group's v1 hierarchies, for a child to attach itself by writing "0": moving only the
  * calling thread skips the kernel's global threadgroup lock, whose RCU grace period makes

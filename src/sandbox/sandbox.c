@@ -578,7 +578,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
     int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
-    bool self_attached = false, cloned_into_v2;
+    bool self_attached = false, cloned_into_v2, attach_pending;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -657,8 +657,11 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     trace(sb, "lower layers sent");
     memset(&m, 0, sizeof(m));
     m.type = CTL_GO;
+    attach_pending = sb->has_cg && cgroup_attach_pending(&sb->cg, self_attached, cloned_into_v2);
+    if (!attach_pending)
+        m.mode = CTL_GO_CGROUPS_FINAL;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
-    if (r == 0 && sb->has_cg &&
+    if (r == 0 && attach_pending &&
         (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, cloned_into_v2)) < 0) {
         errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
         goto out_kill;

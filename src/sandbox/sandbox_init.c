@@ -1081,7 +1081,8 @@ void sandbox__init_main(const struct init_params *params)
     int ctl = p->ctl_fd, sfd, r, devnull;
     pid_t payload = 0; /* the running exec's payload, or its keeper (KEEP); 0: none */
     struct keeper keep = {.pid = 0, .sock = -1};
-    bool cgns = false;            /* entered at the first exec, once every attach is done */
+    bool cgns = false;            /* entered once every attach is done: at setup when GO says so
+                                   * (CTL_GO_CGROUPS_FINAL), else at the first exec */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
     int scratch = -1; /* the scratch tmpfs's root, handed to the supervisor with READY and
@@ -1115,8 +1116,10 @@ void sandbox__init_main(const struct init_params *params)
         int fd = -1, nfd = 1;
         if (sandbox__ctl_recv(ctl, &m, &fd, &nfd) < 0)
             _exit(1); /* the supervisor went away before we started */
-        if (m.type == CTL_GO)
+        if (m.type == CTL_GO) {
+            cgns = (m.mode & CTL_GO_CGROUPS_FINAL) != 0; /* to enter below */
             break;
+        }
         if (m.type != CTL_LOWER || nfd != 1 || m.pid < 0 || m.pid >= IMAGE_MAX_ENTRIES ||
             lower[m.pid] >= 0)
             _exit(1);
@@ -1144,6 +1147,8 @@ void sandbox__init_main(const struct init_params *params)
     for (size_t i = 0; i < sizeof(userns_limits) / sizeof(userns_limits[0]); i++)
         if ((r = util_write_file(userns_limits[i][0], userns_limits[i][1])) < 0)
             setup_fail(ctl, -r, userns_limits[i][0]);
+    if (cgns && unshare(CLONE_NEWCGROUP) < 0)
+        setup_fail(ctl, errno, "cannot create cgroup namespace");
     if ((r = drop_bounding_set()) < 0)
         setup_fail(ctl, -r, "cannot drop the capability bounding set");
     sigemptyset(&chld);

@@ -54,6 +54,12 @@ enum ctl_type {
     CTL_SCRATCH_FD,  /* init → sup: fd[0] the descriptor READY gave (a copy of init's) */
 };
 
+/* CTL_GO mode: init already sits in every group it belongs in (v1 joined by itself, v2 cloned
+ * into), so it may enter its cgroup namespace during setup, off the first exec's path. Without
+ * it the supervisor still attaches init by pid after GO, and init enters the namespace at its
+ * first exec. */
+#define CTL_GO_CGROUPS_FINAL 1u
+
 /* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
  * forked by init. The keeper reports to init over a socket of its own; init relays
  * CTL_STARTED or CTL_EXEC_FAIL, then CTL_EXITED (where CTL_EXITED_ALONE means nothing of this

@@ -461,6 +461,18 @@ int main(void)
     ok(res.wall_time > 0 && res.wall_time < 5, "wall time measured (%.4f s)", res.wall_time);
     result_release(&res);
 
+    /* The first exec already runs in the sandbox's cgroup namespace (entered during setup, or
+     * at the first exec when init was attached by pid): every path of its groups is "/". */
+    char *cgns[] = {"/bin/sh", "-c",
+                    "grep -c . /proc/self/cgroup; grep -vc ':/$' /proc/self/cgroup", NULL};
+    p.argv = cgns;
+    result_init(&res);
+    sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
+    ok(res.out.data && atoi(res.out.data) > 0 && strstr(res.out.data, "\n0\n"),
+       "a first exec sees only its own cgroup namespace's root (%s)", res.out.data);
+    result_release(&res);
+    p.argv = a9;
+
     /* One sandbox, several processes: a process the memory limit killed does not make the
      * next ones memory_limit (the group's OOM counter is cumulative), and a memory_kb
      * reported afterwards is the new process's own peak. */
