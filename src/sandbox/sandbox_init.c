@@ -400,38 +400,80 @@ static void handle_get(int ctl, const struct ctl_msg *req)
     close(fd);
 }
 
-/* Parsed exec request: pointers into the mapped spec. */
+/* Parsed exec request: pointers into the spec, read into init's reusable buffer (small
+ * requests, nearly all) or mapped (larger ones). */
 struct exec_req {
     struct exec_spec spec;
     char **argv;
     char **envp;
     char *strings;
-    void *map;
+    void *map; /* the spec's mapping, NULL when it is in the reusable buffer */
     size_t map_len;
-    size_t vec_len; /* argv and envp share one mapping */
+    size_t vec_len; /* argv and envp share one mapping, 0 when in the reusable buffer */
 };
+
+/* A request of up to SPEC_INLINE bytes with up to VEC_INLINE argv and envp entries is read into
+ * one buffer init maps once and reuses for every exec: no mmap and munmap per exec (each munmap
+ * flushes the TLB, which is costly in a VM). Init is single-threaded and a keeper is a copy of
+ * its memory, so no request is overwritten while still in use. */
+#define SPEC_INLINE ((size_t)64 << 10)
+#define VEC_INLINE  ((size_t)2048)
 
 static void exec_req_release(struct exec_req *x)
 {
-    if (x->argv)
+    if (x->argv && x->vec_len)
         munmap(x->argv, x->vec_len);
     if (x->map)
         munmap(x->map, x->map_len);
+}
+
+/* spec_buffer() — init's reusable request buffer (SPEC_INLINE bytes, then VEC_INLINE
+ * pointers), mapped at its first use; NULL when it cannot be mapped (requests are then mapped
+ * one by one). mmap, not malloc: see parse_spec. */
+static char *spec_buffer(void)
+{
+    static char *buf;
+
+    if (!buf) {
+        void *m = mmap(NULL, SPEC_INLINE + VEC_INLINE * sizeof(char *), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        buf = m == MAP_FAILED ? NULL : m;
+    }
+    return buf;
+}
+
+/* spec_read(memfd, size, x) — the spec's bytes: copied into the reusable buffer when they fit,
+ * else mapped (x->map). NULL with errno set on failure. */
+static char *spec_read(int memfd, size_t size, struct exec_req *x)
+{
+    char *buf = size <= SPEC_INLINE ? spec_buffer() : NULL;
+    char *map;
+
+    if (buf) {
+        if (pread(memfd, buf, size, 0) != (ssize_t)size) {
+            errno = EPROTO;
+            return NULL;
+        }
+        return buf;
+    }
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, memfd, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    x->map = map;
+    x->map_len = size;
+    return map;
 }
 
 static int parse_spec(int memfd, struct exec_req *x)
 {
     struct stat st;
     char *map, *p, *end;
-    size_t nenv;
+    size_t nenv, nvec;
 
     if (fstat(memfd, &st) < 0 || (size_t)st.st_size < sizeof(struct exec_spec))
         return -EPROTO;
-    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
-    if (map == MAP_FAILED)
+    if (!(map = spec_read(memfd, (size_t)st.st_size, x)))
         return -errno;
-    x->map = map;
-    x->map_len = (size_t)st.st_size;
     memcpy(&x->spec, map, sizeof(x->spec));
     if (x->spec.magic != EXEC_SPEC_MAGIC || x->spec.argc == 0 ||
         x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec) ||
@@ -440,13 +482,20 @@ static int parse_spec(int memfd, struct exec_req *x)
     x->strings = map + sizeof(x->spec);
     end = x->strings + x->spec.strings_len;
     nenv = sizeof(fixed_env) / sizeof(fixed_env[0]);
+    nvec = (size_t)x->spec.argc + 1 + x->spec.envc + nenv + 1;
     /* mmap, not malloc: init is cloned from a process whose other threads may have held
      * malloc's locks at that moment (no atfork handlers run for clone3). */
-    x->vec_len = (x->spec.argc + 1 + x->spec.envc + nenv + 1) * sizeof(char *);
-    x->argv = mmap(NULL, x->vec_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (x->argv == MAP_FAILED) {
-        x->argv = NULL;
-        return -ENOMEM;
+    if (!x->map && nvec <= VEC_INLINE) {
+        x->argv = (char **)(map + SPEC_INLINE);
+        memset(x->argv, 0, nvec * sizeof(char *)); /* the holes below are NULL, as in a mapping */
+    } else {
+        x->vec_len = nvec * sizeof(char *);
+        x->argv =
+            mmap(NULL, x->vec_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (x->argv == MAP_FAILED) {
+            x->argv = NULL;
+            return -ENOMEM;
+        }
     }
     x->envp = x->argv + x->spec.argc + 1;
     p = x->strings;
