@@ -48,6 +48,8 @@ static void *pool_main(void *arg)
             double t0 = util_now();
             pthread_mutex_unlock(&p->mu);
             sb = sandbox_create(&p->rt, p->img, &p->shape, &err);
+            if (sb)
+                (void)sandbox_prestart(sb); /* its one exec's process, made here too */
             if (p->m && sb)
                 metrics_observe(p->m, "sandbox_create_seconds",
                                 "time to create a sandbox (warm pool)", "", util_now() - t0);

@@ -1159,6 +1159,8 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
     m.type = CTL_EXEC;
     if (flags & SANDBOX_EXEC_KEEP)
         m.mode = CTL_EXEC_KEEP;
+    if (flags & SANDBOX_EXEC_LAST)
+        m.mode |= CTL_EXEC_LAST;
     x->start = util_now();
     trace(sb, "exec request");
     r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
@@ -1499,6 +1501,15 @@ void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char 
     sandbox_exec(sb, &p, flags, res);
     if (p.stdin_fd >= 0)
         close(p.stdin_fd);
+}
+
+int sandbox_prestart(struct sandbox *sb)
+{
+    struct ctl_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_PRESTART;
+    return sandbox__ctl_send(sb->ctl, &m, NULL, 0);
 }
 
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd)

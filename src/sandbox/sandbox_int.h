@@ -52,6 +52,7 @@ enum ctl_type {
                       * mode: the request's mode (a sequence number) echoed */
     CTL_SCRATCH,     /* sup → init: hand over the scratch tmpfs's root again */
     CTL_SCRATCH_FD,  /* init → sup: fd[0] the descriptor READY gave (a copy of init's) */
+    CTL_PRESTART,    /* sup → init: make the next plain exec's process ahead (no reply) */
 };
 
 /* CTL_GO mode: init already sits in every group it belongs in (v1 joined by itself, v2 cloned
@@ -65,6 +66,8 @@ enum ctl_type {
  * CTL_STARTED or CTL_EXEC_FAIL, then CTL_EXITED (where CTL_EXITED_ALONE means nothing of this
  * exec is left) to the supervisor, and keeps one keeper at a time for CTL_KILL_EXEC. */
 #define CTL_EXEC_KEEP 1u
+#define CTL_EXEC_LAST                                                                              \
+    2u /* CTL_EXEC mode: SANDBOX_EXEC_LAST, so init makes no process ahead after it */
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
 
