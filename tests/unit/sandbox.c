@@ -328,7 +328,7 @@ static void test_pool_shape(const struct sandbox_limits *lim)
     struct sandbox *sb = NULL;
 
     rw.writable_root = true;
-    p = pool_new(&rt, &img, &ro, 1, NULL, &err);
+    p = pool_new(&rt, &img, &ro, 1, true, NULL, &err);
     ok(p != NULL, "a pool of read-only sandboxes (%s)", err.msg);
     if (!p)
         return;
@@ -339,7 +339,7 @@ static void test_pool_shape(const struct sandbox_limits *lim)
     if (sb)
         pool_discard(p, sb);
     pool_free(p);
-    p = pool_new(&rt, &img, &rw, 1, NULL, &err);
+    p = pool_new(&rt, &img, &rw, 1, false, NULL, &err);
     ok(p != NULL, "a pool of writable-root sandboxes (%s)", err.msg);
     if (!p)
         return;
