@@ -153,6 +153,11 @@ struct sandbox *pool_take(struct pool *p, const struct image *img,
         if (!sb)
             errbuf_set(err, "none ready");
     }
+    if (sb && !sandbox_alive(sb)) { /* its init died while it waited (killed from outside) */
+        errbuf_set(err, "the ready sandbox had died");
+        pool_discard(p, sb);
+        sb = NULL;
+    }
     if (sb)
         sandbox_set_cancel_fd(sb, cancel_fd);
     if (sb && sandbox_set_limits(sb, limits, err) < 0) {

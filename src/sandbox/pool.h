@@ -29,8 +29,8 @@ struct pool *pool_new(const struct sandbox_runtime *rt, const struct image *img,
 void pool_free(struct pool *p);
 
 /* pool_take(p, img, limits, cancel_fd, err) — a ready sandbox with these limits and cancel
- * fd applied, or NULL (a miss: other image, scratch size or network, or none ready; err
- * says which). */
+ * fd applied, or NULL (a miss: other image, scratch size or network, none ready, or the one
+ * ready had died while it waited — it is discarded; err says which). */
 struct sandbox *pool_take(struct pool *p, const struct image *img,
                           const struct sandbox_limits *limits, int cancel_fd, struct errbuf *err);
 

@@ -667,7 +667,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
         goto out_kill;
     }
     if (r == 0)
-        r = recv_reply_fds(sb, &m, &scratch, &nscratch, 10.0);
+        r = recv_reply_fds(sb, &m, &scratch, &nscratch, SANDBOX_INIT_WAIT_S);
     if (r < 0) {
         errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
         goto out_kill;
@@ -1170,7 +1170,7 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
     /* A KEEP exec's start is waited for even when cancelled (the supervision that follows
      * sees the cancel at once), so that an exec is never left running unknown to us. */
     if (r == 0)
-        r = recv_ctl(sb, &m, NULL, NULL, 10.0, !x->keep);
+        r = recv_ctl(sb, &m, NULL, NULL, SANDBOX_INIT_WAIT_S, !x->keep);
     if (r < 0) {
         result_fail(res, "sandbox init did not answer: %s", strerror(-r));
         x->lost = x->keep;
@@ -1380,7 +1380,7 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
  * cancellable (the cancel fd may be what stopped it); 0 or -errno when init did not answer. */
 static int exec_kill(struct sandbox *sb)
 {
-    double deadline = util_now() + 10.0;
+    double deadline = util_now() + SANDBOX_INIT_WAIT_S;
     struct ctl_msg m;
     int r;
 
@@ -1544,7 +1544,7 @@ int sandbox_kill_others(struct sandbox *sb, struct errbuf *err)
     m.type = CTL_KILLALL;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
     if (r == 0)
-        r = recv_reply(sb, &m, 10.0);
+        r = recv_reply(sb, &m, SANDBOX_INIT_WAIT_S);
     if (r == 0 && m.type != CTL_KILLED)
         r = -EPROTO;
     if (r == 0 && m.err)
@@ -1636,7 +1636,7 @@ int sandbox__scratch_open(struct sandbox *sb, struct errbuf *err)
     m.type = CTL_SCRATCH;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
     if (r == 0)
-        r = recv_reply_fds(sb, &m, &fd, &nfds, 10.0);
+        r = recv_reply_fds(sb, &m, &fd, &nfds, SANDBOX_INIT_WAIT_S);
     if (r == 0 && (m.type != CTL_SCRATCH_FD || nfds != 1))
         r = -EPROTO;
     /* init runs beside hostile code: take only the very mount and inode it gave at READY. */
@@ -1693,7 +1693,7 @@ int sandbox__fs_ids(uid_t uid, gid_t gid)
 
 int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
 {
-    double deadline = util_now() + 10.0;
+    double deadline = util_now() + SANDBOX_INIT_WAIT_S;
     struct ctl_msg m;
     int r;
 
@@ -1724,6 +1724,20 @@ double sandbox_cpu_time(struct sandbox *sb)
     double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
 
     return cpu > 0 ? cpu : 0;
+}
+
+bool sandbox_alive(const struct sandbox *sb)
+{
+    struct pollfd pf = {.fd = sb->ctl, .events = 0};
+
+    if (sb->init_reaped || sb->ctl < 0)
+        return false;
+    /* init's death hangs the socket up: the other end is held only inside its pid namespace,
+     * which dies with it (see the top of the file). POLLHUP is reported without asking. */
+    while (poll(&pf, 1, 0) < 0)
+        if (errno != EINTR)
+            return true;
+    return !(pf.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)

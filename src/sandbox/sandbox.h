@@ -207,6 +207,12 @@ int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u);
  * (what an exec checks against a session's CPU budget). */
 double sandbox_cpu_time(struct sandbox *sb);
 
+/* sandbox_alive(sb) — false once sb's init is dead (killed from outside, the OOM killer: nothing
+ * can run in sb any more; only sandbox_destroy is left to do). One poll() of the control socket
+ * with no wait: it does not wake init nor reap it, so it may be asked of an idle sandbox as
+ * often as wanted (a session's reaper, every second). true when it cannot tell. */
+bool sandbox_alive(const struct sandbox *sb);
+
 /* sandbox_fork(parent, err) — a new sandbox made as the parent was (runtime, image, limits,
  * writable root) whose scratch (/work, /tmp, a writable root's changes) is a copy of the
  * parent's at the moment of the call; processes are not copied. The parent's processes are

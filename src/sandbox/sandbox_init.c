@@ -1260,7 +1260,8 @@ static bool process_running(const char *pid, const void *unused)
  * no wait. */
 static void pause_all(int ctl, uint32_t seq)
 {
-    /* within the supervisor's wait (sandbox__pause: 10 s), however loaded the machine */
+    /* well within the supervisor's wait (sandbox__pause: SANDBOX_INIT_WAIT_S), however loaded
+     * the machine */
     double deadline = util_now() + 5.0;
     struct ctl_msg m;
     int err = EBUSY;

@@ -24,6 +24,17 @@
 #define SANDBOX_HOSTNAME    "crucible"
 #define CTL_MAX_FDS         4
 
+/* How long the supervisor waits for init: to start (READY after GO: its root filesystem and
+ * namespaces set up) and to answer any one request (an exec's start, a kill, a pause, the
+ * scratch). Not a limit on anything a payload does (those are the limits' and the cancel
+ * fd's); only the bound after which an init that will never answer is given up on. It must
+ * hold on a loaded host: with 10,000 live sessions on 2 cores, a creation waited more than
+ * the 10 s this once was (mount and namespace set-up serialise on kernel locks) and failed
+ * as "init did not start". A caller with a deadline of its own bounds every one of these
+ * waits sooner through the sandbox's cancel fd (sandbox_set_cancel_fd), except a KEEP
+ * exec's start and the kill that ends a stopped exec, which are waited for to the end. */
+#define SANDBOX_INIT_WAIT_S 30.0
+
 enum ctl_type {
     CTL_GO = 1,      /* sup → init: maps and cgroups are in place, build the sandbox */
     CTL_READY,       /* init → sup: root filesystem built, waiting for requests; fd[0] an
