@@ -578,7 +578,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
     int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
-    bool self_attached = false, cloned_into_v2;
+    bool self_attached = false, cloned_into_v2, attach_pending;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -657,8 +657,11 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     trace(sb, "lower layers sent");
     memset(&m, 0, sizeof(m));
     m.type = CTL_GO;
+    attach_pending = sb->has_cg && cgroup_attach_pending(&sb->cg, self_attached, cloned_into_v2);
+    if (!attach_pending)
+        m.mode = CTL_GO_CGROUPS_FINAL;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
-    if (r == 0 && sb->has_cg &&
+    if (r == 0 && attach_pending &&
         (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, cloned_into_v2)) < 0) {
         errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
         goto out_kill;
@@ -1135,6 +1138,7 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
         /* The group's counters are cumulative over every exec of the sandbox (a stdio
          * harness runs each test in the same one): this exec is judged on what changes
          * from here, so a test OOM-killed earlier does not make later tests memory_limit. */
+        cgroup_counters_open(&sb->cg);     /* read again and again until the verdict */
         note_peak(sb);                     /* what the reset is about to forget */
         cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
         x->cpu_base = cgroup_cpu_usage(&sb->cg);
@@ -1155,6 +1159,8 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
     m.type = CTL_EXEC;
     if (flags & SANDBOX_EXEC_KEEP)
         m.mode = CTL_EXEC_KEEP;
+    if (flags & SANDBOX_EXEC_LAST)
+        m.mode |= CTL_EXEC_LAST;
     x->start = util_now();
     trace(sb, "exec request");
     r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
@@ -1328,7 +1334,6 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
     if (sb->has_cg) {
         if (res->memory_kb > sb->peak_kb) /* note_peak's, from the value just read */
             sb->peak_kb = res->memory_kb;
-        cgroup_memory_peak_release(&sb->cg); /* no descriptor kept while idle */
     }
     if (res->memory_kb == 0)
         res->memory_kb = (uint64_t)x->ru_maxrss;
@@ -1427,6 +1432,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
                     proc->cwd, SANDBOX_CWD_MAX);
         return -EINVAL;
     }
+    trace(sb, "exec called");
     prep = exec_prepare(sb, proc, &x, res);
     if (prep == 0 && exec_start(sb, &x, flags, res) == 0) {
         started = true;
@@ -1472,6 +1478,9 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         close(x.specfd);
     if (x.stdin_fd >= 0)
         close(x.stdin_fd);
+    if (sb->has_cg)
+        cgroup_counters_close(&sb->cg); /* no descriptor kept while idle */
+    trace(sb, "verdict");
     return prep == -EINVAL ? -EINVAL : 0;
 }
 
@@ -1492,6 +1501,15 @@ void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char 
     sandbox_exec(sb, &p, flags, res);
     if (p.stdin_fd >= 0)
         close(p.stdin_fd);
+}
+
+int sandbox_prestart(struct sandbox *sb)
+{
+    struct ctl_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_PRESTART;
+    return sandbox__ctl_send(sb->ctl, &m, NULL, 0);
 }
 
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd)
