@@ -18,7 +18,9 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clash-protection \
           -fPIE -pthread $(shell pkg-config --cflags $(PKGS) libmicrohttpd)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
-LDLIBS  += $(shell pkg-config --libs $(PKGS)) -lm -pthread
+# libarchive and libcrypto are loaded on first use (src/archive_lazy.c, src/image/digest.c),
+# not at every start: headers only.
+LDLIBS  += $(filter-out -larchive -lcrypto,$(shell pkg-config --libs $(PKGS))) -lm -pthread
 ifeq ($(SANITIZE),)
 CFLAGS += -D_FORTIFY_SOURCE=2
 else

@@ -1,7 +1,8 @@
 /*
  * exec: the latency of one exec in a live sandbox, the way a session runs it.
  *
- *   exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-- PROGRAM [ARGS...]]   (default: /bin/true)
+ *   exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-k KINDS] [-- PROGRAM [ARGS...]]
+ *                                                                  (default: /bin/true)
  *
  * Makes one sandbox (default limits) and then, round by round so that drift on a shared
  * machine hits them alike, times (CLOCK_MONOTONIC, call to return):
@@ -14,14 +15,16 @@
  *   spawn  posix_spawn + waitpid, as bench/spawn measures it (glibc's posix_spawn shares
  *          the caller's memory until the exec, as init's start of a plain payload does, so it
  *          copies no page tables and the ballast of -m does not weigh on it)
- * WARMUP untimed rounds first. Prints, per kind, median, p10, p90 and mean in ms, and the
- * ratio of each median to fork's. Every run must succeed (exit status 0): any other outcome
- * is reported and the exit status is 1. With -m, the supervisor first fills MB MiB of heap of
- * its own, as a server's memory would be: init is a copy of the supervisor's memory, and a
- * keeper a fork of init, so that is what a keeper's fork copies the page tables of.
- * Needs what the sandbox needs (root or user namespaces).
+ * -k keeps only the kinds named in the comma-separated KINDS (say -k plain, to profile one
+ * path alone with perf or strace; the ratios need fork among them). WARMUP untimed rounds first.
+ * Prints, per kind, median, p10, p90 and mean in ms, and the ratio of each median to fork's. Every
+ * run must succeed (exit status 0): any other outcome is reported and the exit status is 1. With
+ * -m, the supervisor first fills MB MiB of heap of its own, as a server's memory would be: init is
+ * a copy of the supervisor's memory, and a keeper a fork of init, so that is what a keeper's fork
+ * copies the page tables of. Needs what the sandbox needs (root or user namespaces).
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +51,28 @@ static int cmp_double(const void *a, const void *b)
     double x = *(const double *)a, y = *(const double *)b;
 
     return x < y ? -1 : x > y;
+}
+
+/* kinds_parse(list, want) — want[k] true for each kind named in the comma-separated list,
+ * false for the others; -1 on an unknown name or an empty list. */
+static int kinds_parse(const char *list, bool *want)
+{
+    char buf[64], *save = NULL;
+    int any = 0;
+
+    snprintf(buf, sizeof(buf), "%s", list);
+    for (int k = 0; k < KINDS; k++)
+        want[k] = false;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int k = 0;
+        while (k < KINDS && strcmp(tok, kind_name[k]) != 0)
+            k++;
+        if (k == KINDS)
+            return -1;
+        want[k] = true;
+        any = 1;
+    }
+    return any ? 0 : -1;
 }
 
 /* bare_fork(argv, devnull) — fork, execve, waitpid; 0 when it exited 0. */
@@ -107,12 +132,13 @@ int main(int argc, char **argv)
     struct sandbox *sb;
     struct image img;
     long n = 200, warm = 20, ballast_mb = 0;
+    bool want[KINDS] = {true, true, true, true};
     char *ballast = NULL;
     double *t[KINDS];
     posix_spawn_file_actions_t fa;
     int opt, failures = 0, devnull;
 
-    while ((opt = getopt(argc, argv, "n:w:i:m:")) != -1) {
+    while ((opt = getopt(argc, argv, "n:w:i:m:k:")) != -1) {
         if (opt == 'n')
             n = strtol(optarg, NULL, 10);
         else if (opt == 'w')
@@ -121,9 +147,11 @@ int main(int argc, char **argv)
             image = optarg;
         else if (opt == 'm')
             ballast_mb = strtol(optarg, NULL, 10);
-        else
-            return fprintf(stderr,
-                           "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-- PROGRAM...]\n"),
+        else if (opt == 'k' && kinds_parse(optarg, want) < 0)
+            return fprintf(stderr, "exec: -k takes a list of keep, plain, fork, spawn\n"), 2;
+        else if (opt != 'k')
+            return fprintf(stderr, "usage: exec [-n N] [-w WARMUP] [-i IMAGE] [-m MB] [-k KINDS] "
+                                   "[-- PROGRAM...]\n"),
                    2;
     }
     if (optind < argc)
@@ -142,6 +170,7 @@ int main(int argc, char **argv)
     devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (devnull < 0 || sandbox_runtime_init(&rt, &err) < 0 || image_resolve(image, &img, &err) < 0)
         return fprintf(stderr, "exec: %s\n", err.msg), 2;
+    rt.trace = getenv("CRUCIBLE_TRACE") != NULL; /* each exec's phases on stderr */
     sandbox_limits_default(&lim);
     sb = sandbox_create(&rt, &img, &lim, &err);
     if (!sb)
@@ -150,6 +179,8 @@ int main(int argc, char **argv)
         t[k] = calloc((size_t)n, sizeof(double));
     for (long i = -warm; i < n; i++) {
         for (int k = 0; k < KINDS; k++) {
+            if (!want[k])
+                continue;
             double t0 = now_ms();
             int r = k == FORK    ? bare_fork(prog, devnull)
                     : k == SPAWN ? bare_spawn(prog, &fa)
@@ -166,11 +197,13 @@ int main(int argc, char **argv)
         qsort(t[k], (size_t)n, sizeof(double), cmp_double);
     for (int k = 0; k < KINDS; k++) {
         double sum = 0;
+        if (!want[k])
+            continue;
         for (long i = 0; i < n; i++)
             sum += t[k][i];
         printf("%-5s median_ms=%.3f p10_ms=%.3f p90_ms=%.3f mean_ms=%.3f x_fork=%.2f n=%ld\n",
                kind_name[k], t[k][n / 2], t[k][n / 10], t[k][n * 9 / 10], sum / (double)n,
-               t[k][n / 2] / t[FORK][n / 2], n);
+               want[FORK] ? t[k][n / 2] / t[FORK][n / 2] : 0.0, n);
     }
     if (failures)
         printf("failures=%d\n", failures);

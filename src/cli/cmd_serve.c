@@ -702,14 +702,14 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->cfg.stream_stall_s = (double)a->stream_stall_s;
     s->cfg.run_code_margin = (double)a->run_code_margin;
     s->cfg.slot_memory_mb = a->memory / (a->slots ? a->slots : 1);
-    if (a->warm &&
-        !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm, s->m, &err)))
+    if (a->warm && !(s->pool = pool_new(&s->rt, &s->host_img, &s->cfg.limits, (unsigned)a->warm,
+                                        true, s->m, &err)))
         goto out_error;
     if (a->warm) {
         struct sandbox_limits shape = s->cfg.limits;
         shape.loopback = true;
         if (!(s->run_code_pool =
-                  pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->warm, s->m, &err)))
+                  pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->warm, true, s->m, &err)))
             goto out_error;
     }
     if (a->session_spares && a->max_sessions) {
@@ -717,8 +717,8 @@ static int serve_start(struct serve *s, const struct serve_args *a)
          * memory, pids and CPU on taking one (pool_take), disk and root must match */
         struct sandbox_limits shape = s->cfg.limits;
         shape.loopback = true;
-        if (!(s->session_spares =
-                  pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->session_spares, s->m, &err)))
+        if (!(s->session_spares = pool_new(&s->rt, &s->host_img, &shape,
+                                           (unsigned)a->session_spares, false, s->m, &err)))
             goto out_error;
     }
     if (a->db_path && store_open(a->db_path, true, &s->store, &err) < 0)

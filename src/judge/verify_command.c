@@ -188,6 +188,67 @@ static bool report_contradicts(const struct result *res, const struct junit_repo
     return true;
 }
 
+/* What one run of the test command left to judge it by. */
+struct run_report {
+    char *xml; /* the report's bytes as read, or NULL */
+    size_t xml_len;
+    struct junit_report rep; /* parsed from xml */
+    bool have;               /* rep was read, parsed and is trusted */
+    struct errbuf err;       /* why there is none, when not have ("" until a reason is known) */
+};
+
+static void run_report_release(struct run_report *rr)
+{
+    junit_release(&rr->rep);
+    free(rr->xml);
+    rr->xml = NULL;
+}
+
+/* report_read(sb, t, in_session, stale, res, rr) — after the test command's run (res): when it
+ * ran to its end (not stopped by a limit, whose report cannot be complete), what it left
+ * running is killed first, so nothing still writes the report while it is read; then the
+ * report is read (unless stale: a report_before was there, not the run's own), parsed and
+ * checked against the run (report_contradicts) into rr. A failure to kill is res's
+ * sandbox_error. in_session: a session's sandbox, read by the rules of files.h
+ * (sandbox_file_read); else a fresh one's work directory (sandbox_get_file). */
+static void report_read(struct sandbox *sb, const struct task *t, bool in_session, bool stale,
+                        struct result *res, struct run_report *rr)
+{
+    struct errbuf err = {{0}};
+    bool readable = res->status == RESULT_OK || res->status == RESULT_RUNTIME_ERROR ||
+                    res->status == RESULT_SIGNALED;
+    int r;
+
+    if (readable && sandbox_kill_others(sb, &err) < 0)
+        result_fail(res, "%s", err.msg);
+    if (!readable || res->status == RESULT_SANDBOX_ERROR || stale)
+        return;
+    r = in_session
+            ? sandbox_file_read(sb, t->report, REPORT_MAX_BYTES, &rr->xml, &rr->xml_len, &rr->err)
+            : sandbox_get_file(sb, t->report, REPORT_MAX_BYTES, &rr->xml, &rr->xml_len, &rr->err);
+    rr->have = r == 0 && junit_parse(rr->xml, rr->xml_len, &rr->rep, &rr->err) == 0 &&
+               !report_contradicts(res, &rr->rep, &rr->err);
+}
+
+/* judge_run(t, vr, tys, res, rr) — the judging tail of one run: every test's verdict from res
+ * and the report when there is a trusted one (verify__command_judge), then res becomes the
+ * verification's command record (replacing an earlier repeat's; its streams move there, the
+ * caller must not release it) and rr is released. */
+static void judge_run(const struct task *t, struct verify_result *vr, struct tally **tys,
+                      struct result *res, struct run_report *rr)
+{
+    bool usable = rr->have && res->status != RESULT_SANDBOX_ERROR;
+
+    if (!rr->have && !rr->err.msg[0])
+        snprintf(rr->err.msg, sizeof(rr->err.msg), "not read");
+    verify__command_judge(t, vr, tys, res, usable ? &rr->rep : NULL, rr->err.msg);
+    if (vr->has_command)
+        result_release(&vr->command);
+    vr->command = *res;
+    vr->has_command = true;
+    run_report_release(rr);
+}
+
 /* command_in_session(t, o, vr, tys) — one run of the test command in the caller's live
  * sandbox (o->sandbox: a session), which stays alive: the session's files are the solution.
  * The task's files are written over the session's; what earlier execs left running is stopped
@@ -200,13 +261,10 @@ static bool command_in_session(const struct task *t, const struct verify_opts *o
                                struct verify_result *vr, struct tally **tys)
 {
     struct sandbox *sb = o->sandbox;
-    struct errbuf err = {{0}}, rerr = {{0}};
-    struct junit_report rep = {0};
+    struct errbuf err = {{0}};
+    struct run_report rr = {0};
     struct sandbox_limits cl;
     struct result res;
-    char *xml = NULL;
-    size_t xml_len = 0;
-    bool have_report = false, readable;
 
     result_init(&res);
     for (size_t i = 0; i < t->nfiles; i++)
@@ -252,26 +310,9 @@ static bool command_in_session(const struct task *t, const struct verify_opts *o
     }
     sandbox_exec_input(sb, (const char *const *)t->command, t->lang->env, NULL, 0,
                        SANDBOX_EXEC_KEEP, &res);
-    readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
-               res.status == RESULT_SIGNALED;
-    if (readable && sandbox_kill_others(sb, &err) < 0)
-        result_fail(&res, "%s", err.msg);
-    if (readable && res.status != RESULT_SANDBOX_ERROR)
-        have_report =
-            sandbox_file_read(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
-            junit_parse(xml, xml_len, &rep, &rerr) == 0 && !report_contradicts(&res, &rep, &rerr);
+    report_read(sb, t, true, false, &res, &rr);
 judge:
-    if (!have_report && !rerr.msg[0])
-        snprintf(rerr.msg, sizeof(rerr.msg), "not read");
-    verify__command_judge(t, vr, tys, &res,
-                          res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep,
-                          rerr.msg);
-    if (vr->has_command)
-        result_release(&vr->command);
-    vr->command = res;
-    vr->has_command = true;
-    junit_release(&rep);
-    free(xml);
+    judge_run(t, vr, tys, &res, &rr);
     return true;
 }
 
@@ -286,13 +327,11 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
     if (o->sandbox)
         return command_in_session(t, o, vr, tys);
     for (;;) {
-        struct errbuf err = {{0}}, rerr = {{0}};
-        struct junit_report rep = {0};
+        struct errbuf err = {{0}};
+        struct run_report rr = {0};
         struct sandbox *sb;
         struct result res;
-        char why[256], *xml = NULL;
-        size_t xml_len = 0;
-        bool have_report = false;
+        char why[256];
         enum box_state st =
             verify__box_open(rt, o, img, t, solution, strlen(solution), &sb, vr, why, sizeof(why));
 
@@ -302,43 +341,22 @@ bool verify__command_repeat(const struct sandbox_runtime *rt, const struct image
         if (st == BOX_INFRA) {
             result_fail(&res, "%s", why);
         } else {
-            bool readable;
-            int stale = t->build ? report_before(sb, t, &rerr) : 0;
+            int stale = t->build ? report_before(sb, t, &rr.err) : 0;
             sandbox_exec_input(sb, (const char *const *)t->command, t->lang->env, NULL, 0, 0, &res);
             if (stale < 0 && res.status != RESULT_SANDBOX_ERROR)
-                result_fail(&res, "cannot look for a report before the run: %s", rerr.msg);
-            /* A run a limit stopped has no complete report (and its sandbox is torn down);
-             * otherwise nothing may still be writing the report while we read it. */
-            readable = res.status == RESULT_OK || res.status == RESULT_RUNTIME_ERROR ||
-                       res.status == RESULT_SIGNALED;
-            if (readable && sandbox_kill_others(sb, &err) < 0)
-                result_fail(&res, "%s", err.msg);
-            if (readable && res.status != RESULT_SANDBOX_ERROR && !stale)
-                have_report =
-                    sandbox_get_file(sb, t->report, REPORT_MAX_BYTES, &xml, &xml_len, &rerr) == 0 &&
-                    junit_parse(xml, xml_len, &rep, &rerr) == 0 &&
-                    !report_contradicts(&res, &rep, &rerr);
+                result_fail(&res, "cannot look for a report before the run: %s", rr.err.msg);
+            /* (a run a limit stopped has its sandbox torn down already) */
+            report_read(sb, t, false, stale != 0, &res, &rr);
             if (sandbox_destroy(sb, &err) < 0 && res.status != RESULT_SANDBOX_ERROR)
                 result_fail(&res, "%s", err.msg);
         }
         if (res.status == RESULT_SANDBOX_ERROR && ++failures <= o->infra_retries &&
             !verify__cancelled(rt)) {
             result_release(&res);
-            junit_release(&rep);
-            free(xml);
+            run_report_release(&rr);
             continue;
         }
-        if (!have_report && !rerr.msg[0])
-            snprintf(rerr.msg, sizeof(rerr.msg), "not read");
-        verify__command_judge(t, vr, tys, &res,
-                              res.status == RESULT_SANDBOX_ERROR || !have_report ? NULL : &rep,
-                              rerr.msg);
-        if (vr->has_command)
-            result_release(&vr->command);
-        vr->command = res; /* the streams move to the record */
-        vr->has_command = true;
-        junit_release(&rep);
-        free(xml);
+        judge_run(t, vr, tys, &res, &rr); /* res's streams move to the record */
         return true;
     }
 }

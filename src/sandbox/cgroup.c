@@ -265,6 +265,36 @@ static ssize_t read_in(const char *dir, const char *file, char *buf, size_t size
     return util_read_small(path, buf, size);
 }
 
+/* read_counter(fd, dir, file, buf, size) — the whole of a small counter file, NUL-terminated:
+ * by one pread of fd when it is open (a cgroup file reads afresh from offset 0), else by path.
+ * The length or -errno. */
+static ssize_t read_counter(int fd, const char *dir, const char *file, char *buf, size_t size)
+{
+    if (fd >= 0) {
+        ssize_t n = pread(fd, buf, size - 1, 0);
+        if (n >= 0) {
+            buf[n] = '\0';
+            return n;
+        }
+    }
+    return read_in(dir, file, buf, size);
+}
+
+/* open_in(dir, file, flags) — an O_CLOEXEC descriptor of dir/file, or -1. */
+static int open_in(const char *dir, const char *file, int flags)
+{
+    char path[4200];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    return open(path, flags | O_CLOEXEC);
+}
+
+/* is_v2(cg, res) — res is served by the v2 hierarchy (dir_for(cg, res) must be non-NULL). */
+static bool is_v2(const struct cgroup *cg, enum cgroup_res res)
+{
+    return cg->env->hier[cg->env->res_hier[res]].version == 2;
+}
+
 /* key_value(text, key) — the number after "key " on a line of a flat-keyed file. */
 static uint64_t key_value(const char *text, const char *key)
 {
@@ -322,6 +352,8 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_env *env, uint64_t memo
     cg->env = env;
     cg->v2_fd = -1;
     cg->peak_fd = -1;
+    cg->cpu_fd = -1;
+    cg->oom_fd = -1;
     for (int h = 0; h < env->nhier; h++) {
         snprintf(cg->dirs[h], sizeof(cg->dirs[h]), "%s/sb-%d-%u", env->hier[h].base, (int)getpid(),
                  n);
@@ -388,6 +420,44 @@ int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2)
     return 0;
 }
 
+void cgroup_counters_open(struct cgroup *cg)
+{
+    const char *d;
+
+    if ((d = dir_for(cg, CGROUP_RES_CPU)) && cg->cpu_fd < 0)
+        cg->cpu_fd = open_in(d, is_v2(cg, CGROUP_RES_CPU) ? "cpu.stat" : "cpuacct.usage", O_RDONLY);
+    if (!(d = dir_for(cg, CGROUP_RES_MEMORY)))
+        return;
+    if (cg->oom_fd < 0)
+        cg->oom_fd = open_in(
+            d, is_v2(cg, CGROUP_RES_MEMORY) ? "memory.events" : "memory.oom_control", O_RDONLY);
+    /* v1's peak is reset by writing "0" to the file it is read from: one descriptor for both.
+     * v2's is opened by the reset itself (the reset holds for that descriptor only). */
+    if (!is_v2(cg, CGROUP_RES_MEMORY) && cg->peak_fd < 0)
+        cg->peak_fd = open_in(d, "memory.max_usage_in_bytes", O_RDWR);
+}
+
+void cgroup_counters_close(struct cgroup *cg)
+{
+    int *fds[] = {&cg->cpu_fd, &cg->oom_fd, &cg->peak_fd};
+
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        if (*fds[i] >= 0) {
+            close(*fds[i]);
+            *fds[i] = -1;
+        }
+}
+
+bool cgroup_attach_pending(const struct cgroup *cg, bool skip_v1, bool skip_v2)
+{
+    for (int h = 0; h < cg->ndirs; h++) {
+        int v = cg->env->hier[h].version;
+        if (cg->dirs[h][0] && !(skip_v2 && v == 2) && !(skip_v1 && v == 1))
+            return true;
+    }
+    return false;
+}
+
 double cgroup_cpu_usage(const struct cgroup *cg)
 {
     const char *d = dir_for(cg, CGROUP_RES_CPU);
@@ -395,12 +465,12 @@ double cgroup_cpu_usage(const struct cgroup *cg)
 
     if (!d)
         return -1;
-    if (cg->env->hier[cg->env->res_hier[CGROUP_RES_CPU]].version == 2) {
-        if (read_in(d, "cpu.stat", buf, sizeof(buf)) < 0)
+    if (is_v2(cg, CGROUP_RES_CPU)) {
+        if (read_counter(cg->cpu_fd, d, "cpu.stat", buf, sizeof(buf)) < 0)
             return -1;
         return (double)key_value(buf, "usage_usec") / 1e6;
     }
-    if (read_in(d, "cpuacct.usage", buf, sizeof(buf)) < 0)
+    if (read_counter(cg->cpu_fd, d, "cpuacct.usage", buf, sizeof(buf)) < 0)
         return -1;
     return (double)strtoull(buf, NULL, 10) / 1e9;
 }
@@ -459,12 +529,13 @@ void cgroup_memory_peak_reset(struct cgroup *cg)
 
     if (!d)
         return;
-    if (cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 1) {
-        (void)write_in(d, "memory.max_usage_in_bytes", "0");
+    if (!is_v2(cg, CGROUP_RES_MEMORY)) {
+        if (cg->peak_fd < 0 || pwrite(cg->peak_fd, "0", 1, 0) != 1)
+            (void)write_in(d, "memory.max_usage_in_bytes", "0");
         return;
     }
     /* v2: a write to memory.peak resets the peak seen through that one fd (6.12+). The
-     * fd stays open until cgroup_memory_peak_release; a kernel that refuses the write keeps the
+     * fd stays open until cgroup_counters_close; a kernel that refuses the write keeps the
      * group-lifetime peak read by path. */
     if (cg->peak_fd < 0) {
         snprintf(path, sizeof(path), "%s/memory.peak", d);
@@ -473,14 +544,6 @@ void cgroup_memory_peak_reset(struct cgroup *cg)
             return;
     }
     if (pwrite(cg->peak_fd, "reset\n", 6, 0) != 6) {
-        close(cg->peak_fd);
-        cg->peak_fd = -1;
-    }
-}
-
-void cgroup_memory_peak_release(struct cgroup *cg)
-{
-    if (cg->peak_fd >= 0) {
         close(cg->peak_fd);
         cg->peak_fd = -1;
     }
@@ -501,12 +564,12 @@ uint64_t cgroup_oom_kills(const struct cgroup *cg)
 
     if (!d)
         return 0;
-    if (cg->env->hier[cg->env->res_hier[CGROUP_RES_MEMORY]].version == 2) {
-        if (read_in(d, "memory.events", buf, sizeof(buf)) < 0)
+    if (is_v2(cg, CGROUP_RES_MEMORY)) {
+        if (read_counter(cg->oom_fd, d, "memory.events", buf, sizeof(buf)) < 0)
             return 0;
         return key_value(buf, "oom_kill");
     }
-    if (read_in(d, "memory.oom_control", buf, sizeof(buf)) < 0)
+    if (read_counter(cg->oom_fd, d, "memory.oom_control", buf, sizeof(buf)) < 0)
         return 0;
     return key_value(buf, "oom_kill");
 }
@@ -585,10 +648,7 @@ int cgroup_destroy(struct cgroup *cg)
         close(cg->v2_fd);
         cg->v2_fd = -1;
     }
-    if (cg->peak_fd >= 0) {
-        close(cg->peak_fd);
-        cg->peak_fd = -1;
-    }
+    cgroup_counters_close(cg);
     for (int h = cg->ndirs - 1; h >= 0; h--) {
         struct timespec nap = {0, 100000};
         int tries = 0;

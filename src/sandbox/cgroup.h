@@ -49,7 +49,10 @@ struct cgroup {
     char dirs[CGROUP_MAX_HIER][4096]; /* parallel to env->hier[]; "" when unused */
     int v2_fd;   /* O_DIRECTORY fd of the v2 group (for CLONE_INTO_CGROUP), or -1 once
                   * cgroup_close_dir_fd */
-    int peak_fd; /* v2 memory.peak opened for a per-fd reset (see below), or -1 */
+    int peak_fd; /* v2 memory.peak opened for a per-fd reset (see below), or v1
+                  * memory.max_usage_in_bytes (cgroup_counters_open), or -1 */
+    int cpu_fd;  /* cpu.stat or cpuacct.usage while an exec runs (cgroup_counters_open), or -1 */
+    int oom_fd;  /* memory.events or memory.oom_control likewise, or -1 */
 };
 
 /* cgroup_env_init(env) — discovers hierarchies and creates the "crucible" subtree where
@@ -85,6 +88,10 @@ void cgroup_close_dir_fd(struct cgroup *cg);
  * the skipped ones (v2: cloned straight in; v1: attached itself). 0 or -errno. */
 int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2);
 
+/* cgroup_attach_pending(cg, skip_v1, skip_v2) — whether cgroup_attach with these skips would
+ * move the process in any hierarchy: false when every group it belongs in was joined already. */
+bool cgroup_attach_pending(const struct cgroup *cg, bool skip_v1, bool skip_v2);
+
 /* cgroup_open_self_attach(cg, fds, max) — opens (O_WRONLY) the v1 "tasks" files of the
  * group's v1 hierarchies, for a child to attach itself by writing "0": moving only the
  * calling thread skips the kernel's global threadgroup lock, whose RCU grace period makes
@@ -92,6 +99,17 @@ int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2);
  * child in a user namespace may use them. Returns how many were opened, or -errno (none
  * left open). Only for single-threaded children. */
 int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max);
+
+/* cgroup_counters_open(cg) — opens the counter files an exec reads again and again (CPU time,
+ * peak memory, OOM kills), so each later read is one pread instead of a path walk, an open, two
+ * reads and a close on the cgroup filesystem. A file that cannot be opened is read by path as
+ * before. Held only while an exec runs: cgroup_counters_close gives them back (an idle group
+ * holds no descriptor). Safe to call twice. */
+void cgroup_counters_open(struct cgroup *cg);
+
+/* cgroup_counters_close(cg) — closes what cgroup_counters_open and cgroup_memory_peak_reset
+ * opened. Safe to call twice. */
+void cgroup_counters_close(struct cgroup *cg);
 
 /* cgroup_cpu_usage(cg) — CPU seconds used by the whole group, or -1 when unknown. */
 double cgroup_cpu_usage(const struct cgroup *cg);
@@ -112,11 +130,6 @@ uint64_t cgroup_pids_current(const struct cgroup *cg);
  * cgroup_memory_peak_kb then reads. On an older v2 kernel the peak counts from the group's
  * creation. */
 void cgroup_memory_peak_reset(struct cgroup *cg);
-
-/* cgroup_memory_peak_release(cg) — closes the fd cgroup_memory_peak_reset opened (v2), once
- * the peak it resets was read: cgroup_memory_peak_kb then reads the group-lifetime peak by
- * path until the next reset. */
-void cgroup_memory_peak_release(struct cgroup *cg);
 
 /* cgroup_oom_kills(cg) — number of OOM kills inside the group since it was made (0 when
  * unknown): cumulative on v1 and v2, so a caller judging one of several runs in the group

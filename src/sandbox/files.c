@@ -115,12 +115,6 @@ int sandbox__open_beneath(int dirfd, const char *rel, int flags, mode_t mode)
     return fd < 0 ? -errno : fd;
 }
 
-/* scratch(sb, err) — the scratch fd for one operation (the caller closes it), or -errno. */
-static int scratch(struct sandbox *sb, struct errbuf *err)
-{
-    return sandbox__scratch_open(sb, err);
-}
-
 /* why(r) — the reason of a failed lookup or write, for messages. */
 static const char *why(int r)
 {
@@ -147,6 +141,40 @@ static int fail(struct errbuf *err, const char *what, const char *path, int r)
 {
     errbuf_set(err, "cannot %s '%.200s': %s", what, path, why(r));
     return r;
+}
+
+/* scratch_path(sb, path, what, need_name, p, err) — the prologue of every operation on a
+ * path: PATH checked by the rules of files.h into *p (with need_name, it must name something in
+ * /work or /tmp, not one of them: else -EISDIR, "cannot WHAT 'PATH': it is a directory"), then
+ * the scratch fd for this one operation (init's scratch, checked: sandbox__scratch_open), which
+ * the caller closes. Nothing is looked up in the scratch yet. The fd, or -errno with err set. */
+static int scratch_path(struct sandbox *sb, const char *path, const char *what, bool need_name,
+                        struct sbpath *p, struct errbuf *err)
+{
+    int r = path_parse(path, p, err);
+
+    if (r < 0)
+        return r;
+    if (need_name && p->base == 0)
+        return errbuf_set(err, "cannot %s '%.200s': it is a directory", what, path), -EISDIR;
+    return sandbox__scratch_open(sb, err);
+}
+
+/* path_open(sb, path, flags, what, err) — scratch_path, then PATH itself opened beneath the
+ * scratch with flags (no symlink or mount crossed on the way: sandbox__open_beneath); the
+ * scratch fd is closed again. The fd, which the caller closes, or -errno with err set
+ * ("cannot WHAT 'PATH': reason"). */
+static int path_open(struct sandbox *sb, const char *path, int flags, const char *what,
+                     struct errbuf *err)
+{
+    struct sbpath p;
+    int s = scratch_path(sb, path, what, false, &p, err), fd;
+
+    if (s < 0)
+        return s;
+    fd = sandbox__open_beneath(s, p.rel, flags, 0);
+    close(s);
+    return fd < 0 ? fail(err, what, path, fd) : fd;
 }
 
 /* as_sandbox(sb, on, path, err) — this thread creates as the sandbox's user (on) or as itself
@@ -291,11 +319,7 @@ int sandbox_file_write(struct sandbox *sb, const char *path, const void *data, s
     struct sbpath p;
     int s, dir, r;
 
-    if ((r = path_parse(path, &p, err)) < 0)
-        return r;
-    if (p.base == 0)
-        return errbuf_set(err, "cannot write '%.200s': it is a directory", path), -EISDIR;
-    if ((s = scratch(sb, err)) < 0)
+    if ((s = scratch_path(sb, path, "write", true, &p, err)) < 0)
         return s;
     if ((r = as_sandbox(sb, true, path, err)) < 0) {
         close(s);
@@ -321,21 +345,14 @@ int sandbox_file_write(struct sandbox *sb, const char *path, const void *data, s
 int sandbox_file_read(struct sandbox *sb, const char *path, size_t max, char **data, size_t *len,
                       struct errbuf *err)
 {
-    struct sbpath p;
     struct stat st;
-    int s, fd, r;
+    int fd, r;
 
     *data = NULL;
     *len = 0;
-    if ((r = path_parse(path, &p, err)) < 0)
-        return r;
-    if ((s = scratch(sb, err)) < 0)
-        return s;
     /* Non-blocking: a FIFO the payload left there does not hang us. */
-    fd = sandbox__open_beneath(s, p.rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
-    close(s);
-    if (fd < 0)
-        return fail(err, "read", path, fd);
+    if ((fd = path_open(sb, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, "read", err)) < 0)
+        return fd;
     if (fstat(fd, &st) < 0) {
         r = -errno;
         close(fd);
@@ -372,21 +389,14 @@ int sandbox_file_list(struct sandbox *sb, const char *path, size_t max,
 {
     struct sandbox_dirent *v = NULL;
     size_t count = 0, cap = 0;
-    struct sbpath p;
     struct dirent *d;
     DIR *dir;
-    int s, fd, r = 0;
+    int fd, r = 0;
 
     *ents = NULL;
     *n = 0;
-    if ((r = path_parse(path, &p, err)) < 0)
-        return r;
-    if ((s = scratch(sb, err)) < 0)
-        return s;
-    fd = sandbox__open_beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
-    close(s);
-    if (fd < 0)
-        return fail(err, "list", path, fd);
+    if ((fd = path_open(sb, path, O_RDONLY | O_DIRECTORY, "list", err)) < 0)
+        return fd;
     dir = fdopendir(fd);
     if (!dir) {
         r = -errno;
@@ -763,9 +773,7 @@ int sandbox_file_put_tar(struct sandbox *sb, const char *dirpath, const void *ta
     size_t n = 0;
     int s, dest, r;
 
-    if ((r = path_parse(dirpath, &p, err)) < 0)
-        return r;
-    if ((s = scratch(sb, err)) < 0)
+    if ((s = scratch_path(sb, dirpath, "unpack into", false, &p, err)) < 0)
         return s;
     dest = sandbox__open_beneath(s, p.rel, O_PATH | O_DIRECTORY, 0);
     if (dest < 0 && dest != -ENOENT) {
@@ -1055,19 +1063,12 @@ int sandbox_file_get_tar(struct sandbox *sb, const char *dirpath, size_t max, ch
                          size_t *len, struct errbuf *err)
 {
     struct tar_out *t;
-    struct sbpath p;
-    int s, fd, r;
+    int fd, r;
 
     *tar = NULL;
     *len = 0;
-    if ((r = path_parse(dirpath, &p, err)) < 0)
-        return r;
-    if ((s = scratch(sb, err)) < 0)
-        return s;
-    fd = sandbox__open_beneath(s, p.rel, O_RDONLY | O_DIRECTORY, 0);
-    close(s);
-    if (fd < 0)
-        return fail(err, "archive", dirpath, fd);
+    if ((fd = path_open(sb, dirpath, O_RDONLY | O_DIRECTORY, "archive", err)) < 0)
+        return fd;
     t = calloc(1, sizeof(*t));
     if (t) {
         t->max = max;

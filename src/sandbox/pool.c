@@ -19,6 +19,7 @@ struct pool {
     const struct image *img;
     struct sandbox_limits shape;
     unsigned target;
+    bool prestart; /* sandbox_prestart each one made */
     struct sandbox **ready;
     unsigned nready;
     struct sandbox **dead;
@@ -48,6 +49,8 @@ static void *pool_main(void *arg)
             double t0 = util_now();
             pthread_mutex_unlock(&p->mu);
             sb = sandbox_create(&p->rt, p->img, &p->shape, &err);
+            if (sb && p->prestart)
+                (void)sandbox_prestart(sb); /* its one exec's process, made here too */
             if (p->m && sb)
                 metrics_observe(p->m, "sandbox_create_seconds",
                                 "time to create a sandbox (warm pool)", "", util_now() - t0);
@@ -76,8 +79,8 @@ static void *pool_main(void *arg)
 }
 
 struct pool *pool_new(const struct sandbox_runtime *rt, const struct image *img,
-                      const struct sandbox_limits *shape, unsigned target, struct metrics *m,
-                      struct errbuf *err)
+                      const struct sandbox_limits *shape, unsigned target, bool prestart,
+                      struct metrics *m, struct errbuf *err)
 {
     struct pool *p = calloc(1, sizeof(*p));
 
@@ -90,6 +93,7 @@ struct pool *pool_new(const struct sandbox_runtime *rt, const struct image *img,
     p->img = img;
     p->shape = *shape;
     p->target = target;
+    p->prestart = prestart;
     p->m = m;
     p->ready = calloc(target + 1, sizeof(*p->ready));
     p->dead_cap = 64 + target;
@@ -148,6 +152,11 @@ struct sandbox *pool_take(struct pool *p, const struct image *img,
         pthread_mutex_unlock(&p->mu);
         if (!sb)
             errbuf_set(err, "none ready");
+    }
+    if (sb && !sandbox_alive(sb)) { /* its init died while it waited (killed from outside) */
+        errbuf_set(err, "the ready sandbox had died");
+        pool_discard(p, sb);
+        sb = NULL;
     }
     if (sb)
         sandbox_set_cancel_fd(sb, cancel_fd);

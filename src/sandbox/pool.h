@@ -15,19 +15,22 @@
 
 struct pool;
 
-/* pool_new(rt, img, shape, target, m, err) — keeps `target` sandboxes of the shape ready
- * (target 0: a pool that only destroys). m (may be NULL) gets the pool's metrics. */
+/* pool_new(rt, img, shape, target, prestart, m, err) — keeps `target` sandboxes of the shape
+ * ready (target 0: a pool that only destroys). prestart: each is also given its first plain
+ * exec's process ahead (sandbox_prestart), for a pool whose sandboxes run plain execs; not for
+ * one whose sandboxes run KEEP execs (a session's), which would only kill it. m (may be NULL)
+ * gets the pool's metrics. */
 struct pool *pool_new(const struct sandbox_runtime *rt, const struct image *img,
-                      const struct sandbox_limits *shape, unsigned target, struct metrics *m,
-                      struct errbuf *err);
+                      const struct sandbox_limits *shape, unsigned target, bool prestart,
+                      struct metrics *m, struct errbuf *err);
 
 /* pool_free(p) — stops refilling, destroys every ready sandbox and waits for the
  * background destroys to finish. */
 void pool_free(struct pool *p);
 
 /* pool_take(p, img, limits, cancel_fd, err) — a ready sandbox with these limits and cancel
- * fd applied, or NULL (a miss: other image, scratch size or network, or none ready; err
- * says which). */
+ * fd applied, or NULL (a miss: other image, scratch size or network, none ready, or the one
+ * ready had died while it waited — it is discarded; err says which). */
 struct sandbox *pool_take(struct pool *p, const struct image *img,
                           const struct sandbox_limits *limits, int cancel_fd, struct errbuf *err);
 

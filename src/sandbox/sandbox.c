@@ -578,7 +578,7 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
     int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
-    bool self_attached = false, cloned_into_v2;
+    bool self_attached = false, cloned_into_v2, attach_pending;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -657,14 +657,17 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
     trace(sb, "lower layers sent");
     memset(&m, 0, sizeof(m));
     m.type = CTL_GO;
+    attach_pending = sb->has_cg && cgroup_attach_pending(&sb->cg, self_attached, cloned_into_v2);
+    if (!attach_pending)
+        m.mode = CTL_GO_CGROUPS_FINAL;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
-    if (r == 0 && sb->has_cg &&
+    if (r == 0 && attach_pending &&
         (r = cgroup_attach(&sb->cg, sb->init_pid, self_attached, cloned_into_v2)) < 0) {
         errbuf_set(err, "cannot attach sandbox to its cgroup: %s", strerror(-r));
         goto out_kill;
     }
     if (r == 0)
-        r = recv_reply_fds(sb, &m, &scratch, &nscratch, 10.0);
+        r = recv_reply_fds(sb, &m, &scratch, &nscratch, SANDBOX_INIT_WAIT_S);
     if (r < 0) {
         errbuf_set(err, "sandbox init did not start: %s", strerror(-r));
         goto out_kill;
@@ -1135,6 +1138,7 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
         /* The group's counters are cumulative over every exec of the sandbox (a stdio
          * harness runs each test in the same one): this exec is judged on what changes
          * from here, so a test OOM-killed earlier does not make later tests memory_limit. */
+        cgroup_counters_open(&sb->cg);     /* read again and again until the verdict */
         note_peak(sb);                     /* what the reset is about to forget */
         cgroup_memory_peak_reset(&sb->cg); /* the peak starts with the payload */
         x->cpu_base = cgroup_cpu_usage(&sb->cg);
@@ -1155,6 +1159,8 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
     m.type = CTL_EXEC;
     if (flags & SANDBOX_EXEC_KEEP)
         m.mode = CTL_EXEC_KEEP;
+    if (flags & SANDBOX_EXEC_LAST)
+        m.mode |= CTL_EXEC_LAST;
     x->start = util_now();
     trace(sb, "exec request");
     r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
@@ -1164,7 +1170,7 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
     /* A KEEP exec's start is waited for even when cancelled (the supervision that follows
      * sees the cancel at once), so that an exec is never left running unknown to us. */
     if (r == 0)
-        r = recv_ctl(sb, &m, NULL, NULL, 10.0, !x->keep);
+        r = recv_ctl(sb, &m, NULL, NULL, SANDBOX_INIT_WAIT_S, !x->keep);
     if (r < 0) {
         result_fail(res, "sandbox init did not answer: %s", strerror(-r));
         x->lost = x->keep;
@@ -1328,7 +1334,6 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
     if (sb->has_cg) {
         if (res->memory_kb > sb->peak_kb) /* note_peak's, from the value just read */
             sb->peak_kb = res->memory_kb;
-        cgroup_memory_peak_release(&sb->cg); /* no descriptor kept while idle */
     }
     if (res->memory_kb == 0)
         res->memory_kb = (uint64_t)x->ru_maxrss;
@@ -1375,7 +1380,7 @@ static void exec_verdict(struct sandbox *sb, struct exec_run *x, struct result *
  * cancellable (the cancel fd may be what stopped it); 0 or -errno when init did not answer. */
 static int exec_kill(struct sandbox *sb)
 {
-    double deadline = util_now() + 10.0;
+    double deadline = util_now() + SANDBOX_INIT_WAIT_S;
     struct ctl_msg m;
     int r;
 
@@ -1427,6 +1432,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
                     proc->cwd, SANDBOX_CWD_MAX);
         return -EINVAL;
     }
+    trace(sb, "exec called");
     prep = exec_prepare(sb, proc, &x, res);
     if (prep == 0 && exec_start(sb, &x, flags, res) == 0) {
         started = true;
@@ -1472,6 +1478,9 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
         close(x.specfd);
     if (x.stdin_fd >= 0)
         close(x.stdin_fd);
+    if (sb->has_cg)
+        cgroup_counters_close(&sb->cg); /* no descriptor kept while idle */
+    trace(sb, "verdict");
     return prep == -EINVAL ? -EINVAL : 0;
 }
 
@@ -1492,6 +1501,15 @@ void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char 
     sandbox_exec(sb, &p, flags, res);
     if (p.stdin_fd >= 0)
         close(p.stdin_fd);
+}
+
+int sandbox_prestart(struct sandbox *sb)
+{
+    struct ctl_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_PRESTART;
+    return sandbox__ctl_send(sb->ctl, &m, NULL, 0);
 }
 
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd)
@@ -1526,7 +1544,7 @@ int sandbox_kill_others(struct sandbox *sb, struct errbuf *err)
     m.type = CTL_KILLALL;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
     if (r == 0)
-        r = recv_reply(sb, &m, 10.0);
+        r = recv_reply(sb, &m, SANDBOX_INIT_WAIT_S);
     if (r == 0 && m.type != CTL_KILLED)
         r = -EPROTO;
     if (r == 0 && m.err)
@@ -1618,7 +1636,7 @@ int sandbox__scratch_open(struct sandbox *sb, struct errbuf *err)
     m.type = CTL_SCRATCH;
     r = sandbox__ctl_send(sb->ctl, &m, NULL, 0);
     if (r == 0)
-        r = recv_reply_fds(sb, &m, &fd, &nfds, 10.0);
+        r = recv_reply_fds(sb, &m, &fd, &nfds, SANDBOX_INIT_WAIT_S);
     if (r == 0 && (m.type != CTL_SCRATCH_FD || nfds != 1))
         r = -EPROTO;
     /* init runs beside hostile code: take only the very mount and inode it gave at READY. */
@@ -1675,7 +1693,7 @@ int sandbox__fs_ids(uid_t uid, gid_t gid)
 
 int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err)
 {
-    double deadline = util_now() + 10.0;
+    double deadline = util_now() + SANDBOX_INIT_WAIT_S;
     struct ctl_msg m;
     int r;
 
@@ -1706,6 +1724,20 @@ double sandbox_cpu_time(struct sandbox *sb)
     double cpu = sb->has_cg ? cgroup_cpu_usage(&sb->cg) : -1;
 
     return cpu > 0 ? cpu : 0;
+}
+
+bool sandbox_alive(const struct sandbox *sb)
+{
+    struct pollfd pf = {.fd = sb->ctl, .events = 0};
+
+    if (sb->init_reaped || sb->ctl < 0)
+        return false;
+    /* init's death hangs the socket up: the other end is held only inside its pid namespace,
+     * which dies with it (see the top of the file). POLLHUP is reported without asking. */
+    while (poll(&pf, 1, 0) < 0)
+        if (errno != EINTR)
+            return true;
+    return !(pf.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
 int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u)

@@ -166,6 +166,14 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
 void sandbox_exec_input(struct sandbox *sb, const char *const *argv, const char *const *env,
                         const char *in, size_t in_len, unsigned flags, struct result *res);
 
+/* sandbox_prestart(sb) — asks init to make the next plain exec's process now, confined
+ * (capabilities dropped, no_new_privs, seccomp) and waiting, so that the exec does not pay for it:
+ * for a sandbox made ahead of its one plain exec (a pool's). Init does so only while nothing runs
+ * in the sandbox, and a KEEP exec kills it first. After a plain exec that is not
+ * SANDBOX_EXEC_LAST and leaves nothing running, init makes the next one by itself. No reply is
+ * awaited: 0 or -errno when the request could not be sent. */
+int sandbox_prestart(struct sandbox *sb);
+
 /* sandbox_set_cancel_fd(sb, fd) — the fd whose readability stops this sandbox's work (see
  * sandbox_runtime.cancel_fd); for a sandbox made ahead of time for a job not known yet. */
 void sandbox_set_cancel_fd(struct sandbox *sb, int fd);
@@ -198,6 +206,12 @@ int sandbox_usage(struct sandbox *sb, struct sandbox_usage *u);
 /* sandbox_cpu_time(sb) — sandbox_usage's cpu_time alone: one cgroup file, no request to init
  * (what an exec checks against a session's CPU budget). */
 double sandbox_cpu_time(struct sandbox *sb);
+
+/* sandbox_alive(sb) — false once sb's init is dead (killed from outside, the OOM killer: nothing
+ * can run in sb any more; only sandbox_destroy is left to do). One poll() of the control socket
+ * with no wait: it does not wake init nor reap it, so it may be asked of an idle sandbox as
+ * often as wanted (a session's reaper, every second). true when it cannot tell. */
+bool sandbox_alive(const struct sandbox *sb);
 
 /* sandbox_fork(parent, err) — a new sandbox made as the parent was (runtime, image, limits,
  * writable root) whose scratch (/work, /tmp, a writable root's changes) is a copy of the

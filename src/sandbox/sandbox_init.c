@@ -25,6 +25,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
+#include <linux/futex.h>
 #include <linux/mount.h>
 #include <net/if.h>
 #include <poll.h>
@@ -400,38 +401,80 @@ static void handle_get(int ctl, const struct ctl_msg *req)
     close(fd);
 }
 
-/* Parsed exec request: pointers into the mapped spec. */
+/* Parsed exec request: pointers into the spec, read into init's reusable buffer (small
+ * requests, nearly all) or mapped (larger ones). */
 struct exec_req {
     struct exec_spec spec;
     char **argv;
     char **envp;
     char *strings;
-    void *map;
+    void *map; /* the spec's mapping, NULL when it is in the reusable buffer */
     size_t map_len;
-    size_t vec_len; /* argv and envp share one mapping */
+    size_t vec_len; /* argv and envp share one mapping, 0 when in the reusable buffer */
 };
+
+/* A request of up to SPEC_INLINE bytes with up to VEC_INLINE argv and envp entries is read into
+ * one buffer init maps once and reuses for every exec: no mmap and munmap per exec (each munmap
+ * flushes the TLB, which is costly in a VM). Init is single-threaded and a keeper is a copy of
+ * its memory, so no request is overwritten while still in use. */
+#define SPEC_INLINE ((size_t)64 << 10)
+#define VEC_INLINE  ((size_t)2048)
 
 static void exec_req_release(struct exec_req *x)
 {
-    if (x->argv)
+    if (x->argv && x->vec_len)
         munmap(x->argv, x->vec_len);
     if (x->map)
         munmap(x->map, x->map_len);
+}
+
+/* spec_buffer() — init's reusable request buffer (SPEC_INLINE bytes, then VEC_INLINE
+ * pointers), mapped at its first use; NULL when it cannot be mapped (requests are then mapped
+ * one by one). mmap, not malloc: see parse_spec. */
+static char *spec_buffer(void)
+{
+    static char *buf;
+
+    if (!buf) {
+        void *m = mmap(NULL, SPEC_INLINE + VEC_INLINE * sizeof(char *), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        buf = m == MAP_FAILED ? NULL : m;
+    }
+    return buf;
+}
+
+/* spec_read(memfd, size, x) — the spec's bytes: copied into the reusable buffer when they fit,
+ * else mapped (x->map). NULL with errno set on failure. */
+static char *spec_read(int memfd, size_t size, struct exec_req *x)
+{
+    char *buf = size <= SPEC_INLINE ? spec_buffer() : NULL;
+    char *map;
+
+    if (buf) {
+        if (pread(memfd, buf, size, 0) != (ssize_t)size) {
+            errno = EPROTO;
+            return NULL;
+        }
+        return buf;
+    }
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, memfd, 0);
+    if (map == MAP_FAILED)
+        return NULL;
+    x->map = map;
+    x->map_len = size;
+    return map;
 }
 
 static int parse_spec(int memfd, struct exec_req *x)
 {
     struct stat st;
     char *map, *p, *end;
-    size_t nenv;
+    size_t nenv, nvec;
 
     if (fstat(memfd, &st) < 0 || (size_t)st.st_size < sizeof(struct exec_spec))
         return -EPROTO;
-    map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
-    if (map == MAP_FAILED)
+    if (!(map = spec_read(memfd, (size_t)st.st_size, x)))
         return -errno;
-    x->map = map;
-    x->map_len = (size_t)st.st_size;
     memcpy(&x->spec, map, sizeof(x->spec));
     if (x->spec.magic != EXEC_SPEC_MAGIC || x->spec.argc == 0 ||
         x->spec.strings_len != (size_t)st.st_size - sizeof(x->spec) ||
@@ -440,13 +483,20 @@ static int parse_spec(int memfd, struct exec_req *x)
     x->strings = map + sizeof(x->spec);
     end = x->strings + x->spec.strings_len;
     nenv = sizeof(fixed_env) / sizeof(fixed_env[0]);
+    nvec = (size_t)x->spec.argc + 1 + x->spec.envc + nenv + 1;
     /* mmap, not malloc: init is cloned from a process whose other threads may have held
      * malloc's locks at that moment (no atfork handlers run for clone3). */
-    x->vec_len = (x->spec.argc + 1 + x->spec.envc + nenv + 1) * sizeof(char *);
-    x->argv = mmap(NULL, x->vec_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (x->argv == MAP_FAILED) {
-        x->argv = NULL;
-        return -ENOMEM;
+    if (!x->map && nvec <= VEC_INLINE) {
+        x->argv = (char **)(map + SPEC_INLINE);
+        memset(x->argv, 0, nvec * sizeof(char *)); /* the holes below are NULL, as in a mapping */
+    } else {
+        x->vec_len = nvec * sizeof(char *);
+        x->argv =
+            mmap(NULL, x->vec_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (x->argv == MAP_FAILED) {
+            x->argv = NULL;
+            return -ENOMEM;
+        }
     }
     x->envp = x->argv + x->spec.argc + 1;
     p = x->strings;
@@ -512,6 +562,68 @@ struct spawn_args {
     int failure;   /* stage << 16 | errno, or 0 when execve succeeded */
 };
 
+/* payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds, every
+ * other fd to close at execve, the start directory, umask, rlimits. 0, or the stage that failed
+ * (errno set). */
+static int payload_io(const struct exec_req *x, const int *stdio)
+{
+    if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
+        return 1;
+    if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+        return 2; /* every fd but 0-2 closes at execve */
+    if (chdir(x->spec.cwd) < 0)
+        return 3;
+    umask(022); /* not the supervisor's (a user's 077 or 002 would change every file mode) */
+    if (setrlimit(RLIMIT_CPU, &x->spec.cpu) < 0 || setrlimit(RLIMIT_FSIZE, &x->spec.fsize) < 0 ||
+        setrlimit(RLIMIT_NOFILE, &x->spec.nofile) < 0 ||
+        setrlimit(RLIMIT_STACK, &x->spec.stack) < 0 || setrlimit(RLIMIT_CORE, &x->spec.core) < 0 ||
+        setrlimit(RLIMIT_MEMLOCK, &x->spec.memlock) < 0 ||
+        (x->spec.as.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_AS, &x->spec.as) < 0) ||
+        (x->spec.nproc.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_NPROC, &x->spec.nproc) < 0))
+        return 4;
+    return 0;
+}
+
+/* payload_confine(p, filtered) — what no request changes: every capability dropped,
+ * no_new_privs, the seccomp filter (unless filtered: a keeper applied it). 0, or the stage that
+ * failed (errno set). */
+static int payload_confine(const struct init_params *p, bool filtered)
+{
+    int e;
+
+    if ((e = drop_all_caps()) < 0) {
+        errno = -e;
+        return 5;
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return 6;
+    if (!filtered && (e = filter_apply(p->filter)) < 0) {
+        errno = -e;
+        return 7;
+    }
+    return 0;
+}
+
+/* payload_execve(x) — execve of argv[0], a bare name searched for in search_path. Returns only
+ * on failure, errno set (the first error that is not ENOENT). */
+static void payload_execve(const struct exec_req *x)
+{
+    char path[4096];
+    int first = ENOENT;
+
+    if (strchr(x->argv[0], '/')) {
+        execve(x->argv[0], x->argv, x->envp);
+        return;
+    }
+    for (size_t i = 0; i < sizeof(search_path) / sizeof(search_path[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", search_path[i], x->argv[0]);
+        execve(path, x->argv, x->envp);
+        if (errno != ENOENT && first == ENOENT)
+            first = errno;
+    }
+    errno = first;
+}
+
 /* payload_child — the payload between clone and execve. It runs on its own stack in init's
  * address space while init waits (vfork semantics, as posix_spawn does, so no page table is
  * copied): it may change only what is its own — fds, cwd, limits, credentials, filters —
@@ -519,62 +631,161 @@ struct spawn_args {
 static int payload_child(void *arg)
 {
     struct spawn_args *a = arg;
-    const struct init_params *p = a->p;
-    const struct exec_req *x = a->x;
-    const int *stdio = a->stdio;
     sigset_t none;
-    int stage = 1, e = 0;
+    int stage;
 
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
-    if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
-        goto fail;
-    stage = 2; /* every fd but 0-2 closes at execve */
-    if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-        goto fail;
-    stage = 3;
-    if (chdir(x->spec.cwd) < 0)
-        goto fail;
-    umask(022); /* not the supervisor's (a user's 077 or 002 would change every file mode) */
-    stage = 4;
-    if (setrlimit(RLIMIT_CPU, &x->spec.cpu) < 0 || setrlimit(RLIMIT_FSIZE, &x->spec.fsize) < 0 ||
-        setrlimit(RLIMIT_NOFILE, &x->spec.nofile) < 0 ||
-        setrlimit(RLIMIT_STACK, &x->spec.stack) < 0 || setrlimit(RLIMIT_CORE, &x->spec.core) < 0 ||
-        setrlimit(RLIMIT_MEMLOCK, &x->spec.memlock) < 0 ||
-        (x->spec.as.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_AS, &x->spec.as) < 0) ||
-        (x->spec.nproc.rlim_cur != RLIM_INFINITY && setrlimit(RLIMIT_NPROC, &x->spec.nproc) < 0))
-        goto fail;
-    stage = 5;
-    if ((e = drop_all_caps()) < 0) {
-        errno = -e;
-        goto fail;
+    stage = payload_io(a->x, a->stdio);
+    if (!stage)
+        stage = payload_confine(a->p, a->filtered);
+    if (!stage) {
+        payload_execve(a->x);
+        stage = 8;
     }
-    stage = 6;
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        goto fail;
-    stage = 7;
-    if (!a->filtered && (e = filter_apply(p->filter)) < 0) {
-        errno = -e;
-        goto fail;
-    }
-    stage = 8;
-    if (strchr(x->argv[0], '/')) {
-        execve(x->argv[0], x->argv, x->envp);
-    } else {
-        char path[4096];
-        int first = ENOENT;
-        for (size_t i = 0; i < sizeof(search_path) / sizeof(search_path[0]); i++) {
-            snprintf(path, sizeof(path), "%s/%s", search_path[i], x->argv[0]);
-            execve(path, x->argv, x->envp);
-            if (errno != ENOENT && first == ENOENT)
-                first = errno;
-        }
-        errno = first;
-    }
-fail:
     a->failure = stage << 16 | (errno & 0xffff);
     _exit(127);
+}
+
+/* ---- the next plain exec's process, made ahead ---- */
+
+/* A plain exec's process made before its request, while init is idle: it shares init's memory
+ * and descriptor table (CLONE_VM | CLONE_FILES: no page table copied), runs on a stack of its
+ * own, and has already done what no request changes — a new session, every capability dropped,
+ * no_new_privs, the seccomp filter loaded (the kernel compiles each filter it is given; about
+ * 0.25 ms a time on this machine) — then waits on a futex. A request has it take a copy of the
+ * descriptor table for itself, then stdio, start directory, rlimits and execve; init waits for the
+ * execve as vfork waits (CLONE_CHILD_CLEARTID: the kernel clears tid and wakes init when the
+ * process lets go of init's memory, at its execve or its exit).
+ *
+ * One is made only when init has no other child (on CTL_PRESTART, or after a plain exec that
+ * was not the last and left nothing running), and it is killed before any KEEP exec: no process
+ * of the sandbox ever runs beside it, so none can signal it, stop it or change its limits before
+ * it becomes the payload. Init is single-threaded: one at a time. */
+struct prespawn {
+    pid_t pid;              /* 0: none */
+    int tid;                /* its tid until it lets go of init's memory, then 0 (futex) */
+    int ready;              /* 1 once its request-independent steps are done (futex) */
+    int go;                 /* 1: a request is in args; 2: exit (futex) */
+    struct spawn_args args; /* the request, and a failure's stage and errno */
+    char *stack;
+    bool again; /* the running exec was plain and not the last: make the next when it ends */
+};
+
+static long futex(int *word, int op, int val, const struct timespec *timeout)
+{
+    return syscall(SYS_futex, word, op, val, timeout, NULL, 0);
+}
+
+/* prespawn_child — the made-ahead process: confine, wait for a request, then run it. */
+static int prespawn_child(void *arg)
+{
+    struct prespawn *ps = arg;
+    struct spawn_args *a = &ps->args;
+    sigset_t none;
+    int stage;
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    stage = payload_confine(a->p, false);
+    if (stage)
+        a->failure = stage << 16 | (errno & 0xffff);
+    __atomic_store_n(&ps->ready, 1, __ATOMIC_SEQ_CST);
+    futex(&ps->ready, FUTEX_WAKE, 1, NULL);
+    if (stage)
+        _exit(127);
+    while (__atomic_load_n(&ps->go, __ATOMIC_SEQ_CST) == 0)
+        futex(&ps->go, FUTEX_WAIT, 0, NULL);
+    if (__atomic_load_n(&ps->go, __ATOMIC_SEQ_CST) != 1)
+        _exit(0);
+    /* From here init waits: a descriptor table of our own (a copy of the shared one, where the
+     * request's fds are), then the same steps as payload_child. */
+    stage = 1;
+    if (syscall(SYS_close_range, ~0U, ~0U, CLOSE_RANGE_UNSHARE) == 0) {
+        stage = payload_io(a->x, a->stdio);
+        if (!stage) {
+            payload_execve(a->x);
+            stage = 8;
+        }
+    }
+    a->failure = stage << 16 | (errno & 0xffff);
+    _exit(127);
+}
+
+/* prespawn_wait_tid(ps) — until the made-ahead process has let go of init's memory. */
+static void prespawn_wait_tid(struct prespawn *ps)
+{
+    const struct timespec tick = {0, 20 * 1000 * 1000};
+    int t;
+
+    while ((t = __atomic_load_n(&ps->tid, __ATOMIC_SEQ_CST)) != 0)
+        futex(&ps->tid, FUTEX_WAIT, t, &tick);
+}
+
+/* prespawn_drop(ps) — kills and reaps the made-ahead process, if any. */
+static void prespawn_drop(struct prespawn *ps)
+{
+    if (ps->pid <= 0)
+        return;
+    kill(ps->pid, SIGKILL);
+    while (waitpid(ps->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    ps->pid = 0;
+}
+
+/* prespawn_make(ps, p) — makes the next plain exec's process when init has no child at all;
+ * quietly none when it cannot (the exec then starts as before). Returns once the process is
+ * confined and waiting. */
+static void prespawn_make(struct prespawn *ps, const struct init_params *p)
+{
+    const struct timespec tick = {0, 20 * 1000 * 1000};
+    siginfo_t si;
+    pid_t pid;
+
+    memset(&si, 0, sizeof(si));
+    if (ps->pid > 0 || waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 || errno != ECHILD)
+        return;
+    if (!ps->stack) {
+        void *m = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (m == MAP_FAILED)
+            return;
+        ps->stack = m;
+    }
+    memset(&ps->args, 0, sizeof(ps->args));
+    ps->args.p = p;
+    ps->ready = ps->go = 0;
+    pid = clone(prespawn_child, ps->stack + SPAWN_STACK,
+                CLONE_VM | CLONE_FILES | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD, ps,
+                &ps->tid, NULL, &ps->tid);
+    if (pid < 0)
+        return;
+    ps->pid = pid;
+    while (!__atomic_load_n(&ps->ready, __ATOMIC_SEQ_CST) &&
+           __atomic_load_n(&ps->tid, __ATOMIC_SEQ_CST))
+        futex(&ps->ready, FUTEX_WAIT, 0, &tick);
+    if (ps->args.failure || !__atomic_load_n(&ps->ready, __ATOMIC_SEQ_CST)) {
+        prespawn_wait_tid(ps);
+        prespawn_drop(ps);
+    }
+}
+
+/* prespawn_run(ps, x, stdio) — hands the request to the made-ahead process and waits until it
+ * has called execve or failed; a->failure then says which (as spawn_payload's child does).
+ * Returns its pid; ps holds none afterwards. */
+static pid_t prespawn_run(struct prespawn *ps, const struct exec_req *x, const int *stdio)
+{
+    pid_t pid = ps->pid;
+
+    ps->args.x = x;
+    ps->args.stdio = stdio;
+    __atomic_store_n(&ps->go, 1, __ATOMIC_SEQ_CST);
+    futex(&ps->go, FUTEX_WAKE, 1, NULL);
+    prespawn_wait_tid(ps);
+    ps->pid = 0;
+    return pid;
 }
 
 static const char *stage_name(int stage)
@@ -590,6 +801,8 @@ static const char *stage_name(int stage)
                                         "execute"};
     return stage > 0 && stage < 9 ? names[stage] : "start";
 }
+
+static pid_t spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m);
 
 /* spawn_payload(p, x, stdio, filtered, m) — starts the payload of x with stdio (three fds) and
  * fills m for the supervisor: CTL_STARTED with its pid, or CTL_EXEC_FAIL saying why. Returns
@@ -620,9 +833,19 @@ static pid_t spawn_payload(const struct init_params *p, const struct exec_req *x
         snprintf(m->text, sizeof(m->text), "cannot start the payload");
         return 0;
     }
-    if (a.failure) {
-        int stage = a.failure >> 16;
-        m->err = a.failure & 0xffff;
+    return spawn_report(pid, x, a.failure, m);
+}
+
+/* spawn_report(pid, x, failure, m) — m for the supervisor once the payload's process pid has
+ * called execve (failure 0: CTL_STARTED) or failed (CTL_EXEC_FAIL saying why; it is reaped).
+ * Returns pid, or 0 when it did not start. */
+static pid_t spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->type = CTL_EXEC_FAIL;
+    if (failure) {
+        int stage = failure >> 16;
+        m->err = failure & 0xffff;
         if (stage == 8)
             snprintf(m->text, sizeof(m->text), "cannot execute '%s': %s", x->argv[0],
                      strerror(m->err));
@@ -640,8 +863,9 @@ static pid_t spawn_payload(const struct init_params *p, const struct exec_req *x
     return pid;
 }
 
-/* handle_exec — starts the payload; returns its pid, or 0 after reporting a failure. */
-static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
+/* handle_exec — starts the payload (in the made-ahead process when there is one); returns its
+ * pid, or 0 after reporting a failure. */
+static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, struct prespawn *ps)
 {
     struct exec_req x;
     struct ctl_msg m;
@@ -653,6 +877,9 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds)
         m.type = CTL_EXEC_FAIL;
         m.err = EPROTO;
         snprintf(m.text, sizeof(m.text), "malformed exec request");
+    } else if (ps->pid > 0) {
+        pid = prespawn_run(ps, &x, fds + 1); /* first: it sets ps->args.failure */
+        pid = spawn_report(pid, &x, ps->args.failure, &m);
     } else {
         pid = spawn_payload(p, &x, fds + 1, false, &m);
     }
@@ -870,7 +1097,7 @@ static void kill_exec(int ctl, struct keeper *k, pid_t *payload)
 
 /* reap(ctl, payload, k) — reaps every exited child; reports the payload's end (a KEEP exec's
  * through its keeper: keeper_reaped). */
-static void reap(int ctl, pid_t *payload, struct keeper *k)
+static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps)
 {
     struct ctl_msg m;
     siginfo_t si;
@@ -880,7 +1107,9 @@ static void reap(int ctl, pid_t *payload, struct keeper *k)
 
     memset(&m, 0, sizeof(m));
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-        if (k->pid > 0 && pid == k->pid) {
+        if (ps->pid > 0 && pid == ps->pid) {
+            ps->pid = 0; /* killed from outside while it waited: the next exec starts as before */
+        } else if (k->pid > 0 && pid == k->pid) {
             keeper_reaped(ctl, k, payload, status);
         } else if (pid == *payload) {
             struct rusage ru;
@@ -904,15 +1133,18 @@ static void reap(int ctl, pid_t *payload, struct keeper *k)
     if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
         m.mode = CTL_EXITED_ALONE;
     sandbox__ctl_send(ctl, &m, NULL, 0);
+    if ((m.mode & CTL_EXITED_ALONE) && ps->again)
+        prespawn_make(ps, ps->args.p); /* after the report: off this exec's path */
 }
 
 /* kill_all(ctl, payload, k) — SIGKILL to every process of the namespace but init (what
  * kill(-1) means for a namespace's init: keepers and everything in their namespaces too),
  * then reap them all and confirm. */
-static void kill_all(int ctl, pid_t *payload, struct keeper *k)
+static void kill_all(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps)
 {
     int tries = 0;
 
+    ps->pid = 0; /* killed and reaped below with the rest */
     keeper_close(k);
     k->pid = 0;
     kill(-1, SIGKILL);
@@ -1028,7 +1260,8 @@ static bool process_running(const char *pid, const void *unused)
  * no wait. */
 static void pause_all(int ctl, uint32_t seq)
 {
-    /* within the supervisor's wait (sandbox__pause: 10 s), however loaded the machine */
+    /* well within the supervisor's wait (sandbox__pause: SANDBOX_INIT_WAIT_S), however loaded
+     * the machine */
     double deadline = util_now() + 5.0;
     struct ctl_msg m;
     int err = EBUSY;
@@ -1081,7 +1314,9 @@ void sandbox__init_main(const struct init_params *params)
     int ctl = p->ctl_fd, sfd, r, devnull;
     pid_t payload = 0; /* the running exec's payload, or its keeper (KEEP); 0: none */
     struct keeper keep = {.pid = 0, .sock = -1};
-    bool cgns = false;            /* entered at the first exec, once every attach is done */
+    struct prespawn pre = {.pid = 0};
+    bool cgns = false;            /* entered once every attach is done: at setup when GO says so
+                                   * (CTL_GO_CGROUPS_FINAL), else at the first exec */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
     int attach_err = 0;
     int scratch = -1; /* the scratch tmpfs's root, handed to the supervisor with READY and
@@ -1115,8 +1350,10 @@ void sandbox__init_main(const struct init_params *params)
         int fd = -1, nfd = 1;
         if (sandbox__ctl_recv(ctl, &m, &fd, &nfd) < 0)
             _exit(1); /* the supervisor went away before we started */
-        if (m.type == CTL_GO)
+        if (m.type == CTL_GO) {
+            cgns = (m.mode & CTL_GO_CGROUPS_FINAL) != 0; /* to enter below */
             break;
+        }
         if (m.type != CTL_LOWER || nfd != 1 || m.pid < 0 || m.pid >= IMAGE_MAX_ENTRIES ||
             lower[m.pid] >= 0)
             _exit(1);
@@ -1144,6 +1381,8 @@ void sandbox__init_main(const struct init_params *params)
     for (size_t i = 0; i < sizeof(userns_limits) / sizeof(userns_limits[0]); i++)
         if ((r = util_write_file(userns_limits[i][0], userns_limits[i][1])) < 0)
             setup_fail(ctl, -r, userns_limits[i][0]);
+    if (cgns && unshare(CLONE_NEWCGROUP) < 0)
+        setup_fail(ctl, errno, "cannot create cgroup namespace");
     if ((r = drop_bounding_set()) < 0)
         setup_fail(ctl, -r, "cannot drop the capability bounding set");
     sigemptyset(&chld);
@@ -1174,7 +1413,7 @@ void sandbox__init_main(const struct init_params *params)
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof(si)) > 0)
                 ;
-            reap(ctl, &payload, &keep);
+            reap(ctl, &payload, &keep, &pre);
         }
         if (pf[0].revents) {
             int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS;
@@ -1192,7 +1431,7 @@ void sandbox__init_main(const struct init_params *params)
                 handle_get(ctl, &m);
                 break;
             case CTL_KILLALL:
-                kill_all(ctl, &payload, &keep);
+                kill_all(ctl, &payload, &keep, &pre);
                 break;
             case CTL_KILL_EXEC:
                 kill_exec(ctl, &keep, &payload);
@@ -1218,9 +1457,17 @@ void sandbox__init_main(const struct init_params *params)
                     reply(ctl, CTL_EXEC_FAIL, errno, "cannot create cgroup namespace");
                 } else {
                     cgns = true;
+                    pre.args.p = p;
+                    pre.again = !(m.mode & (CTL_EXEC_KEEP | CTL_EXEC_LAST));
+                    if (m.mode & CTL_EXEC_KEEP)
+                        prespawn_drop(&pre); /* nothing may run beside one */
                     payload = (m.mode & CTL_EXEC_KEEP) ? handle_exec_keep(p, fds, nfds, &keep)
-                                                       : handle_exec(p, fds, nfds);
+                                                       : handle_exec(p, fds, nfds, &pre);
                 }
+                break;
+            case CTL_PRESTART:
+                if (!payload)
+                    prespawn_make(&pre, p);
                 break;
             default:
                 break;

@@ -24,6 +24,17 @@
 #define SANDBOX_HOSTNAME    "crucible"
 #define CTL_MAX_FDS         4
 
+/* How long the supervisor waits for init: to start (READY after GO: its root filesystem and
+ * namespaces set up) and to answer any one request (an exec's start, a kill, a pause, the
+ * scratch). Not a limit on anything a payload does (those are the limits' and the cancel
+ * fd's); only the bound after which an init that will never answer is given up on. It must
+ * hold on a loaded host: with 10,000 live sessions on 2 cores, a creation waited more than
+ * the 10 s this once was (mount and namespace set-up serialise on kernel locks) and failed
+ * as "init did not start". A caller with a deadline of its own bounds every one of these
+ * waits sooner through the sandbox's cancel fd (sandbox_set_cancel_fd), except a KEEP
+ * exec's start and the kill that ends a stopped exec, which are waited for to the end. */
+#define SANDBOX_INIT_WAIT_S 30.0
+
 enum ctl_type {
     CTL_GO = 1,      /* sup → init: maps and cgroups are in place, build the sandbox */
     CTL_READY,       /* init → sup: root filesystem built, waiting for requests; fd[0] an
@@ -52,13 +63,22 @@ enum ctl_type {
                       * mode: the request's mode (a sequence number) echoed */
     CTL_SCRATCH,     /* sup → init: hand over the scratch tmpfs's root again */
     CTL_SCRATCH_FD,  /* init → sup: fd[0] the descriptor READY gave (a copy of init's) */
+    CTL_PRESTART,    /* sup → init: make the next plain exec's process ahead (no reply) */
 };
+
+/* CTL_GO mode: init already sits in every group it belongs in (v1 joined by itself, v2 cloned
+ * into), so it may enter its cgroup namespace during setup, off the first exec's path. Without
+ * it the supervisor still attaches init by pid after GO, and init enters the namespace at its
+ * first exec. */
+#define CTL_GO_CGROUPS_FINAL 1u
 
 /* CTL_EXEC mode: the payload runs under a keeper, pid 1 of a pid namespace of the exec's own,
  * forked by init. The keeper reports to init over a socket of its own; init relays
  * CTL_STARTED or CTL_EXEC_FAIL, then CTL_EXITED (where CTL_EXITED_ALONE means nothing of this
  * exec is left) to the supervisor, and keeps one keeper at a time for CTL_KILL_EXEC. */
 #define CTL_EXEC_KEEP 1u
+#define CTL_EXEC_LAST                                                                              \
+    2u /* CTL_EXEC mode: SANDBOX_EXEC_LAST, so init makes no process ahead after it */
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
 

@@ -56,6 +56,7 @@ struct api_sessions {
     void (*log)(void *ctx, const char *event, json_t *fields); /* or NULL */
     void *log_ctx;
     struct api_sessions_budget budget; /* take NULL: none */
+    double dead_checked;               /* util_now() of reclaim_dead's last round */
 };
 
 enum op_kind {
@@ -1127,54 +1128,57 @@ static char **strv_field(const json_t *v, const char *what, size_t max, struct e
     return out;
 }
 
-/* parse_exec(as, j, op, err) — the body of POST .../exec into op. */
-static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, struct errbuf *err)
+/* exec_command(cmd, op, err) — 'command' into op->argv: an argv array, or a shell string run
+ * by /bin/sh -c. 0 or -errno with err set. */
+static int exec_command(const json_t *cmd, struct op *op, struct errbuf *err)
 {
-    static const char *const keys[] = {"command", "code",      "language",  "cwd",      "env",
-                                       "stdin",   "stdin_b64", "timeout_s", "priority", NULL};
-    const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code"), *v;
-    struct session *s = op->s;
-    double left = s->ttl_s - (util_now() - s->created);
-    char names[1024];
-
-    (void)as;
-    if (api_only_keys(j, keys, err) < 0)
-        return -EINVAL;
-    if ((cmd != NULL) == (code != NULL))
-        return errbuf_set(err, "give either 'command' (an argv array or a shell string) or "
-                               "'code' with 'language'");
-    if (cmd && json_is_string(cmd)) {
+    if (json_is_string(cmd)) {
         if (strlen(json_string_value(cmd)) != json_string_length(cmd) || !json_string_length(cmd))
             return errbuf_set(err, "'command' must be a non-empty string without NUL bytes");
         if (!(op->argv = calloc(4, sizeof(char *))) || !(op->argv[0] = strdup("/bin/sh")) ||
             !(op->argv[1] = strdup("-c")) || !(op->argv[2] = strdup(json_string_value(cmd))))
             return errbuf_set(err, "out of memory"), -ENOMEM;
-        op->kind = OP_EXEC;
-    } else if (cmd) {
-        if (!(op->argv = strv_field(cmd, "command", MAX_ARGV, err)))
-            return -EINVAL;
-        op->kind = OP_EXEC;
-    } else {
-        if (json_object_get(j, "cwd") || json_object_get(j, "env"))
-            return errbuf_set(err, "'cwd' and 'env' go with 'command'; 'code' runs in /work");
-        v = json_object_get(j, "language");
-        if (!json_is_string(code))
-            return errbuf_set(err, "'code' must be a string");
-        if (!json_is_string(v))
-            return errbuf_set(err, "'code' needs 'language' (a string)");
-        if (!(op->lang = lang_find(json_string_value(v)))) {
-            lang_names(names, sizeof(names));
-            return errbuf_set(err, "unknown language '%s' (known: %s)", json_string_value(v),
-                              names);
-        }
-        if (!lang_available(op->lang, s->img, err))
-            return -EINVAL;
-        if (!(op->code = strndup(json_string_value(code), json_string_length(code))))
-            return errbuf_set(err, "out of memory"), -ENOMEM;
-        op->kind = OP_CODE;
+    } else if (!(op->argv = strv_field(cmd, "command", MAX_ARGV, err))) {
+        return -EINVAL;
     }
-    if (cmd && json_object_get(j, "language"))
-        return errbuf_set(err, "'language' goes with 'code', not with 'command'");
+    op->kind = OP_EXEC;
+    return 0;
+}
+
+/* exec_code(j, code, op, err) — 'code' and 'language' into op (a language the session's image
+ * can run); 'cwd' and 'env' do not go with them. 0 or -errno with err set. */
+static int exec_code(const json_t *j, const json_t *code, struct op *op, struct errbuf *err)
+{
+    const json_t *v = json_object_get(j, "language");
+    char names[1024];
+
+    if (json_object_get(j, "cwd") || json_object_get(j, "env"))
+        return errbuf_set(err, "'cwd' and 'env' go with 'command'; 'code' runs in /work");
+    if (!json_is_string(code))
+        return errbuf_set(err, "'code' must be a string");
+    if (!json_is_string(v))
+        return errbuf_set(err, "'code' needs 'language' (a string)");
+    if (!(op->lang = lang_find(json_string_value(v)))) {
+        lang_names(names, sizeof(names));
+        return errbuf_set(err, "unknown language '%s' (known: %s)", json_string_value(v), names);
+    }
+    if (!lang_available(op->lang, op->s->img, err))
+        return -EINVAL;
+    if (!(op->code = strndup(json_string_value(code), json_string_length(code))))
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    op->kind = OP_CODE;
+    return 0;
+}
+
+/* exec_cwd_env(j, op, err) — 'cwd' (an absolute directory) and 'env' (names to strings) into
+ * op->cwd and op->env ("K=V" strings), when given. 0 or -errno with err set. */
+static int exec_cwd_env(const json_t *j, struct op *op, struct errbuf *err)
+{
+    const json_t *v;
+    const char *key;
+    json_t *val;
+    size_t n = 0;
+
     if ((v = json_object_get(j, "cwd")) && !json_is_null(v)) {
         if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
             strlen(json_string_value(v)) != json_string_length(v) ||
@@ -1184,35 +1188,35 @@ static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, s
         if (!(op->cwd = strdup(json_string_value(v))))
             return errbuf_set(err, "out of memory"), -ENOMEM;
     }
-    if ((v = json_object_get(j, "env")) && !json_is_null(v)) {
-        const char *key;
-        json_t *val;
-        size_t n = 0;
-        if (!json_is_object(v) || json_object_size(v) > MAX_ENV)
-            return errbuf_set(err, "'env' must be an object of at most %d names and values",
-                              MAX_ENV);
-        if (!(op->env = calloc(json_object_size(v) + 1, sizeof(char *))))
+    if (!(v = json_object_get(j, "env")) || json_is_null(v))
+        return 0;
+    if (!json_is_object(v) || json_object_size(v) > MAX_ENV)
+        return errbuf_set(err, "'env' must be an object of at most %d names and values", MAX_ENV);
+    if (!(op->env = calloc(json_object_size(v) + 1, sizeof(char *))))
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    json_object_foreach((json_t *)v, key, val)
+    {
+        if (!*key || strchr(key, '=') || !json_is_string(val) ||
+            strlen(json_string_value(val)) != json_string_length(val))
+            return errbuf_set(err,
+                              "env['%.100s']: a name without '=' and a string value without NUL "
+                              "bytes",
+                              key);
+        if (asprintf(&op->env[n], "%s=%s", key, json_string_value(val)) < 0) {
+            op->env[n] = NULL;
             return errbuf_set(err, "out of memory"), -ENOMEM;
-        json_object_foreach((json_t *)v, key, val)
-        {
-            if (!*key || strchr(key, '=') || !json_is_string(val) ||
-                strlen(json_string_value(val)) != json_string_length(val))
-                return errbuf_set(err,
-                                  "env['%.100s']: a name without '=' and a string value "
-                                  "without NUL bytes",
-                                  key);
-            if (asprintf(&op->env[n], "%s=%s", key, json_string_value(val)) < 0) {
-                op->env[n] = NULL;
-                return errbuf_set(err, "out of memory"), -ENOMEM;
-            }
-            n++;
         }
+        n++;
     }
-    if (op->argv && !sandbox_argv_fits(op->argv, op->env, err)) {
-        char msg[sizeof(err->msg)];
-        snprintf(msg, sizeof(msg), "%s", err->msg);
-        return errbuf_set(err, "command: %s", msg);
-    }
+    return 0;
+}
+
+/* exec_stdin(j, op, err) — 'stdin' (text) or 'stdin_b64' (bytes, base64) into op->stdin_data,
+ * when given. 0 or -errno with err set. */
+static int exec_stdin(const json_t *j, struct op *op, struct errbuf *err)
+{
+    const json_t *v;
+
     if (json_object_get(j, "stdin") && json_object_get(j, "stdin_b64"))
         return errbuf_set(err, "give 'stdin' or 'stdin_b64', not both");
     if ((v = json_object_get(j, "stdin")) && !json_is_null(v)) {
@@ -1228,6 +1232,18 @@ static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, s
                                                      &op->stdin_data, &op->stdin_len) < 0)
             return errbuf_set(err, "'stdin_b64' must be base64 text");
     }
+    return 0;
+}
+
+/* exec_schedule(j, op, err) — 'timeout_s' (within what is left of the session's ttl; default
+ * DEFAULT_TIMEOUT or that) and 'priority' into op, and what the exec's job needs of the
+ * scheduler's memory and pids. 0 or -errno with err set. */
+static int exec_schedule(const json_t *j, struct op *op, struct errbuf *err)
+{
+    struct session *s = op->s;
+    double left = s->ttl_s - (util_now() - s->created);
+    const json_t *v;
+
     if (left < sandbox_limit_ranges[LIM_WALL].min)
         return errbuf_set(err, "the session's ttl has run out");
     op->timeout_s = fmin(DEFAULT_TIMEOUT, left);
@@ -1250,6 +1266,38 @@ static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, s
         op->job.memory_mb = op->lang->compile_memory_mb;
     op->job.pids = s->limits.pids + 2; /* its init and the exec's keeper */
     return 0;
+}
+
+/* parse_exec(as, j, op, err) — the body of POST .../exec into op: what to run ('command', or
+ * 'code' with 'language'), where and with what ('cwd', 'env', stdin), for how long and how
+ * urgently. The first problem found is the answer. 0 or -errno with err set. */
+static int parse_exec(struct api_sessions *as, const json_t *j, struct op *op, struct errbuf *err)
+{
+    static const char *const keys[] = {"command", "code",      "language",  "cwd",      "env",
+                                       "stdin",   "stdin_b64", "timeout_s", "priority", NULL};
+    const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code");
+    int r;
+
+    (void)as;
+    if (api_only_keys(j, keys, err) < 0)
+        return -EINVAL;
+    if ((cmd != NULL) == (code != NULL))
+        return errbuf_set(err, "give either 'command' (an argv array or a shell string) or "
+                               "'code' with 'language'");
+    if ((r = cmd ? exec_command(cmd, op, err) : exec_code(j, code, op, err)) < 0)
+        return r;
+    if (cmd && json_object_get(j, "language"))
+        return errbuf_set(err, "'language' goes with 'code', not with 'command'");
+    if ((r = exec_cwd_env(j, op, err)) < 0)
+        return r;
+    if (op->argv && !sandbox_argv_fits(op->argv, op->env, err)) {
+        char msg[sizeof(err->msg)];
+        snprintf(msg, sizeof(msg), "%s", err->msg);
+        return errbuf_set(err, "command: %s", msg);
+    }
+    if ((r = exec_stdin(j, op, err)) < 0)
+        return r;
+    return exec_schedule(j, op, err);
 }
 
 /* parse_verify(as, j, op, err) — the body of POST .../verify: a command-harness task. */
@@ -1396,17 +1444,63 @@ static unsigned not_allowed(struct http_request *r, const char *route, const cha
     return 405;
 }
 
-/* route_resolve(as, r, route, route_size, action, &s) — r's route (named in route for the
- * metrics) and the session it names. An HTTP status when r was answered (no such route or
- * session, a wrong method); 1 for /v1/sessions itself (r not answered); 0 with action ("" for
- * the session itself, else "exec", "files", "fork" or "verify") and *s set. */
+/* A route below /v1/sessions/{id}: its name, the methods it takes (the 405's Allow header) and
+ * how a request for it becomes an operation: prepare checks the request and fills op (0), or
+ * answers it and gives the HTTP status; parse, when not NULL, is the JSON body's parser that
+ * prepare uses. */
+struct session_action {
+    const char *name;
+    const char *allow;
+    unsigned (*prepare)(struct api_sessions *as, struct http_request *r, struct op *op,
+                        const struct session_action *a);
+    int (*parse)(struct api_sessions *as, const json_t *j, struct op *op, struct errbuf *err);
+};
+
+static unsigned prepare_files(struct api_sessions *as, struct http_request *r, struct op *op,
+                              const struct session_action *a);
+static unsigned prepare_fork(struct api_sessions *as, struct http_request *r, struct op *op,
+                             const struct session_action *a);
+static unsigned prepare_job(struct api_sessions *as, struct http_request *r, struct op *op,
+                            const struct session_action *a);
+
+static const struct session_action session_actions[] = {
+    {"exec", "POST", prepare_job, parse_exec},
+    {"files", "GET, PUT", prepare_files, NULL},
+    {"fork", "POST", prepare_fork, NULL},
+    {"verify", "POST", prepare_job, parse_verify},
+};
+
+/* action_find(name) — the session_actions entry of that name, or NULL. */
+static const struct session_action *action_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof(session_actions) / sizeof(session_actions[0]); i++)
+        if (strcmp(session_actions[i].name, name) == 0)
+            return &session_actions[i];
+    return NULL;
+}
+
+/* method_in(allow, method) — whether method is one of allow's (", "-separated). */
+static bool method_in(const char *allow, const char *method)
+{
+    size_t len = strlen(method);
+
+    for (const char *p = allow; p; p = strchr(p, ','), p = p ? p + 2 : NULL)
+        if (strncmp(p, method, len) == 0 && (p[len] == '\0' || p[len] == ','))
+            return true;
+    return false;
+}
+
+/* route_resolve(as, r, route, route_size, &a, &s) — r's route (named in route for the metrics)
+ * and the session it names. An HTTP status when r was answered (no such route or session, a
+ * wrong method); 1 for /v1/sessions itself (r not answered); 0 with *a (NULL for the session
+ * itself, else its action: exec, files, fork or verify) and *s set. */
 static int route_resolve(struct api_sessions *as, struct http_request *r, char *route,
-                         size_t route_size, char action[16], struct session **s)
+                         size_t route_size, const struct session_action **a, struct session **s)
 {
     const char *path = http_path(r), *method = http_method(r), *rest, *slash;
     char id[SESSION_ID_LEN + 8];
 
-    action[0] = '\0';
+    *a = NULL;
     if (path[12] == '\0' || strcmp(path + 12, "/") == 0) {
         snprintf(route, route_size, "/v1/sessions");
         if (strcmp(method, "POST") == 0 || strcmp(method, "GET") == 0)
@@ -1416,26 +1510,17 @@ static int route_resolve(struct api_sessions *as, struct http_request *r, char *
     rest = path + 13;
     slash = strchr(rest, '/');
     snprintf(id, sizeof(id), "%.*s", (int)(slash ? (size_t)(slash - rest) : strlen(rest)), rest);
-    if (slash) {
-        if (strlen(slash + 1) >= 16 || strchr(slash + 1, '/') ||
-            (strcmp(slash + 1, "exec") != 0 && strcmp(slash + 1, "files") != 0 &&
-             strcmp(slash + 1, "fork") != 0 && strcmp(slash + 1, "verify") != 0)) {
-            snprintf(route, route_size, "other");
-            http_respond_error(r, 404, "not_found",
-                               "no route %s %s (a session has exec, files, fork and verify)",
-                               method, util_utf8_valid(path, strlen(path)) ? path : "(not UTF-8)");
-            return 404;
-        }
-        snprintf(action, 16, "%s", slash + 1);
+    if (slash && !(*a = action_find(slash + 1))) {
+        snprintf(route, route_size, "other");
+        http_respond_error(r, 404, "not_found",
+                           "no route %s %s (a session has exec, files, fork and verify)", method,
+                           util_utf8_valid(path, strlen(path)) ? path : "(not UTF-8)");
+        return 404;
     }
-    snprintf(route, route_size, "/v1/sessions/{id}%s%s", action[0] ? "/" : "", action);
+    snprintf(route, route_size, "/v1/sessions/{id}%s%s", *a ? "/" : "", *a ? (*a)->name : "");
     /* the method first: a wrong one is wrong whatever the id */
-    if (!action[0] && strcmp(method, "GET") != 0 && strcmp(method, "DELETE") != 0)
-        return (int)not_allowed(r, route, "GET, DELETE", method);
-    if (strcmp(action, "files") == 0 && strcmp(method, "GET") != 0 && strcmp(method, "PUT") != 0)
-        return (int)not_allowed(r, route, "GET, PUT", method);
-    if (action[0] && strcmp(action, "files") != 0 && strcmp(method, "POST") != 0)
-        return (int)not_allowed(r, route, "POST", method);
+    if (!method_in(*a ? (*a)->allow : "GET, DELETE", method))
+        return (int)not_allowed(r, route, *a ? (*a)->allow : "GET, DELETE", method);
     if (!(*s = session_find(as->t, id)) || !(*s)->sb) {
         http_respond_error(r, 404, "not_found",
                            session_id_valid(id) ? "no session %s (never made, deleted, or "
@@ -1461,129 +1546,148 @@ static unsigned refuse_busy(struct http_request *r, const struct session *s)
 int api_sessions_precheck(struct api_sessions *as, struct http_request *r, char *route,
                           size_t route_size)
 {
-    char action[16];
+    const struct session_action *a;
     struct session *s = NULL;
     int st;
 
     if (!api_sessions_path(http_path(r)))
         return 0;
-    st = route_resolve(as, r, route, route_size, action, &s);
-    if (st == 0 && action[0] && s->busy)
+    st = route_resolve(as, r, route, route_size, &a, &s);
+    if (st == 0 && a && s->busy)
         return (int)refuse_busy(r, s);
     return st > 1 ? st : 0;
 }
 
-int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
-                       size_t route_size, api_sessions_answered answered, void *ctx)
+/* prepare_files(as, r, op, a) — GET or PUT .../files: the query into op, and a PUT's body
+ * taken (raw bytes). 0, or the status r was answered with. */
+static unsigned prepare_files(struct api_sessions *as, struct http_request *r, struct op *op,
+                              const struct session_action *a)
 {
-    const char *method = http_method(r);
-    char action[16];
     struct errbuf err = {{0}};
-    struct session *s = NULL;
-    struct op *op;
-    unsigned st;
-    json_t *j = NULL;
-    int rc;
+    bool put = strcmp(http_method(r), "PUT") == 0;
 
-    if (!api_sessions_path(http_path(r)))
-        return 0;
-    if ((rc = route_resolve(as, r, route, route_size, action, &s)) > 1)
-        return rc;
-    if (rc == 1)
-        return strcmp(method, "POST") == 0 ? route_create(as, r, route, answered, ctx)
-                                           : route_list(as, r);
-    if (!action[0] && strcmp(method, "DELETE") == 0) {
+    (void)as, (void)a;
+    if (files_query(r, op, put, &err) < 0)
+        return bad_request(r, err.msg[0] == 'o' ? "bad_request" : "bad_path", &err);
+    if (put) {
+        op->body = http_body_take(r, &op->len);
+        if (!op->body && !(op->body = calloc(1, 1))) {
+            http_respond_error(r, 500, "internal", "out of memory");
+            return 500;
+        }
+        op->work.cost = op->len;
+    }
+    return 0;
+}
+
+/* fork_child(as, r, j, s, &c) — the new session a fork of s makes (busy until the copy is made;
+ * its ttls from j, else s's), in the table. 0, or the status r was answered with (429 when
+ * the table is full). */
+static unsigned fork_child(struct api_sessions *as, struct http_request *r, const json_t *j,
+                           const struct session *s, struct session **child)
+{
+    static const char *const keys[] = {"ttl_s", "idle_ttl_s", NULL};
+    struct errbuf err = {{0}};
+    struct session *c;
+
+    if (api_only_keys(j, keys, &err) < 0)
+        return bad_request(r, "bad_request", &err);
+    if (!(c = session_new(as->t))) {
+        if (errno != EAGAIN) {
+            http_respond_error(r, 500, "internal", "cannot make a session");
+            return 500;
+        }
+        http_respond_error_with(r, 429, "Retry-After", RETRY_AFTER, "too_many_sessions",
+                                "this server holds at most %zu sessions (crucible serve "
+                                "--max-sessions)",
+                                session_max(as->t));
+        return 429;
+    }
+    c->img = s->img;
+    c->limits = s->limits;
+    snprintf(c->parent, sizeof(c->parent), "%s", s->id);
+    c->busy = true;
+    if (number_field(j, "ttl_s", 1, MAX_TTL_S, s->ttl_s, &c->ttl_s, &err) < 0 ||
+        number_field(j, "idle_ttl_s", 1, MAX_TTL_S, s->idle_ttl_s, &c->idle_ttl_s, &err) < 0) {
+        session_unlink(as->t, c, SESSION_DELETED);
+        session_free(c);
+        return bad_request(r, "bad_request", &err);
+    }
+    *child = c;
+    return 0;
+}
+
+/* prepare_fork(as, r, op, a) — POST .../fork: the child session made in the table. 0, or the
+ * status r was answered with. */
+static unsigned prepare_fork(struct api_sessions *as, struct http_request *r, struct op *op,
+                             const struct session_action *a)
+{
+    struct errbuf err = {{0}};
+    json_t *j = NULL;
+    unsigned st;
+    int rc = parse_json_body(r, &j, &err);
+
+    (void)a;
+    if (rc < 0)
+        return bad_body(r, rc, &err);
+    st = fork_child(as, r, j, op->s, &op->child);
+    if (!st)
+        op->kind = OP_FORK;
+    json_decref(j);
+    return st;
+}
+
+/* prepare_job(as, r, op, a) — POST .../exec or .../verify: the JSON body parsed into op by
+ * a->parse (an unknown task_id is a 404, a library that failed a 500). 0, or the status r was
+ * answered with. */
+static unsigned prepare_job(struct api_sessions *as, struct http_request *r, struct op *op,
+                            const struct session_action *a)
+{
+    struct errbuf err = {{0}};
+    json_t *j = NULL;
+    unsigned st = 0;
+    int rc = parse_json_body(r, &j, &err);
+
+    if (rc == 0)
+        rc = a->parse(as, j, op, &err);
+    json_decref(j);
+    if (rc == -EFBIG) {
+        st = bad_body(r, rc, &err);
+    } else if (rc == -ENOENT) {
+        http_respond_error(r, 404, "not_found", "%s", err.msg);
+        st = 404;
+    } else if (rc == -EIO) {
+        http_respond_error(r, 500, "internal", "%s", err.msg);
+        st = 500;
+    } else if (rc < 0) {
+        st = bad_request(r, "bad_request", &err);
+    }
+    return st;
+}
+
+/* route_session(as, r, s) — GET or DELETE of the session itself; the status answered. */
+static int route_session(struct api_sessions *as, struct http_request *r, struct session *s)
+{
+    if (strcmp(http_method(r), "DELETE") == 0) {
         json_t *gone = json_pack("{s:s,s:b}", "id", s->id, "deleted", 1);
         reclaim(as, s, SESSION_DELETED); /* s may be freed */
         http_respond_json(r, 200, gone);
         return 200;
     }
     s->last_used = util_now();
-    if (!action[0]) {
-        if (!s->busy && sandbox_usage(s->sb, &s->usage) == 0)
-            s->has_usage = true;
-        http_respond_json(r, 200, session_info(s, true));
-        return 200;
-    }
-    if (s->busy)
-        return (int)refuse_busy(r, s);
-    if (!(op = op_new(as, r, route, answered, ctx))) {
-        http_respond_error(r, 500, "internal", "out of memory");
-        return 500;
-    }
-    op->s = s;
-    st = 0;
-    if (strcmp(action, "files") == 0) {
-        bool put = strcmp(method, "PUT") == 0;
-        if (files_query(r, op, put, &err) < 0) {
-            st = bad_request(r, err.msg[0] == 'o' ? "bad_request" : "bad_path", &err);
-        } else if (put) {
-            op->body = http_body_take(r, &op->len);
-            if (!op->body && !(op->body = calloc(1, 1))) {
-                http_respond_error(r, 500, "internal", "out of memory");
-                st = 500;
-            }
-            op->work.cost = op->len;
-        }
-    } else if (strcmp(action, "fork") == 0) {
-        rc = parse_json_body(r, &j, &err);
-        if (rc == 0) {
-            static const char *const keys[] = {"ttl_s", "idle_ttl_s", NULL};
-            struct session *c = NULL;
-            if (api_only_keys(j, keys, &err) < 0) {
-                st = bad_request(r, "bad_request", &err);
-            } else if (!(c = session_new(as->t))) {
-                if (errno == EAGAIN) {
-                    http_respond_error_with(r, 429, "Retry-After", RETRY_AFTER, "too_many_sessions",
-                                            "this server holds at most %zu sessions (crucible "
-                                            "serve --max-sessions)",
-                                            session_max(as->t));
-                    st = 429;
-                } else {
-                    http_respond_error(r, 500, "internal", "cannot make a session");
-                    st = 500;
-                }
-            } else {
-                c->img = s->img;
-                c->limits = s->limits;
-                snprintf(c->parent, sizeof(c->parent), "%s", s->id);
-                c->busy = true;
-                if (number_field(j, "ttl_s", 1, MAX_TTL_S, s->ttl_s, &c->ttl_s, &err) < 0 ||
-                    number_field(j, "idle_ttl_s", 1, MAX_TTL_S, s->idle_ttl_s, &c->idle_ttl_s,
-                                 &err) < 0) {
-                    session_unlink(as->t, c, SESSION_DELETED);
-                    session_free(c);
-                    st = bad_request(r, "bad_request", &err);
-                } else {
-                    op->child = c;
-                    op->kind = OP_FORK;
-                }
-            }
-        } else {
-            st = bad_body(r, rc, &err);
-        }
-    } else {
-        rc = parse_json_body(r, &j, &err);
-        if (rc == 0)
-            rc = strcmp(action, "exec") == 0 ? parse_exec(as, j, op, &err)
-                                             : parse_verify(as, j, op, &err);
-        if (rc == -EFBIG) {
-            st = bad_body(r, rc, &err);
-        } else if (rc == -ENOENT) {
-            http_respond_error(r, 404, "not_found", "%s", err.msg);
-            st = 404;
-        } else if (rc == -EIO) {
-            http_respond_error(r, 500, "internal", "%s", err.msg);
-            st = 500;
-        } else if (rc < 0) {
-            st = bad_request(r, "bad_request", &err);
-        }
-    }
-    json_decref(j);
-    if (st) {
-        op_free(op);
-        return (int)st;
-    }
+    if (!s->busy && sandbox_usage(s->sb, &s->usage) == 0)
+        s->has_usage = true;
+    http_respond_json(r, 200, session_info(s, true));
+    return 200;
+}
+
+/* op_start(as, r, op) — a prepared operation owns its session and goes to the scheduler (execs
+ * and verifications) or the api workers; -EINPROGRESS, or the status r was answered with. */
+static int op_start(struct api_sessions *as, struct http_request *r, struct op *op)
+{
+    struct session *s = op->s;
+    unsigned st;
+
     s->busy = true;
     s->op = op;
     if (op->kind == OP_EXEC || op->kind == OP_CODE || op->kind == OP_VERIFY) {
@@ -1600,6 +1704,39 @@ int api_sessions_route(struct api_sessions *as, struct http_request *r, char *ro
     }
     http_on_close(r, op_closed, op);
     return -EINPROGRESS;
+}
+
+int api_sessions_route(struct api_sessions *as, struct http_request *r, char *route,
+                       size_t route_size, api_sessions_answered answered, void *ctx)
+{
+    const struct session_action *a;
+    struct session *s = NULL;
+    struct op *op;
+    unsigned st;
+    int rc;
+
+    if (!api_sessions_path(http_path(r)))
+        return 0;
+    if ((rc = route_resolve(as, r, route, route_size, &a, &s)) > 1)
+        return rc;
+    if (rc == 1)
+        return strcmp(http_method(r), "POST") == 0 ? route_create(as, r, route, answered, ctx)
+                                                   : route_list(as, r);
+    if (!a)
+        return route_session(as, r, s);
+    s->last_used = util_now();
+    if (s->busy)
+        return (int)refuse_busy(r, s);
+    if (!(op = op_new(as, r, route, answered, ctx))) {
+        http_respond_error(r, 500, "internal", "out of memory");
+        return 500;
+    }
+    op->s = s;
+    if ((st = a->prepare(as, r, op, a))) {
+        op_free(op);
+        return (int)st;
+    }
+    return op_start(as, r, op);
 }
 
 /* ---- checking without a server (api_fuzz.h) ------------------------------------------ */
@@ -1718,6 +1855,26 @@ void api_sessions_free(struct api_sessions *as)
     free(as);
 }
 
+/* reclaim_dead(as, now) — idle sessions whose sandbox died while nobody used them (its init
+ * killed from outside, the OOM killer) reclaimed as broken, so that their listing and GET
+ * stop saying live and their next exec is a 404, not an infra_error. At most once a second
+ * (the tick comes after every round of the loop): one poll() per idle session then
+ * (sandbox_alive), nothing sent to the sandboxes; a busy session's operation finds out
+ * itself (init_gone). Loop thread, from the tick. */
+static void reclaim_dead(struct api_sessions *as, double now)
+{
+    struct session *s, *next;
+
+    if (now - as->dead_checked < 1.0)
+        return;
+    as->dead_checked = now;
+    for (s = session_first(as->t); s; s = next) {
+        next = s->next;
+        if (!s->busy && s->sb && !sandbox_alive(s->sb))
+            reclaim(as, s, SESSION_BROKEN); /* s is freed */
+    }
+}
+
 int api_sessions_timeout_ms(struct api_sessions *as)
 {
     return session_count(as->t) ? 1000 : -1;
@@ -1731,4 +1888,5 @@ void api_sessions_tick(struct api_sessions *as)
 
     while ((s = session_due(as->t, now, &why)))
         reclaim(as, s, why);
+    reclaim_dead(as, now);
 }

@@ -46,9 +46,11 @@ slow.sendall(("GET /v1/sessions/%s/files?path=/work/big HTTP/1.1\r\nHost: x\r\n"
               "Connection: close\r\n\r\n" % sid).encode())
 held, busy = 0, True
 deadline = time.time() + 30
+# busy first: while the file is read the whole budget is reserved, and the read's exact size
+# is held from before the session is free again, so a held read after "not busy" is final
 while time.time() < deadline and (busy or held < 15 * MB):  # until read and answered
-    held = srv.metric("crucible_output_held_bytes") or 0
     busy = srv.request("GET", "/v1/sessions/" + sid)[1]["busy"]
+    held = srv.metric("crucible_output_held_bytes") or 0
     time.sleep(0.05)
 ok(held == len(big), "the unread download holds its 15 MB of the budget (%d bytes)" % held)
 r, data = srv.exchange("GET", "/v1/sessions/%s/files?path=/work/big" % sid)

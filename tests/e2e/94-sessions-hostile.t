@@ -15,6 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import cgroups_of, children_of  # noqa: E402
 from serverlib import Server, ok_rss, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
@@ -196,41 +197,6 @@ ok(alive(A), "the session runs commands after the fork")
 delete(A)
 
 # ---- 8 threads making and deleting sessions --------------------------------------------------
-
-
-def children_of(pid):
-    kids = []
-    for task in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/children" % (pid, task)) as f:
-                kids += [int(p) for p in f.read().split()]
-        except OSError:
-            pass
-    return kids
-
-
-def cgroups_of(pid):
-    """The sb-* cgroup directories of pid below a crucible subtree, as host paths."""
-    dirs = []
-    try:
-        with open("/proc/%d/cgroup" % pid) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return dirs
-    for line in lines:
-        _, ctrls, path = line.split(":", 2)
-        if "/crucible" not in path:
-            continue
-        parts = path.split("/")
-        for ctrl in (ctrls.split(",") if ctrls else ["unified"]):
-            base = "/sys/fs/cgroup/" + (ctrl.replace("name=", "") or "unified")
-            for i, part in enumerate(parts):
-                if part.startswith("sb-"):
-                    dirs.append(base + "/".join(parts[:i + 1]))
-                    break
-    return dirs
-
-
 def churn(rounds, seen, failures):
     for _ in range(rounds):
         st, j, text = srv.post("/v1/sessions", {})

@@ -10,6 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import cgroups_of  # noqa: E402
 from serverlib import Server, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
@@ -37,30 +38,6 @@ def procs_sleeping(nap):
             pass
     return out
 
-
-def cgroups_of(pid):
-    """The cgroup directories of pid below a crucible subtree, as host paths."""
-    dirs = []
-    try:
-        with open("/proc/%d/cgroup" % pid) as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return dirs
-    for line in lines:
-        _, ctrls, path = line.split(":", 2)
-        if "/crucible" not in path:
-            continue
-        for ctrl in (ctrls.split(",") if ctrls else ["unified"]):
-            base = "/sys/fs/cgroup/" + (ctrl.replace("name=", "") or "unified")
-            # the sandbox's group: the path up to its sb-PID-N component
-            parts = path.split("/")
-            for i, part in enumerate(parts):
-                if part.startswith("sb-"):
-                    dirs.append(base + "/".join(parts[:i + 1]))
-                    break
-    return [d for d in dirs if os.path.isdir(d)]
-
-
 before = mounts()
 srv = Server("--warm", "0", tmp=TMP)
 ids = []
@@ -81,7 +58,8 @@ while time.time() < deadline and not all(len(procs_sleeping(n)) == 1 for n in NA
 pids = {nap: procs_sleeping(nap) for nap in NAPS}
 ok(all(len(p) == 1 for p in pids.values()),
    "the host sees the three background processes after their execs ended", pids)
-groups = sorted({d for p in pids.values() for pid in p for d in cgroups_of(pid)})
+groups = sorted({d for p in pids.values() for pid in p for d in cgroups_of(pid)
+                 if os.path.isdir(d)})
 ok(len(groups) >= 3, "they live in cgroups below crucible's subtree", groups)
 
 srv.p.send_signal(signal.SIGKILL)

@@ -3,13 +3,16 @@
 # session of the default shape takes a sandbox made ahead. Checked through the server's own
 # counters and through what the session sees: a session from a spare has an empty /work and
 # the limits its request asked for (pids enforced), a fork into a spare has its parent's
-# files, a session of another shape (writable_root) makes its own, and with --session-spares 0
-# nothing is taken. Standard library only.
+# files, a session of another shape (writable_root) makes its own, a spare whose init was
+# killed while it waited is not taken, and with --session-spares 0 nothing is taken. Standard
+# library only.
 import os
+import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from procs import children_of  # noqa: E402
 from serverlib import Server, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
@@ -90,6 +93,49 @@ ok(hits(srv) == before and (srv.metric("crucible_session_spares_misses_total") o
    "a writable_root session (another shape) made its own sandbox: a miss, no hit")
 ok(sh(srv, wr, "touch /usr/local/x && echo ok") == "ok\n", "and its root is writable")
 ok(srv.stop() == 0, "the server stops cleanly with spares ready")
+
+
+def state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def settled_children(pid, n):
+    """The server's children once there are n of them and no other for a second (the spares
+    are made in the background: one being made has an init too), or what there is after 60 s."""
+    deadline = time.time() + 60
+    last, since = None, time.time()
+    while time.time() < deadline:
+        kids = sorted(children_of(pid))
+        if kids != last:
+            last, since = kids, time.time()
+        elif len(kids) == n and time.time() - since >= 1:
+            break
+        time.sleep(0.05)
+    return last
+
+
+# Spares whose init was killed while they waited (an admin, the OOM killer) are not handed
+# out: with no session alive, every child of the server is a spare's init.
+srv = Server("--warm", "0", "--session-spares", "2", tmp=TMP)
+spares = settled_children(srv.p.pid, 2)
+ok(len(spares) == 2, "two spares made: two children of the server (%s)" % spares)
+for pid in spares:
+    os.kill(pid, signal.SIGKILL)
+deadline = time.time() + 20  # dead: zombies the server has not reaped yet (or reaped)
+while time.time() < deadline and any(state(p) not in ("Z", None) for p in spares):
+    time.sleep(0.05)
+ok(all(state(p) in ("Z", None) for p in spares), "their inits are dead",
+   [(p, state(p)) for p in spares])
+sid = create(srv, {})
+out = sh(srv, sid, "echo ok")
+ok(out == "ok\n",
+   "after their inits were killed, a new session still runs commands (no dead spare taken)",
+   out)
+ok(srv.stop() == 0, "that server stops cleanly")
 
 srv = Server("--warm", "0", "--session-spares", "0", tmp=TMP)
 sid = create(srv, {})

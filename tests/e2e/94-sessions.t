@@ -144,6 +144,17 @@ st, j, text = srv.request("GET", "/v1/sessions/%s/whatever" % A)
 ok(st == 404, "an unknown action: 404", text)
 st, j, text = srv.request("PUT", "/v1/sessions/%s/exec" % A, "{}")
 ok(st == 405, "PUT on exec: 405", text)
+for method, action, allow in (("POST", "", "GET, DELETE"), ("DELETE", "/files", "GET, PUT"),
+                              ("POST", "/files", "GET, PUT"), ("GET", "/fork", "POST"),
+                              ("GET", "/verify", "POST"), ("GET", "/exec", "POST")):
+    resp, data = srv.exchange(method, "/v1/sessions/%s%s" % (A, action))
+    ok(resp.status == 405 and resp.getheader("Allow") == allow,
+       "%s on the session%s: 405, Allow: %s" % (method, action, allow),
+       (resp.status, resp.getheader("Allow"), data[:200]))
+for action in ("exec/x", "exe", "execs", "files/", "fork/"):
+    st, j, text = srv.request("POST", "/v1/sessions/%s/%s" % (A, action), "{}")
+    ok(st == 404 and "exec, files, fork and verify" in j["error"]["message"],
+       "POST .../%s: 404 naming the session's routes" % action, text)
 for body, what in (({"command": []}, "an empty argv"), ({"command": "x", "code": "y"}, "both forms"),
                    ({"command": "x", "timeout_s": 999999}, "timeout_s beyond the ttl"),
                    ({"command": "x", "cwd": "rel"}, "a relative cwd"),

@@ -171,12 +171,16 @@ def brief(j):
                                                      "run_result")})[:1500]
 
 
+def skip_language(lang, why, mode=False):
+    """Skips every check check_language makes of lang, saying why."""
+    for what in ("correct", "compile error", "runtime error") + (() if mode else ("verify",)):
+        skip("%s: %s" % (lang, what), why)
+
+
 def check_language(s, lang, case, mode=False):
     tool, pkg, compiles, good, bad_build, bad_run = case
     if not os.path.exists(tool):
-        for what in ("correct", "compile error", "runtime error") + (() if mode else ("verify",)):
-            skip("%s: %s" % (lang, what), "%s is not installed (scripts/install-deps: %s)"
-                 % (tool, pkg))
+        skip_language(lang, "%s is not installed (scripts/install-deps: %s)" % (tool, pkg), mode)
         return
     with ThreadPoolExecutor(3) as ex:
         good_f = ex.submit(run_code, s, lang, good)

@@ -74,6 +74,19 @@ int main(void)
             cpu = cgroup_cpu_usage(&cg);
         }
         ok(cpu > 0.1 && cpu < 5, "whole-group CPU time is measured (%.3f s)", cpu);
+        /* Through the descriptor an exec holds: each read is afresh, not the first one cached. */
+        cgroup_counters_open(&cg);
+        ok(cg.cpu_fd >= 0, "the CPU counter is held open during an exec");
+        double held = cgroup_cpu_usage(&cg), later = held;
+        for (int k = 0; k < 100 && later <= held + 0.05; k++) {
+            usleep(50000);
+            later = cgroup_cpu_usage(&cg);
+        }
+        ok(held >= cpu && later > held + 0.05 && later < 10,
+           "reads through the held counter advance (%.3f s, then %.3f s)", held, later);
+        cgroup_counters_close(&cg);
+        ok(cg.cpu_fd < 0 && cg.oom_fd < 0 && cg.peak_fd < 0, "an idle group holds no counter");
+        ok(cgroup_cpu_usage(&cg) >= later, "read by path again once closed");
     } else {
         skip("no CPU accounting");
     }

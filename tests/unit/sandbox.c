@@ -258,6 +258,68 @@ static void test_image_config(const struct sandbox_limits *lim)
 
 /* A warm sandbox is of one shape: a writable-root request never gets a read-only one, nor
  * the other way round. */
+/* What a payload's own confinement looks like from inside, one line: capabilities, no_new_privs,
+ * seccomp mode, whether it leads its session, its open fds (those of the sh that reads them
+ * included), and whether unshare is refused. */
+static char *const confinement_probe[] = {
+    "/bin/sh", "-c",
+    "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr -s '\\t\\n' '  ';"
+    " [ \"$(cut -d' ' -f6 /proc/self/stat)\" = \"$$\" ] && printf 'leader ';"
+    " printf 'fds:%s ' \"$(ls /proc/$$/fd | tr '\\n' ,)\";"
+    " unshare -U true 2>/dev/null && echo unshared || echo refused",
+    NULL};
+
+/* test_prestart(lim) — a plain exec that starts in the process made ahead (sandbox_prestart, then
+ * by itself after each plain exec that leaves nothing running) is confined exactly as one started
+ * at its request: compared line for line with a sandbox that never makes one ahead. */
+static void test_prestart(const struct sandbox_limits *lim)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *ahead = sandbox_create(&rt, &img, lim, &err), *plain;
+    struct result ra, rp;
+    char *bg[] = {"/bin/sh", "-c", "sleep 30 & echo bg", NULL};
+
+    ok(ahead != NULL, "create a sandbox to start processes ahead in (%s)", err.msg);
+    plain = sandbox_create(&rt, &img, lim, &err);
+    if (!ahead || !plain)
+        return;
+    ok(sandbox_prestart(ahead) == 0, "ask for a process made ahead");
+    for (int k = 0; k < 3; k++) {
+        run(plain, confinement_probe, -1, NULL, 0, &rp);
+        run(ahead, confinement_probe, -1, NULL, 0, &ra);
+        ok(ra.status == RESULT_OK && rp.status == RESULT_OK &&
+               strstr(ra.out.data, "NoNewPrivs: 1") && strstr(ra.out.data, "Seccomp: 2") &&
+               strstr(ra.out.data, "CapEff: 0000000000000000") && strstr(ra.out.data, "leader") &&
+               strstr(ra.out.data, "refused"),
+           "exec %d made ahead is confined (%s: %s)", k, result_status_name(ra.status),
+           ra.out.data);
+        ok(strcmp(ra.out.data, rp.out.data) == 0,
+           "exec %d: the same as one started at its request (%s)", k, rp.out.data);
+        result_release(&ra);
+        result_release(&rp);
+    }
+    /* A process left running: nothing is made ahead beside it, and the next exec is still ok. */
+    run(ahead, bg, -1, NULL, 0, &ra);
+    ok(ra.status == RESULT_OK, "an exec leaves a process running (%s)",
+       result_status_name(ra.status));
+    result_release(&ra);
+    run(ahead, confinement_probe, -1, NULL, 0, &ra);
+    ok(ra.status == RESULT_OK && strstr(ra.out.data, "Seccomp: 2"),
+       "the next exec beside it is confined too (%s)", ra.out.data);
+    result_release(&ra);
+    /* A KEEP exec gives up the process made ahead first: it works as before. */
+    ok(sandbox_kill_others(ahead, &err) == 0, "kill what was left (%s)", err.msg);
+    run(ahead, confinement_probe, -1, NULL, 0, &ra); /* ends alone: one is made ahead again */
+    result_release(&ra);
+    run(ahead, confinement_probe, -1, NULL, SANDBOX_EXEC_KEEP, &ra);
+    ok(ra.status == RESULT_OK && strstr(ra.out.data, "Seccomp: 2") &&
+           strstr(ra.out.data, "refused"),
+       "a KEEP exec after one was made ahead (%s: %s)", result_status_name(ra.status), ra.out.data);
+    result_release(&ra);
+    ok(sandbox_destroy(ahead, &err) == 0, "destroy leaves nothing (%s)", err.msg);
+    sandbox_destroy(plain, NULL);
+}
+
 static void test_pool_shape(const struct sandbox_limits *lim)
 {
     struct sandbox_limits ro = *lim, rw = *lim;
@@ -266,7 +328,7 @@ static void test_pool_shape(const struct sandbox_limits *lim)
     struct sandbox *sb = NULL;
 
     rw.writable_root = true;
-    p = pool_new(&rt, &img, &ro, 1, NULL, &err);
+    p = pool_new(&rt, &img, &ro, 1, true, NULL, &err);
     ok(p != NULL, "a pool of read-only sandboxes (%s)", err.msg);
     if (!p)
         return;
@@ -277,7 +339,7 @@ static void test_pool_shape(const struct sandbox_limits *lim)
     if (sb)
         pool_discard(p, sb);
     pool_free(p);
-    p = pool_new(&rt, &img, &rw, 1, NULL, &err);
+    p = pool_new(&rt, &img, &rw, 1, false, NULL, &err);
     ok(p != NULL, "a pool of writable-root sandboxes (%s)", err.msg);
     if (!p)
         return;
@@ -460,6 +522,18 @@ int main(void)
     ok(res.status == RESULT_OK && strcmp(res.out.data, "one-shot\n") == 0, "sandbox_run one-shot");
     ok(res.wall_time > 0 && res.wall_time < 5, "wall time measured (%.4f s)", res.wall_time);
     result_release(&res);
+
+    /* The first exec already runs in the sandbox's cgroup namespace (entered during setup, or
+     * at the first exec when init was attached by pid): every path of its groups is "/". */
+    char *cgns[] = {"/bin/sh", "-c",
+                    "grep -c . /proc/self/cgroup; grep -vc ':/$' /proc/self/cgroup", NULL};
+    p.argv = cgns;
+    result_init(&res);
+    sandbox_run(&rt, &img, &lim, NULL, 0, &p, &res);
+    ok(res.out.data && atoi(res.out.data) > 0 && strstr(res.out.data, "\n0\n"),
+       "a first exec sees only its own cgroup namespace's root (%s)", res.out.data);
+    result_release(&res);
+    p.argv = a9;
 
     /* One sandbox, several processes: a process the memory limit killed does not make the
      * next ones memory_limit (the group's OOM counter is cumulative), and a memory_kb
@@ -662,6 +736,7 @@ int main(void)
     test_pipes(&lim);
     test_image_config(&lim);
     test_pool_shape(&lim);
+    test_prestart(&lim);
     sandbox_runtime_release(&rt);
     return done_testing();
 }

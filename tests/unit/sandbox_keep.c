@@ -3,7 +3,8 @@
  * namespaces: files and background processes persist between execs; a KEEP exec stopped by
  * its wall time, its output limit or a cancel, a fork bomb within the pids limit, and a
  * kill(-1, SIGKILL) from inside end that exec's processes and nothing else; the keeper is
- * locked down as the payload is; usage reports what a sandbox holds.
+ * locked down as the payload is; usage reports what a sandbox holds; an init that cannot
+ * answer for 12 s is waited for; sandbox_alive notices an init killed from the host.
  *
  * Background processes are recognised by their command lines ("sleep 100N"), counted from
  * inside the sandbox (its /proc shows every process of the sandbox, and only those).
@@ -118,6 +119,24 @@ static pid_t host_parent_of(const char *cmdline, size_t len)
     return found;
 }
 
+/* host_ppid(pid) — the parent of the host's process pid, or 0. */
+static pid_t host_ppid(pid_t pid)
+{
+    char path[64], buf[512], *rp;
+    int ppid = 0, fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    if (!(rp = strrchr(buf, ')')) || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+        return 0;
+    return ppid;
+}
+
 /* The keeper of a running "sleep 1010", killed from the host as the OOM killer would. */
 static void *kill_keeper(void *arg)
 {
@@ -134,6 +153,61 @@ static void *kill_keeper(void *arg)
     if (keeper > 0)
         kill(keeper, SIGKILL);
     return NULL;
+}
+
+/* init_of(sb) — sb's init as the host sees it: the parent of the keeper of a background sleep
+ * started for this, or 0. */
+static pid_t init_of(struct sandbox *sb)
+{
+    static const char cmd[] = "sleep\0"
+                              "1011";
+    struct result res;
+    pid_t keeper = 0;
+
+    keep(sb, "sleep 1011 </dev/null >/dev/null 2>&1 &", &res);
+    result_release(&res);
+    for (int i = 0; i < 1000 && !keeper; i++) {
+        keeper = host_parent_of(cmd, sizeof(cmd));
+        if (!keeper)
+            usleep(10000);
+    }
+    return keeper > 0 ? host_ppid(keeper) : 0;
+}
+
+static void *continue_later(void *arg)
+{
+    sleep(12);
+    kill(*(pid_t *)arg, SIGCONT);
+    return NULL;
+}
+
+/* test_init_slow(sb, init) — an init that cannot answer for 12 s (stopped, as a loaded host's
+ * scheduler might leave it) is waited for: more than the 10 s the supervisor once gave it,
+ * within SANDBOX_INIT_WAIT_S. */
+static void test_init_slow(struct sandbox *sb, pid_t init)
+{
+    struct errbuf err = {{0}};
+    pthread_t t;
+
+    if (kill(init, SIGSTOP) < 0 || pthread_create(&t, NULL, continue_later, &init) != 0) {
+        ok(false, "init stopped for a while (%s)", strerror(errno));
+        kill(init, SIGCONT);
+        return;
+    }
+    ok(sandbox_kill_others(sb, &err) == 0,
+       "a request to an init stopped for 12 s is answered once it runs again (%s)", err.msg);
+    pthread_join(t, NULL);
+}
+
+/* test_init_killed(sb, init) — sb's init killed from the host (as an admin or the OOM killer
+ * would): sandbox_alive turns false without any request to sb. */
+static void test_init_killed(struct sandbox *sb, pid_t init)
+{
+    ok(sandbox_alive(sb), "sandbox_alive before the kill");
+    kill(init, SIGKILL);
+    for (int i = 0; i < 1000 && sandbox_alive(sb); i++) /* a liveness bound: 10 s */
+        usleep(10000);
+    ok(!sandbox_alive(sb), "sandbox_alive is false once its init was killed");
 }
 
 static void set_wall_output(struct sandbox *sb, double wall, uint64_t output_kb)
@@ -426,6 +500,7 @@ int main(void)
     result_release(&res);
     ok(sandbox_usage(sb, &u) == 0, "usage measured");
     is_int(open_fds() - fds0, 1, "after execs and a usage, still one descriptor");
+    ok(sandbox_alive(sb), "sandbox_alive: an idle sandbox with a keeper alive is alive");
     ok(sandbox_destroy(sb, &err) == 0, "destroy with a keeper alive (%s)", err.msg);
 
     /* A writable root: its scratch descriptor and a KEEP exec in it. */
@@ -444,7 +519,13 @@ int main(void)
         result_release(&res);
         ok(sandbox_usage(sb, &u) == 0 && u.disk_kb >= 1024, "its usage counts the write (%llu)",
            (unsigned long long)u.disk_kb);
-        sandbox_destroy(sb, NULL);
+        pid_t init = init_of(sb);
+        if (ok(init > 1 && init != getpid(), "the sandbox's init found on the host (%d)",
+               (int)init)) {
+            test_init_slow(sb, init);
+            test_init_killed(sb, init);
+        }
+        ok(sandbox_destroy(sb, &err) == 0, "a sandbox whose init died is destroyed (%s)", err.msg);
     }
     sandbox_runtime_release(&rt);
     return done_testing();

@@ -6,14 +6,8 @@ start their own. Everything is skipped when the binary has no ``serve`` command.
 """
 
 import json
-import os
-import signal
-import socket
-import subprocess
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -27,9 +21,8 @@ from crucible_client import (
     verify_item,
 )
 from crucible_client import rewards
+from serving import free_port
 
-REPO = Path(__file__).resolve().parents[3]
-CRUCIBLE = os.environ.get("CRUCIBLE") or str(REPO / "build" / "crucible")
 
 ADD_TASK = {
     "id": "t/add", "language": "python", "harness": "assert", "entry_point": "add",
@@ -70,123 +63,7 @@ def fenced(code, lang="python"):
     return "Here is my solution.\n\n```%s\n%s```\n" % (lang, code)
 
 
-# --- the server --------------------------------------------------------------------------
-
-
-def _no_serve_reason():
-    if not os.access(CRUCIBLE, os.X_OK):
-        return "no crucible binary at %s (build it with make, or set CRUCIBLE)" % CRUCIBLE
-    try:
-        r = subprocess.run([CRUCIBLE, "serve", "--help"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return "%s serve --help failed: %s" % (CRUCIBLE, e)
-    if r.returncode != 0:
-        out = r.stdout.decode("utf-8", "replace").strip().splitlines()
-        return "%s has no 'serve' command yet (serve --help exited %d: %s)" % (
-            CRUCIBLE, r.returncode, out[0] if out else "")
-    return None
-
-
-def _free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Server:
-    """``crucible serve`` on a free port; stopped with SIGTERM."""
-
-    def __init__(self, *args):
-        self.args = list(args)
-        self.log = tempfile.NamedTemporaryFile(prefix="crucible-serve-", suffix=".log", delete=False)
-        for attempt in range(3):
-            self.port = _free_port()
-            self.url = "http://127.0.0.1:%d" % self.port
-            self.proc = subprocess.Popen(
-                [CRUCIBLE, "serve", "--listen", "127.0.0.1:%d" % self.port] + self.args,
-                stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
-            if self._wait_ready():
-                return
-            if self.proc.poll() is None or "in use" not in self.output():
-                break
-        out = self.output()
-        self.stop()
-        raise RuntimeError("crucible serve did not come up (%s):\n%s" % (" ".join(self.args), out))
-
-    def _wait_ready(self, timeout=30.0):
-        c = Client(self.url, timeout=2)
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                c.health()  # /healthz needs no token
-                return True
-            except CrucibleError:
-                time.sleep(0.1)
-        return False
-
-    def output(self):
-        try:
-            with open(self.log.name, "rb") as f:
-                return f.read().decode("utf-8", "replace")[-4000:]
-        except OSError:
-            return ""
-
-    def stop(self):
-        """SIGTERM; the exit status (None if it had to be killed)."""
-        status = self.proc.poll()
-        if status is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                status = self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                status = None
-        self.final_output = self.output()
-        try:
-            os.unlink(self.log.name)
-        except OSError:
-            pass
-        return status
-
-
-@pytest.fixture(scope="session")
-def server():
-    reason = _no_serve_reason()
-    if reason:
-        pytest.skip(reason)
-    srv = Server("--slots", "2")
-    yield srv
-    status = srv.stop()
-    assert status == 0, "crucible serve did not exit 0 on SIGTERM (status %r); its log:\n%s" % (
-        status, srv.final_output)
-
-
-@pytest.fixture
-def client(server):
-    return Client(server.url, timeout=120)
-
-
-@pytest.fixture
-def make_server():
-    reason = _no_serve_reason()
-    if reason:
-        pytest.skip(reason)
-    started = []
-
-    def start(*args):
-        srv = Server(*args)
-        started.append(srv)
-        return srv
-
-    yield start
-    for srv in started:
-        srv.stop()
+# --- the server: serving.py, with the fixtures of conftest.py ---------------------------
 
 
 def wait_idle(c, timeout):
@@ -622,7 +499,7 @@ def test_overloaded_429(make_server):
 
 def test_unavailable():
     with pytest.raises(CrucibleUnavailable):
-        Client("http://127.0.0.1:%d" % _free_port(), timeout=5).run(["true"])
+        Client("http://127.0.0.1:%d" % free_port(), timeout=5).run(["true"])
 
 
 # --- verl adapter --------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from crucible_client.agents import AsyncSandbox, CommandFailed, Sandbox
 from crucible_client.session import safe_extract_tar
 from crucible_client.verl_tool import CrucibleSessionTool, ToolResponse
 
-from test_client import Server, _no_serve_reason
+from serving import Server, no_serve_reason
 
 HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent / "examples"
@@ -39,23 +39,6 @@ sys.path.insert(0, str(EXAMPLES))
 import multi_turn_fix  # noqa: E402  (the example's task and files)
 
 PYTEST = ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_stats.py"]
-
-
-@pytest.fixture(scope="module")
-def server():
-    reason = _no_serve_reason()
-    if reason:
-        pytest.skip(reason)
-    srv = Server("--slots", "2")
-    yield srv
-    status = srv.stop()
-    assert status == 0, "crucible serve did not exit 0 on SIGTERM (status %r); its log:\n%s" % (
-        status, srv.final_output)
-
-
-@pytest.fixture
-def client(server):
-    return Client(server.url, timeout=120)
 
 
 def gone(client, sid):
@@ -465,7 +448,7 @@ def test_safe_extract_of_a_real_download(client, tmp_path):
 
 def test_verify_by_task_id_of_the_library(tmp_path):
     """A server with a task library (--db): the session verifies against a task by id."""
-    reason = _no_serve_reason()
+    reason = no_serve_reason()
     if reason:
         pytest.skip(reason)
     srv = Server("--slots", "1", "--db", str(tmp_path / "lib.db"))
@@ -487,7 +470,7 @@ def test_limits_usage_and_the_maximum(tmp_path):
     """The limits asked are the session's; usage shows a written file; beyond
     --max-sessions creating and forking are 429 (CrucibleOverloaded, code
     too_many_sessions), and a deleted session makes room again."""
-    reason = _no_serve_reason()
+    reason = no_serve_reason()
     if reason:
         pytest.skip(reason)
     from crucible_client import CrucibleOverloaded

@@ -13,7 +13,6 @@ comes from:
 """
 
 import asyncio
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -26,7 +25,7 @@ from functools import partial
 
 import pytest
 
-from crucible_client import Client, CrucibleInfraError
+from crucible_client import CrucibleInfraError
 from crucible_client import rewards
 from test_client import (  # the server helpers and samples of the client's own suite
     ADD_GOOD,
@@ -36,22 +35,10 @@ from test_client import (  # the server helpers and samples of the client's own 
     SUM_GOOD,
     SUM_GT,
     SUM_WRONG,
-    Server,
-    _no_serve_reason,
     fenced,
 )
 
 REWARDS_FILE = os.path.abspath(rewards.__file__)
-
-
-@pytest.fixture(scope="module")
-def server():
-    reason = _no_serve_reason()
-    if reason:
-        pytest.skip(reason)
-    srv = Server("--slots", "2")
-    yield srv
-    assert srv.stop() == 0, "crucible serve did not exit 0 on SIGTERM; its log:\n%s" % srv.final_output
 
 
 # --- verl: loading the function -----------------------------------------------------------
