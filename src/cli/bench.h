@@ -8,7 +8,8 @@
  *   bare              fork + execve + waitpid of /bin/true in this process (bench_spawn.c)
  *   cold              a sandbox created, /bin/true run, destroyed, through the sandbox API
  *   cli               `crucible run -- /bin/true` as a whole process, spawn to reap
- *   warm              a ready sandbox of a pool taken, /bin/true run to its verdict
+ *   warm              a ready sandbox of a pool taken (its first exec's process made ahead,
+ *                     as `crucible serve`'s run pool does), /bin/true run to its verdict
  *   bwrap             bubblewrap with the same namespaces running /bin/true, spawn to reap
  *   http              POST /v1/run of /bin/true to a `crucible serve` on loopback (bench_http.c)
  *   eval_unsandboxed  the bundled task set's references run as plain processes (bench_eval.c)

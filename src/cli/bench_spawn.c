@@ -235,7 +235,7 @@ static int warm_open(const struct bench_env *env, void **state, struct errbuf *e
     if (r < 0)
         return r;
     c = *state;
-    c->pool = pool_new(env->rt, env->img, &c->limits, 1, NULL, err);
+    c->pool = pool_new(env->rt, env->img, &c->limits, 1, true, NULL, err);
     if (!c->pool) {
         free(c);
         return -EIO;
