@@ -25,6 +25,7 @@ int cmd_session(int argc, char **argv);
 
 /* cmd_image(argc, argv) — `crucible image`: import, list, inspect, tag, rm, gc (docs/IMAGES.md). */
 int cmd_image(int argc, char **argv);
+
 /* cmd_bench(argc, argv) — `crucible bench`: the benchmarks of docs/BENCHMARKS.md, here. */
 int cmd_bench(int argc, char **argv);
 #endif
