@@ -486,6 +486,7 @@ static int make_env(struct bench_env *env, struct sandbox_runtime *rt, struct im
     self[n] = '\0';
     if (sandbox_runtime_init(rt, &err) < 0)
         return fprintf(stderr, "crucible bench: %s\n", err.msg), 2;
+    rt->trace = getenv("CRUCIBLE_TRACE") != NULL; /* phase timings, as `run` and `serve` */
     if (image_resolve("host", img, &err) < 0) {
         sandbox_runtime_release(rt);
         return fprintf(stderr, "crucible bench: %s\n", err.msg), 2;

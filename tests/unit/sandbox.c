@@ -351,6 +351,61 @@ static void test_pool_shape(const struct sandbox_limits *lim)
     pool_free(p);
 }
 
+/* wait_ready(p, n) — whether the pool holds n ready sandboxes within 20 s. */
+static bool wait_ready(struct pool *p, unsigned n)
+{
+    struct pool_stats st;
+    struct timespec pause = {0, 10 * 1000 * 1000};
+
+    for (int i = 0; i < 2000; i++) {
+        pool_stats(p, &st);
+        if (st.ready >= n)
+            return true;
+        nanosleep(&pause, NULL);
+    }
+    return false;
+}
+
+/* The refill of a taken sandbox is held back while its job runs (pool.c): it must still come,
+ * whether the job hands its sandbox back or keeps it for long (a session). */
+static void test_pool_refill(const struct sandbox_limits *lim)
+{
+    struct errbuf err = {{0}};
+    struct pool *p = pool_new(&rt, &img, lim, 2, true, NULL, &err);
+    struct sandbox *kept, *sb, *miss;
+    struct pool_stats st;
+
+    ok(p != NULL, "a pool of two (%s)", err.msg);
+    if (!p)
+        return;
+    ok(wait_ready(p, 2), "it fills up");
+    kept = pool_take(p, &img, lim, -1, &err);
+    ok(kept != NULL, "one taken (%s)", err.msg);
+    ok(wait_ready(p, 2), "refilled while the taken one is still in use");
+    sb = pool_take(p, &img, lim, -1, &err);
+    ok(sb != NULL, "another taken (%s)", err.msg);
+    if (sb)
+        pool_discard(p, sb);
+    ok(wait_ready(p, 2), "refilled after it was handed back");
+    pool_stats(p, &st);
+    ok(st.created == 4 && st.hits == 2, "made 4, 2 hits (%llu, %llu)", st.created, st.hits);
+    sb = pool_take(p, &img, lim, -1, &err);
+    miss = sb ? pool_take(p, &img, lim, -1, &err) : NULL;
+    struct sandbox *third = miss ? pool_take(p, &img, lim, -1, &err) : NULL;
+    ok(sb && miss && !third && strstr(err.msg, "none ready"), "an emptied pool misses (%s)",
+       err.msg);
+    ok(wait_ready(p, 2), "an emptied pool fills up again");
+    if (third)
+        pool_discard(p, third);
+    if (miss)
+        pool_discard(p, miss);
+    if (sb)
+        pool_discard(p, sb);
+    if (kept)
+        pool_discard(p, kept);
+    pool_free(p);
+}
+
 int main(void)
 {
     struct errbuf err = {{0}};
@@ -736,6 +791,7 @@ int main(void)
     test_pipes(&lim);
     test_image_config(&lim);
     test_pool_shape(&lim);
+    test_pool_refill(&lim);
     test_prestart(&lim);
     sandbox_runtime_release(&rt);
     return done_testing();
