@@ -19,8 +19,10 @@ CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clas
           -fPIE -pthread $(shell pkg-config --cflags $(PKGS) libmicrohttpd)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
 # libarchive and libcrypto are loaded on first use (src/archive_lazy.c, src/image/digest.c),
-# not at every start: headers only.
-LDLIBS  += $(filter-out -larchive -lcrypto,$(shell pkg-config --libs $(PKGS))) -lm -pthread
+# and so are SQLite, libyaml, expat and zlib (src/lazy.h, src/NAME_lazy.c), not at every
+# start: headers only. What every start pays for: libseccomp, jansson, libm, libc.
+LAZY_LIBS := -larchive -lcrypto -lsqlite3 -lyaml -lexpat -lz
+LDLIBS  += $(filter-out $(LAZY_LIBS),$(shell pkg-config --libs $(PKGS))) -ldl -lm -pthread
 ifeq ($(SANITIZE),)
 CFLAGS += -D_FORTIFY_SOURCE=2
 else
