@@ -19,8 +19,11 @@ CFLAGS += -std=gnu11 $(WARN) -D_GNU_SOURCE -fstack-protector-strong -fstack-clas
           -fPIE -pthread $(shell pkg-config --cflags $(PKGS) libmicrohttpd)
 LDFLAGS += -pie -Wl,-z,relro,-z,now
 # libarchive and libcrypto are loaded on first use (src/archive_lazy.c, src/image/digest.c),
-# not at every start: headers only.
-LDLIBS  += $(filter-out -larchive -lcrypto,$(shell pkg-config --libs $(PKGS))) -lm -pthread
+# and so are SQLite, libyaml, expat and zlib (src/lazy.h, src/NAME_lazy.c), not at every
+# start: headers only. libseccomp is used at build time only (gen/: the seccomp program is
+# compiled by make and embedded). What every start pays for: jansson, libm, libc.
+LAZY_LIBS := -larchive -lcrypto -lsqlite3 -lyaml -lexpat -lz -lseccomp
+LDLIBS  += $(filter-out $(LAZY_LIBS),$(shell pkg-config --libs $(PKGS))) -ldl -lm -pthread
 ifeq ($(SANITIZE),)
 CFLAGS += -D_FORTIFY_SOURCE=2
 else
@@ -69,6 +72,18 @@ $(BUILD)/gen/judge/harness/python.pyc.inc: src/judge/harness/python.py
 	else printf '#define HARNESS_PYC_PATH NULL\n#define HARNESS_PYC_DATA ""\n' >$@; fi
 $(BUILD)/obj/judge/lang.o: $(HARNESS_INC) $(BUILD)/gen/judge/harness/python.pyc.inc
 
+# The seccomp program (src/sandbox/filter.c) is compiled from the policy table with
+# libseccomp here, by gen/filter_bpf, and embedded: build/gen/sandbox/filter_bpf.inc.
+FILTER_GEN_DEPS := gen/filter_compile.c gen/filter_compile.h $(BUILD)/obj/sandbox/filter_policy.o \
+                   $(BUILD)/obj/util.o
+$(BUILD)/gen/filter_bpf: gen/filter_bpf.c $(FILTER_GEN_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -Igen $(LDFLAGS) -o $@ $< $(filter-out %.h,$(FILTER_GEN_DEPS)) -lseccomp
+$(BUILD)/gen/sandbox/filter_bpf.inc: $(BUILD)/gen/filter_bpf
+	@mkdir -p $(dir $@)
+	$< >$@.tmp && mv $@.tmp $@
+$(BUILD)/obj/sandbox/filter.o: $(BUILD)/gen/sandbox/filter_bpf.inc
+
 # `crucible bench` carries the demo's task set (examples/tasks.jsonl) as a C string literal.
 $(BUILD)/gen/cli/bench_tasks.inc: examples/tasks.jsonl
 	@mkdir -p $(dir $@)
@@ -87,6 +102,12 @@ FORCE:
 $(BUILD)/tests/%.t: tests/unit/%.c tests/tap.h $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc -Itests -MMD -MP $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
+
+# tests/unit/filter.c also compiles the policy with libseccomp, to compare with the embedded program.
+$(BUILD)/tests/filter.t: tests/unit/filter.c tests/tap.h $(LIB_OBJ) $(FILTER_GEN_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc -Igen -Itests -MMD -MP $(LDFLAGS) -o $@ $< gen/filter_compile.c $(LIB_OBJ) \
+	    $(LDLIBS) -lseccomp
 
 # Hostile programs of the security suite: static, so they run in any image.
 $(BUILD)/security/%: tests/security/cases/%.c tests/security/hostile.h
@@ -123,10 +144,10 @@ bench: all $(BENCH_BIN)
 	bench/library
 
 format:
-	clang-format -i $(foreach d,$(SRC_DIRS),$(d)/*.[ch]) tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
+	clang-format -i $(foreach d,$(SRC_DIRS),$(d)/*.[ch]) tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c gen/*.[ch]
 
 format-check:
-	clang-format --dry-run --Werror $(foreach d,$(SRC_DIRS),$(d)/*.[ch]) tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c
+	clang-format --dry-run --Werror $(foreach d,$(SRC_DIRS),$(d)/*.[ch]) tests/*.h tests/unit/*.c tests/security/cases/*.c bench/*.c gen/*.[ch]
 
 clean:
 	rm -rf build build-san

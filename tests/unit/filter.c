@@ -1,9 +1,12 @@
 /*
- * Unit tests for src/filter.c: the compiled policy, applied in a forked child, denies
+ * Unit tests for src/filter.c: the embedded program is what libseccomp makes of the policy
+ * table here and now (gen/filter_compile.c), and, applied in a forked child, it denies
  * what it must and allows ordinary work. Each probe runs in its own child so a kill by
  * the bad-architecture action is observed from outside.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdbool.h>
 #include <linux/filter.h>
 #include <sched.h>
@@ -18,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "filter_compile.h"
 #include "sandbox/filter.h"
 #include "tap.h"
 
@@ -151,8 +155,17 @@ int main(void)
     struct errbuf err = {{0}};
     int st;
 
-    ok(filter_build(&f, &err) == 0, "policy compiles (%s)", err.msg);
+    ok(filter_build(&f, &err) == 0, "the embedded program is there (%s)", err.msg);
     ok(f.len > 10 && f.len < BPF_MAXINSNS, "program has %u instructions", f.len);
+
+    struct sock_filter *fresh = NULL;
+    size_t fresh_len = 0;
+    ok(filter_compile(&fresh, &fresh_len, &err) == 0, "libseccomp compiles the policy (%s)",
+       err.msg);
+    is_int(fresh_len, f.len, "the embedded program has as many instructions as libseccomp's");
+    ok(fresh && fresh_len == f.len && memcmp(fresh, f.insns, fresh_len * sizeof(*fresh)) == 0,
+       "and is identical to it, instruction for instruction");
+    free(fresh);
     ok(filter_rule_count() >= 40, "policy has %zu rules", filter_rule_count());
 
     st = probe(p_ptrace);
