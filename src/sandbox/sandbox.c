@@ -1640,7 +1640,6 @@ struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct 
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
     int sv[2], r;
-    bool v2;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -1660,12 +1659,10 @@ struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct 
         if (r < 0)
             goto out_free;
         sb->has_cg = true;
-        v2 = sb->cg.v2_fd >= 0;
         cgroup_close_dir_fd(&sb->cg);
-        r = cgroup_open_self_attach(&sb->cg, attach, CGROUP_MAX_HIER);
-        if (r <= 0 || v2) {
-            /* a v2 group would need CLONE_INTO_CGROUP in the zygote: not yet */
-            errbuf_set(err, "a fork server's job needs cgroup v1 hierarchies it can join");
+        r = cgroup_open_join(&sb->cg, attach, CGROUP_MAX_HIER);
+        if (r <= 0) {
+            errbuf_set(err, "cannot open the job's cgroup to join: %s", strerror(-r));
             for (int i = 0; i < r; i++)
                 close(attach[i]);
             goto out_cgroup;
