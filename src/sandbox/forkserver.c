@@ -34,9 +34,9 @@
 struct forkserver {
     const struct sandbox_runtime *rt;
     const struct image *img;
-    struct sandbox *sb; /* the zygote's sandbox */
-    int sock;           /* the zygote's control socket */
-    int diag;           /* read end of the zygote's stdout and stderr */
+    struct sandbox *sb;   /* the zygote's sandbox */
+    int sock;             /* the zygote's control socket */
+    int diag;             /* read end of the zygote's stdout and stderr */
     pthread_mutex_t lock; /* one CTL_JOB at a time on sock */
 };
 

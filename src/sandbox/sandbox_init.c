@@ -408,7 +408,6 @@ void sandbox__handle_get(int ctl, const struct ctl_msg *req)
     close(fd);
 }
 
-
 /* A request of up to SPEC_INLINE bytes with up to VEC_INLINE argv and envp entries is read into
  * one buffer init maps once and reuses for every exec: no mmap and munmap per exec (each munmap
  * flushes the TLB, which is costly in a VM). Init is single-threaded and a keeper is a copy of
@@ -536,7 +535,8 @@ static int drop_bounding_set(void)
     return 0;
 }
 
-/* sandbox__drop_all_caps() — the payload's remaining sets: ambient, effective, permitted, inheritable. */
+/* sandbox__drop_all_caps() — the payload's remaining sets: ambient, effective, permitted,
+ * inheritable. */
 int sandbox__drop_all_caps(void)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
@@ -558,9 +558,9 @@ struct spawn_args {
     int failure;   /* stage << 16 | errno, or 0 when execve succeeded */
 };
 
-/* sandbox__payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds, every
- * other fd to close at execve, the start directory, umask, rlimits. 0, or the stage that failed
- * (errno set). */
+/* sandbox__payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds,
+ * every other fd to close at execve, the start directory, umask, rlimits. 0, or the stage that
+ * failed (errno set). */
 int sandbox__payload_io(const struct exec_req *x, const int *stdio)
 {
     if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
@@ -600,8 +600,8 @@ int sandbox__payload_confine(const struct filter *filter, bool filtered)
     return 0;
 }
 
-/* sandbox__payload_execve(x) — execve of argv[0], a bare name searched for in search_path. Returns only
- * on failure, errno set (the first error that is not ENOENT). */
+/* sandbox__payload_execve(x) — execve of argv[0], a bare name searched for in search_path. Returns
+ * only on failure, errno set (the first error that is not ENOENT). */
 void sandbox__payload_execve(const struct exec_req *x)
 {
     char path[4096];
@@ -798,7 +798,6 @@ static const char *stage_name(int stage)
     return stage > 0 && stage < 9 ? names[stage] : "start";
 }
 
-
 /* spawn_payload(p, x, stdio, filtered, m) — starts the payload of x with stdio (three fds) and
  * fills m for the supervisor: CTL_STARTED with its pid, or CTL_EXEC_FAIL saying why. Returns
  * the pid, or 0 when it did not start. Runs in init, or in a KEEP exec's keeper. */
@@ -831,8 +830,8 @@ static pid_t spawn_payload(const struct init_params *p, const struct exec_req *x
     return sandbox__spawn_report(pid, x, a.failure, m);
 }
 
-/* sandbox__spawn_report(pid, x, failure, m) — m for the supervisor once the payload's process pid has
- * called execve (failure 0: CTL_STARTED) or failed (CTL_EXEC_FAIL saying why; it is reaped).
+/* sandbox__spawn_report(pid, x, failure, m) — m for the supervisor once the payload's process pid
+ * has called execve (failure 0: CTL_STARTED) or failed (CTL_EXEC_FAIL saying why; it is reaped).
  * Returns pid, or 0 when it did not start. */
 pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m)
 {

@@ -67,19 +67,18 @@ static const char preload[] =
 /* A job's own environment and orig_argv, set in the forked interpreter before its code runs
  * (sys._crucible_env: "K=V" entries, sys._crucible_argv: argv, both NUL-separated bytes).
  * Defined in __main__ and removed from it at once; removes itself from sys when called. */
-static const char job_setup[] =
-    "def _crucible_job():\n"
-    "    import sys, os\n"
-    "    env, argv = sys._crucible_env, sys._crucible_argv\n"
-    "    del sys._crucible_env, sys._crucible_argv, sys._crucible_job\n"
-    "    os.environ.clear()\n"
-    "    for kv in env.split(b'\\0'):\n"
-    "        if kv:\n"
-    "            k, _, v = kv.partition(b'=')\n"
-    "            os.environb[k] = v\n"
-    "    sys.orig_argv = [os.fsdecode(a) for a in argv.split(b'\\0')]\n"
-    "__import__('sys')._crucible_job = _crucible_job\n"
-    "del _crucible_job\n";
+static const char job_setup[] = "def _crucible_job():\n"
+                                "    import sys, os\n"
+                                "    env, argv = sys._crucible_env, sys._crucible_argv\n"
+                                "    del sys._crucible_env, sys._crucible_argv, sys._crucible_job\n"
+                                "    os.environ.clear()\n"
+                                "    for kv in env.split(b'\\0'):\n"
+                                "        if kv:\n"
+                                "            k, _, v = kv.partition(b'=')\n"
+                                "            os.environb[k] = v\n"
+                                "    sys.orig_argv = [os.fsdecode(a) for a in argv.split(b'\\0')]\n"
+                                "__import__('sys')._crucible_job = _crucible_job\n"
+                                "del _crucible_job\n";
 
 #define PY_CF_IGNORE_COOKIE 0x0800
 
@@ -297,8 +296,7 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
  * init's payload steps, then Python or execve. A failure before the job's code runs is written
  * to report (stage << 16 | errno); success closes it (at execve, or before Python runs). */
 __attribute__((noreturn)) static void job_payload(struct zygote *z, const struct exec_req *x,
-                                                  const int *stdio, int report,
-                                                  enum job_kind kind)
+                                                  const int *stdio, int report, enum job_kind kind)
 {
     sigset_t none;
     struct stat st;
@@ -392,8 +390,8 @@ static int job_mounts(uint64_t disk_mb)
         syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
         syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
         syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
-        (s = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) < 0)
+        (s = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) <
+            0)
         r = -errno;
     close(fs);
     if (r == 0 && (mkdirat(s, "work", 0755) < 0 || mkdirat(s, "tmp", 01777) < 0 ||
@@ -403,8 +401,7 @@ static int job_mounts(uint64_t disk_mb)
         char dest[16];
         int t = (int)syscall(SYS_open_tree, s, dirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
         snprintf(dest, sizeof(dest), "/%s", dirs[i]);
-        if (t < 0 ||
-            syscall(SYS_move_mount, t, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        if (t < 0 || syscall(SYS_move_mount, t, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
             r = -errno;
         if (t >= 0)
             close(t);

@@ -25,8 +25,8 @@ struct prog {
     const char *main_py; /* put as main.py when not NULL */
     const char *argv[8];
     const char *stdin_text;
-    const char *env[4];  /* extra environment entries */
-    bool harness;        /* put the assert harness as _crucible_harness.py */
+    const char *env[4]; /* extra environment entries */
+    bool harness;       /* put the assert harness as _crucible_harness.py */
 };
 
 static char *harness_src; /* src/judge/harness/python.py */
@@ -59,7 +59,8 @@ static void run(const struct prog *p, const struct sandbox_limits *lim, bool for
     if (p->main_py)
         files[nfiles++] = (struct sandbox_file){"main.py", memfd_of(p->main_py), 0644};
     if (p->harness)
-        files[nfiles++] = (struct sandbox_file){"_crucible_harness.py", memfd_of(harness_src), 0644};
+        files[nfiles++] =
+            (struct sandbox_file){"_crucible_harness.py", memfd_of(harness_src), 0644};
     if (p->stdin_text)
         proc.stdin_fd = memfd_of(p->stdin_text);
     if (fork_server)
@@ -81,12 +82,13 @@ static void same(const struct prog *p, const struct sandbox_limits *lim)
     run(p, lim, false, &cold);
     run(p, lim, true, &fork);
     eq = cold.status == fork.status && cold.exit_code == fork.exit_code &&
-         cold.signal == fork.signal && cold.limit == fork.limit &&
-         cold.out.len == fork.out.len && memcmp(cold.out.data, fork.out.data, cold.out.len) == 0 &&
-         cold.err.len == fork.err.len && memcmp(cold.err.data, fork.err.data, cold.err.len) == 0 &&
+         cold.signal == fork.signal && cold.limit == fork.limit && cold.out.len == fork.out.len &&
+         memcmp(cold.out.data, fork.out.data, cold.out.len) == 0 && cold.err.len == fork.err.len &&
+         memcmp(cold.err.data, fork.err.data, cold.err.len) == 0 &&
          cold.out.truncated == fork.out.truncated && cold.err.truncated == fork.err.truncated &&
          fork.fork_server && !cold.fork_server;
-    if (!ok(eq, "same verdict both ways: %s (%s)", p->name, result_status_name(fork.status))) {
+    if (!ok(eq, "same verdict both ways: %s (%s)", p->name, result_status_name(fork.status)) ||
+        getenv("FORKSERVER_TEST_VERBOSE")) {
         diag("cold: %s exit %d sig %d msg '%s'\n--- out\n%s\n--- err\n%s",
              result_status_name(cold.status), cold.exit_code, cold.signal, cold.message,
              cold.out.data, cold.err.data);
@@ -155,7 +157,8 @@ static const char introspect[] =
     "print(__name__, __file__, sorted(k for k in globals() if k not in ('sys', 'os')))\n"
     "print(sorted(os.environ.items()))\n"
     "print(os.getcwd(), os.getuid(), os.getgid(), os.getpid(), os.getppid(), os.uname().nodename)\n"
-    "print(sorted(os.listdir('/proc/self/fd')), sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
+    "print(sorted(os.listdir('/proc/self/fd')), sorted(p for p in os.listdir('/proc') if "
+    "p.isdigit()))\n"
     "print(sys.stdin.encoding, sys.stdout.encoding, sys.stderr.errors, sys.stdout.line_buffering,"
     " sys.stdin.seekable(), sys.stdout.seekable(), sys.getrecursionlimit())\n"
     "print(hash('abc'), os.umask(0o22), open('/proc/self/status').read().count('\\n') > 10)\n"
@@ -166,7 +169,8 @@ static const char introspect[] =
     " open('/proc/self/status').read().split('NoNewPrivs:')[1].split()[0],"
     " open('/proc/self/status').read().split('Seccomp:')[1].split()[0])\n"
     "import signal\n"
-    "print([signal.getsignal(s) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, signal.SIGCHLD)])\n";
+    "print([signal.getsignal(s) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, "
+    "signal.SIGCHLD)])\n";
 
 static const char solution[] = "def add(a, b):\n    return a + b\n";
 static const char tests_ok[] = "assert add(1, 2) == 3\nassert add('a', 'b') == 'ab'\n";
@@ -186,56 +190,121 @@ static void test_verdicts(const struct sandbox_limits *lim0)
         {"print", NULL, PY("-c", "print('hi')"), NULL, {NULL}, false},
         {"introspection, -c", NULL, PY("-c", introspect, "a1", "", "a 3"), NULL, {NULL}, false},
         {"introspection, file", introspect, PY("main.py", "x", "-y"), NULL, {NULL}, false},
-        {"introspection, python3 by PATH and a caller's environment", introspect,
-         {"python3", "main.py", NULL}, NULL, {"FOO=bar", "HOME=/work", NULL}, false},
+        {"introspection, python3 by PATH and a caller's environment",
+         introspect,
+         {"python3", "main.py", NULL},
+         NULL,
+         {"FOO=bar", "HOME=/work", NULL},
+         false},
         {"exit code", NULL, PY("-c", "import sys; sys.exit(3)"), NULL, {NULL}, false},
         {"SystemExit with text", NULL, PY("-c", "raise SystemExit('bye')"), NULL, {NULL}, false},
-        {"uncaught exception, traceback", "def f():\n    raise ValueError('x')\nf()\n",
-         PY("main.py"), NULL, {NULL}, false},
-        {"syntax error", "def f(:\n", PY("main.py"), NULL, {NULL}, false},
-        {"recursion error", "def f(n): return f(n + 1)\nf(0)\n", PY("main.py"), NULL, {NULL}, false},
-        {"killed by a signal", NULL, PY("-c", "import os; os.kill(os.getpid(), 11)"), NULL, {NULL},
+        {"uncaught exception, traceback",
+         "def f():\n    raise ValueError('x')\nf()\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
          false},
-        {"os._exit skips atexit", NULL,
+        {"syntax error", "def f(:\n", PY("main.py"), NULL, {NULL}, false},
+        {"recursion error",
+         "def f(n): return f(n + 1)\nf(0)\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"killed by a signal",
+         NULL,
+         PY("-c", "import os; os.kill(os.getpid(), 11)"),
+         NULL,
+         {NULL},
+         false},
+        {"os._exit skips atexit",
+         NULL,
          PY("-c", "import atexit, os; atexit.register(print, 'no'); print('x', end=''); "
                   "__import__('sys').stdout.flush(); os._exit(5)"),
-         NULL, {NULL}, false},
-        {"atexit and unflushed stdout", NULL,
+         NULL,
+         {NULL},
+         false},
+        {"atexit and unflushed stdout",
+         NULL,
          PY("-c", "import atexit, sys; atexit.register(print, 'bye'); print('x', end=''); "
                   "sys.stderr.write('e')"),
-         NULL, {NULL}, false},
-        {"stdin", NULL, PY("-c", "import sys; print(sys.stdin.read().upper())"), "abc\ndef\n",
-         {NULL}, false},
+         NULL,
+         {NULL},
+         false},
+        {"stdin",
+         NULL,
+         PY("-c", "import sys; print(sys.stdin.read().upper())"),
+         "abc\ndef\n",
+         {NULL},
+         false},
         {"input() and EOF", NULL, PY("-c", "print(input()); input()"), "one\n", {NULL}, false},
-        {"files written and read", "import os\nopen('out.txt', 'w').write('w')\n"
-                                   "open('/tmp/t', 'w').write('t')\n"
-                                   "print(sorted(os.listdir('.')), open('out.txt').read(),"
-                                   " open('/tmp/t').read(), os.listdir('/tmp'))\n",
-         PY("main.py"), NULL, {NULL}, false},
-        {"read-only image", NULL,
-         PY("-c", "open('/usr/lib/python3/dist-packages/x', 'w')"), NULL, {NULL}, false},
-        {"threads", NULL,
+        {"files written and read",
+         "import os\nopen('out.txt', 'w').write('w')\n"
+         "open('/tmp/t', 'w').write('t')\n"
+         "print(sorted(os.listdir('.')), open('out.txt').read(),"
+         " open('/tmp/t').read(), os.listdir('/tmp'))\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"read-only image",
+         NULL,
+         PY("-c", "open('/usr/lib/python3/dist-packages/x', 'w')"),
+         NULL,
+         {NULL},
+         false},
+        {"threads",
+         NULL,
          PY("-c", "import threading; t = threading.Thread(target=print, args=('t',)); "
                   "t.start(); t.join(); print(threading.active_count())"),
-         NULL, {NULL}, false},
-        {"subprocess", NULL,
+         NULL,
+         {NULL},
+         false},
+        {"subprocess",
+         NULL,
          PY("-c", "import subprocess; print(subprocess.run(['/bin/echo', 'sub'], "
                   "capture_output=True).stdout)"),
-         NULL, {NULL}, false},
-        {"not python: execve as cold", NULL, {"/bin/sh", "-c", "echo sh; exit 4", NULL}, NULL,
-         {NULL}, false},
-        {"python3 with an option: execve", NULL, PY("-S", "-c", "import sys; print(sys.flags.no_site)"),
-         NULL, {NULL}, false},
+         NULL,
+         {NULL},
+         false},
+        {"not python: execve as cold",
+         NULL,
+         {"/bin/sh", "-c", "echo sh; exit 4", NULL},
+         NULL,
+         {NULL},
+         false},
+        {"python3 with an option: execve",
+         NULL,
+         PY("-S", "-c", "import sys; print(sys.flags.no_site)"),
+         NULL,
+         {NULL},
+         false},
         {"missing file", NULL, PY("nothere.py"), NULL, {NULL}, false},
         {"missing program", NULL, {"/nonexistent", NULL}, NULL, {NULL}, false},
-        {"PYTHON* in the environment: execve", NULL, PY("-c", "import sys; print(sys.flags.optimize)"),
-         NULL, {"PYTHONOPTIMIZE=1", NULL}, false},
-        {"assert harness, passing", harness_ok, PY("-c", hcode, "main.py", off_ok, "add"),
-         "tok3n\n", {NULL}, true},
-        {"assert harness, failing", harness_bad, PY("-c", hcode, "main.py", off_bad, "add"),
-         "tok3n\n", {NULL}, true},
-        {"assert harness, ctypes refused", "import ctypes\n", PY("-c", hcode, "main.py", "14", "x"),
-         "tok3n\n", {NULL}, true},
+        {"PYTHON* in the environment: execve",
+         NULL,
+         PY("-c", "import sys; print(sys.flags.optimize)"),
+         NULL,
+         {"PYTHONOPTIMIZE=1", NULL},
+         false},
+        {"assert harness, passing",
+         harness_ok,
+         PY("-c", hcode, "main.py", off_ok, "add"),
+         "tok3n\n",
+         {NULL},
+         true},
+        {"assert harness, failing",
+         harness_bad,
+         PY("-c", hcode, "main.py", off_bad, "add"),
+         "tok3n\n",
+         {NULL},
+         true},
+        {"assert harness, ctypes refused",
+         "import ctypes\n",
+         PY("-c", hcode, "main.py", "14", "x"),
+         "tok3n\n",
+         {NULL},
+         true},
         {"output limit", NULL, PY("-c", "print('x' * 3000000)"), NULL, {NULL}, false},
     };
     for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
@@ -249,34 +318,37 @@ static void test_verdicts(const struct sandbox_limits *lim0)
     lim = *lim0;
     lim.wall_time = 1;
     {
-        struct prog p = {"wall time limit", NULL, PY("-c", "import time; time.sleep(30)"), NULL,
-                         {NULL}, false};
+        struct prog p = {
+            "wall time limit", NULL, PY("-c", "import time; time.sleep(30)"), NULL, {NULL}, false};
         same(&p, &lim);
     }
     lim = *lim0;
     lim.memory_mb = 64;
     {
-        struct prog p = {"memory limit", NULL, PY("-c", "x = b'x' * (200 << 20); print(len(x))"),
-                         NULL, {NULL}, false};
+        struct prog p = {"memory limit", NULL,   PY("-c", "x = b'x' * (200 << 20); print(len(x))"),
+                         NULL,           {NULL}, false};
         same(&p, &lim);
     }
     lim = *lim0;
     lim.disk_mb = 4;
     {
-        struct prog p = {"disk full", NULL,
-                         PY("-c", "open('/work/big', 'wb').write(b'x' * (8 << 20))"), NULL, {NULL},
-                         false};
+        struct prog p = {
+            "disk full", NULL,   PY("-c", "open('/work/big', 'wb').write(b'x' * (8 << 20))"),
+            NULL,        {NULL}, false};
         same(&p, &lim);
     }
     lim = *lim0;
     lim.pids = 8;
     {
-        struct prog p = {"pids limit", NULL,
+        struct prog p = {"pids limit",
+                         NULL,
                          PY("-c", "import os\nn = 0\ntry:\n    while n < 50:\n"
                                   "        if os.fork() == 0:\n            import time; "
                                   "time.sleep(5); os._exit(0)\n        n += 1\n"
                                   "except OSError as e:\n    print('limited', e.errno)\n"),
-                         NULL, {NULL}, false};
+                         NULL,
+                         {NULL},
+                         false};
         same(&p, &lim);
     }
 }
@@ -292,13 +364,16 @@ static void test_isolation(const struct sandbox_limits *lim0)
              "open('/dev/shm/leak', 'w').write('x')\n"
              "sys.modules['leakmod'] = sys; import xml.dom\n"
              "builtins.LEAK = 1; os.LEAK = 1; sys.LEAK = 1; random.LEAK = 1\n"
-             "signal.signal(signal.SIGTERM, lambda *a: None); signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+             "signal.signal(signal.SIGTERM, lambda *a: None); signal.signal(signal.SIGINT, "
+             "signal.SIG_IGN)\n"
              "os.environ['LEAK'] = '1'; os.putenv('LEAK2', '1')\n"
              "fd = os.open('/work/leak', os.O_RDONLY); os.dup2(fd, 50)\n"
-             "import threading; threading.Thread(target=__import__('time').sleep, args=(30,), daemon=True).start()\n"
+             "import threading; threading.Thread(target=__import__('time').sleep, args=(30,), "
+             "daemon=True).start()\n"
              "random.seed(1); sys.setrecursionlimit(50)\n"
              "print('changed')\n",
-             &lim, "changed\n", "job 1 changes files, modules, globals, signals, env, fds, threads");
+             &lim, "changed\n",
+             "job 1 changes files, modules, globals, signals, env, fds, threads");
     job_says("import os, sys, builtins, signal, random, threading\n"
              "print([os.path.exists(p) for p in ('/work/leak', '/tmp/leak', '/dev/shm/leak')],"
              " 'leakmod' in sys.modules, 'xml.dom' in sys.modules,"
@@ -322,12 +397,14 @@ static void test_isolation(const struct sandbox_limits *lim0)
              &lim, "1\n2\n", "a job sees only its pid 1 and itself: not the zygote nor other jobs");
     job_says("import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n", &lim,
              "['1', '2']\n", "the job's /proc is its own pid namespace's");
-    job_says("import ctypes, os\n"
-             "libc = ctypes.CDLL(None, use_errno=True)\n"
-             "fd = os.open('/proc/1/ns/mnt', os.O_RDONLY)\n"
-             "print(libc.setns(fd, 0), ctypes.get_errno(), libc.unshare(0x20000), ctypes.get_errno(),"
-             " libc.unshare(0x20000000), ctypes.get_errno())\n",
-             &lim, "-1 1 -1 1 -1 1\n", "a job cannot enter or make namespaces (no capabilities, seccomp)");
+    job_says(
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "fd = os.open('/proc/self/ns/mnt', os.O_RDONLY)\n"
+        "print(libc.setns(fd, 0), ctypes.get_errno(), libc.unshare(0x20000), ctypes.get_errno(),"
+        " libc.unshare(0x20000000), ctypes.get_errno())\n",
+        &lim, "-1 1 -1 1 -1 1\n",
+        "a job cannot enter or make namespaces (no capabilities, seccomp)");
 
     /* bombs: each hits its own job's limit; the next job runs normally */
     lim.memory_mb = 64;
