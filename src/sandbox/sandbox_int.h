@@ -68,10 +68,10 @@ enum ctl_type {
                       * socket, fd[1..3] its stdin, stdout, stderr; init starts a fresh exec
                       * of its own binary in zygote mode (forkserver.h) with the capabilities
                       * a job's set-up needs; reply CTL_STARTED (pid) or CTL_EXEC_FAIL */
-    CTL_JOB,         /* sup → zygote: fd[0] the job's control socket, fd[1..] the v1 "tasks"
-                      * or v2 "cgroup.procs" files of its cgroup (cgroup_open_join); status: its disk_mb,
-                      * mode: CTL_JOB_LOOPBACK. The         job answers on its socket as an init would: CTL_READY or
-                      * CTL_FAILED,         then CTL_PUT, CTL_GET and one CTL_EXEC */
+    CTL_JOB,         /* sup → zygote: fd[0] the job's control socket, fd[1..] the files
+                      * that join its cgroup (cgroup_open_join); status: its disk_mb;
+                      * mode: CTL_JOB_LOOPBACK. The job answers on its socket as an init:
+                      * CTL_READY or CTL_FAILED, then CTL_PUT, CTL_GET, one CTL_EXEC */
 };
 #define CTL_JOB_LOOPBACK 1u
 
