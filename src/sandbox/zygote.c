@@ -103,6 +103,7 @@ struct py {
     void *(*bytes_new)(const char *, ssize_t);
     int (*sys_set_object)(const char *, void *);
     void (*dec_ref)(void *);
+    int *unhandled_sigint; /* _Py_UnhandledKeyboardInterrupt, when exported */
 };
 
 /* The zygote's state: one per process. */
@@ -157,6 +158,7 @@ static int py_load(struct py *py, struct errbuf *err)
     SYM(sys_set_object, "PySys_SetObject");
     SYM(dec_ref, "Py_DecRef");
 #undef SYM
+    py->unhandled_sigint = dlsym(lib, "_Py_UnhandledKeyboardInterrupt");
     return 0;
 }
 
@@ -236,7 +238,7 @@ static int set_sys_bytes(struct py *py, const char *name, const char *data, size
  * job's (after-fork hooks, environment, argv and sys.path[0] as python3 computes them), runs
  * the command or the file as python3 does, finalises (atexit, stdio flushed) and exits with
  * python3's status: 0, 1 after an uncaught exception, SystemExit's code, 120 when finalising
- * fails. Never returns. */
+ * fails, killed by SIGINT after an uncaught KeyboardInterrupt. Never returns. */
 __attribute__((noreturn)) static void run_python(struct zygote *z, const struct exec_req *x,
                                                  enum job_kind kind)
 {
@@ -289,6 +291,12 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
     rc = ret != 0 ? 1 : 0;
     if (py->finalize_ex() < 0)
         rc = 120;
+    if (py->unhandled_sigint && *py->unhandled_sigint) {
+        /* python3 ends by SIGINT after an uncaught KeyboardInterrupt (Py_RunMain) */
+        signal(SIGINT, SIG_DFL);
+        kill(getpid(), SIGINT);
+        rc = 128 + SIGINT;
+    }
     exit(rc);
 }
 
