@@ -237,6 +237,23 @@ static void test_verdicts(const struct sandbox_limits *lim0)
          NULL,
          {NULL},
          false},
+        {"finalizers and threads at the end",
+         "import threading, time\n"
+         "class A:\n    def __del__(self):\n        print('del', flush=True)\n"
+         "a = A()\n"
+         "def late():\n    time.sleep(0.2)\n    print('late thread')\n"
+         "threading.Thread(target=late).start()\n"
+         "import atexit\natexit.register(print, 'atexit')\nprint('main done')\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"stdout closed: flushing fails",
+         NULL,
+         PY("-c", "import sys, os; print('x'); os.close(1)"),
+         NULL,
+         {NULL},
+         false},
         {"stdin",
          NULL,
          PY("-c", "import sys; print(sys.stdin.read().upper())"),
