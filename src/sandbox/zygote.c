@@ -299,6 +299,8 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
     char *blob, path[PATH_MAX + 8];
     int ret, rc;
 
+    /* the name an execve of argv[0] gives (the reaper's otherwise) */
+    prctl(PR_SET_NAME, strrchr(x->argv[0], '/') ? strrchr(x->argv[0], '/') + 1 : x->argv[0]);
     py->after_fork_child();
     while (x->envp[nenv])
         nenv++;

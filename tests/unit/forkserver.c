@@ -162,6 +162,7 @@ static const char introspect[] =
     "print(sys.stdin.encoding, sys.stdout.encoding, sys.stderr.errors, sys.stdout.line_buffering,"
     " sys.stdin.seekable(), sys.stdout.seekable(), sys.getrecursionlimit())\n"
     "print(hash('abc'), os.umask(0o22), open('/proc/self/status').read().count('\\n') > 10)\n"
+    "print(open('/proc/self/comm').read())\n"
     "import resource\n"
     "print([resource.getrlimit(getattr(resource, n)) for n in ('RLIMIT_CPU', 'RLIMIT_FSIZE',"
     " 'RLIMIT_NOFILE', 'RLIMIT_STACK', 'RLIMIT_CORE', 'RLIMIT_AS', 'RLIMIT_NPROC')])\n"
