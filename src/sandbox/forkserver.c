@@ -79,6 +79,14 @@ struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const stru
         errbuf_set(err, "out of memory");
         return NULL;
     }
+    if (rt->cg.nhier == 0) {
+        /* a job's teardown is the kill of its cgroup: the supervisor knows no pid of it */
+        errbuf_set(err, "a fork server needs cgroups (none usable here: see 'crucible run "
+                        "--check')");
+        free(fs);
+        errno = ENOTSUP;
+        return NULL;
+    }
     fs->rt = rt;
     fs->img = img;
     fs->sock = fs->diag = -1;

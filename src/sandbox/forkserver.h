@@ -36,7 +36,8 @@
 struct forkserver;
 
 /* forkserver_start(rt, img, err) — a sandbox of img (read-only root; rt and img must outlive
- * it) with a Python zygote ready in it. NULL with err set (no libpython in the image, say). */
+ * it) with a Python zygote ready in it. NULL with err set (no libpython in the image, say;
+ * ENOTSUP: no cgroups, which a job's teardown needs). */
 struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const struct image *img,
                                     struct errbuf *err);
 
