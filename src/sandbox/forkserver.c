@@ -135,15 +135,17 @@ out_free:
     return NULL;
 }
 
-/* job_start(fs, limits, err) — a job forked by the zygote and ready for requests; NULL with
- * err set. */
-static struct sandbox *job_start(struct forkserver *fs, const struct sandbox_limits *limits,
-                                 struct errbuf *err)
+struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
+                               struct errbuf *err)
 {
     int fds[1 + CGROUP_MAX_HIER], nattach = 0, r;
     struct sandbox *job;
     struct ctl_msg m;
 
+    if (limits->writable_root) {
+        errbuf_set(err, "a fork server's job cannot have a writable root");
+        return NULL;
+    }
     job = sandbox__job_new(fs->rt, fs->img, limits, &fds[0], fds + 1, &nattach, err);
     if (!job)
         return NULL;
@@ -182,7 +184,7 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
         result_fail(res, "a fork server's job cannot have a writable root");
         return 0;
     }
-    job = job_start(fs, limits, &err);
+    job = forkserver_job(fs, limits, &err);
     if (!job) {
         result_fail(res, "%s", err.msg);
         return 0;
@@ -200,6 +202,11 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
     if (sandbox_destroy(job, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
         result_fail(res, "%s", err.msg);
     return r == -EINVAL ? -EINVAL : 0;
+}
+
+const struct image *forkserver_image(const struct forkserver *fs)
+{
+    return fs->img;
 }
 
 void forkserver_stop(struct forkserver *fs)

@@ -49,6 +49,16 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
                    const struct sandbox_file *files, size_t nfiles, const struct sandbox_proc *proc,
                    struct result *res);
 
+/* forkserver_job(fs, limits, err) — a job forked by the zygote, ready for the sandbox API:
+ * sandbox_put_file, one sandbox_exec (SANDBOX_EXEC_LAST), sandbox_get_file, then
+ * sandbox_destroy (the caller's). For callers that drive sandboxes themselves (verify);
+ * forkserver_run is this plus the files, the exec and the destroy. NULL with err set. */
+struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
+                               struct errbuf *err);
+
+/* forkserver_image(fs) — the image its sandbox and jobs run. */
+const struct image *forkserver_image(const struct forkserver *fs);
+
 /* forkserver_stop(fs) — ends the zygote and its sandbox; NULL is a no-op. */
 void forkserver_stop(struct forkserver *fs);
 

@@ -74,6 +74,7 @@ struct sandbox {
     uint64_t peak_kb;    /* the most memory seen charged before a reset of the group's peak */
     bool init_reaped;
     int init_status;
+    bool job;  /* a fork server's job (sandbox__job_new): its records say so */
     double t0; /* creation start, for trace() */
 };
 
@@ -1431,6 +1432,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     if (!proc || !proc->argv || !proc->argv[0])
         return -EINVAL;
     result_set_image(res, sb->img);
+    res->fork_server = sb->job;
     if ((flags & SANDBOX_EXEC_KEEP) && (flags & SANDBOX_EXEC_LAST)) {
         result_fail(res, "a KEEP exec cannot be the last one (SANDBOX_EXEC_LAST)");
         return -EINVAL;
@@ -1653,6 +1655,7 @@ struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct 
     sb->ctl = -1;
     sb->scratch_in_init = -1;
     sb->init_pid = -1; /* none: the job's pid 1 is the zygote's child, killed with the group */
+    sb->job = true;
     *nattach = 0;
     if (rt->cg.nhier > 0) {
         r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids + 1, err);
