@@ -18,8 +18,13 @@
  * Known differences from a fresh interpreter: sys.modules holds the preloaded modules; the
  * str hash secret is the zygote's (the sandbox fixes PYTHONHASHSEED=0 anyway); memory peaks
  * count only the pages a job touches (the interpreter's own are the zygote's), so a job's
- * memory_kb is smaller than the cold path's and its memory limit slightly more lenient.
- * A stdin pipe (interactive) reaches the job through an object made for a seekable file.
+ * memory_kb is smaller than the cold path's and its memory limit slightly more lenient;
+ * /proc/self/exe and /proc/self/cmdline are the zygote's (crucible's binary, "__zygote");
+ * a job ends without the teardown of every module (zygote.c: finalizers of objects held
+ * outside __main__ do not run, as after os._exit), except through SystemExit, which ends as
+ * python3's does. A stdin pipe (interactive) reaches the job through an object made for a
+ * seekable file. The jobs of one fork server share its sandbox's host uid: they are kept
+ * apart by their namespaces, cgroups and seccomp, not by ids.
  *
  * Threading: forkserver_run may be called from several threads at once on one fork server
  * (the request to the zygote is sent under a lock; each job has its own socket and cgroup).
