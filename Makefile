@@ -40,7 +40,7 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 SEC_SRC  := $(wildcard tests/security/cases/*.c)
 SEC_BIN  := $(SEC_SRC:tests/security/cases/%.c=$(BUILD)/security/%)
-BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload $(BUILD)/bench/exec
+BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload $(BUILD)/bench/exec $(BUILD)/bench/forkserver
 
 all: $(BUILD)/crucible
 
@@ -114,7 +114,11 @@ $(BUILD)/security/%: tests/security/cases/%.c tests/security/hostile.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=gnu11 -D_GNU_SOURCE -w -static -pthread -o $@ $<
 
-# bench/exec drives the sandbox through its API: linked with the library.
+# bench/exec and bench/forkserver drive the sandbox through its API: linked with the library.
+$(BUILD)/bench/forkserver: bench/forkserver.c $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)
+
 $(BUILD)/bench/exec: bench/exec.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Isrc $(LDFLAGS) -o $@ $< $(LIB_OBJ) $(LDLIBS)

@@ -22,6 +22,7 @@
 #include "cli/workers.h"
 #include "library/store.h"
 #include "judge/verify.h"
+#include "sandbox/forkserver.h"
 
 struct job {
     const struct task *task;
@@ -39,7 +40,8 @@ struct job {
 struct eval_args {
     const char *tasks_path, *sol_path, *out_path, *db_path;
     bool reference, quiet, help;
-    long jobs; /* worker threads */
+    bool fork_server; /* --fork-server: Python assert tasks' runs as jobs of a fork server */
+    long jobs;        /* worker threads */
 };
 
 struct eval {
@@ -61,7 +63,7 @@ static void eval_usage(FILE *f)
         "                     (--reference | --solutions SOLUTIONS.jsonl)\n"
         "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
         "[--reward binary|fraction]\n"
-        "                     [--writable-root]\n\n"
+        "                     [--writable-root] [--fork-server]\n\n"
         "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
         "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
         "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
@@ -76,6 +78,9 @@ static void eval_usage(FILE *f)
         "default); infra errors are recorded but never count as attempts.\n\n"
         "--writable-root runs every task with a writable root filesystem (the task field\n"
         "writable_root): writes land in each sandbox's own scratch space.\n\n"
+        "--fork-server (experimental) runs the tests of Python assert tasks on the host image\n"
+        "as jobs forked from one Python interpreter started in a sandbox (each job in its own\n"
+        "namespaces, cgroup and scratch; records say \"path\": \"fork_server\").\n\n"
         "exit status: 0 all ran; 1 some input was bad or crucible failed on some (infra_error);\n"
         "2 bad usage or nothing could run.\n");
 }
@@ -426,6 +431,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
         {"db", required_argument, NULL, 'd'},
         {"model", required_argument, NULL, 'm'},
         {"writable-root", no_argument, NULL, JUDGING_OPT_WRITABLE_ROOT},
+        {"fork-server", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -458,6 +464,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
             break;
         case 'q':
             a->quiet = true;
+            break;
+        case 'F':
+            a->fork_server = true;
             break;
         case 'd':
             a->db_path = optarg;
@@ -515,6 +524,8 @@ static int load_tasks(const struct eval_args *a, struct eval *ev, struct task **
 static int run_jobs(const struct eval_args *a, struct eval *ev, struct workers_outcome *wo)
 {
     struct errbuf err = {{0}};
+    struct sandbox_runtime fs_rt;
+    struct image fs_img;
     struct workers_spec ws = {.n = ev->njobs,
                               .jobs = a->jobs,
                               .quiet = a->quiet,
@@ -530,9 +541,25 @@ static int run_jobs(const struct eval_args *a, struct eval *ev, struct workers_o
         ev->out = stdout;
         return -1;
     }
+    /* The fork server has a runtime of its own: the workers' lives only as long as they do. */
+    if (a->fork_server) {
+        if (sandbox_runtime_init(&fs_rt, &err) < 0 || image_resolve("host", &fs_img, &err) < 0 ||
+            !(ev->opts.forkserver = forkserver_start(&fs_rt, &fs_img, &err))) {
+            fprintf(stderr, "crucible eval: --fork-server: %s\n", err.msg);
+            if (ev->out != stdout)
+                fclose(ev->out);
+            ev->out = NULL;
+            return -1;
+        }
+    }
     r = workers_run(&ws, wo, &err);
     if (r < 0)
         fprintf(stderr, "crucible eval: %s\n", err.msg);
+    if (a->fork_server) {
+        forkserver_stop(ev->opts.forkserver);
+        ev->opts.forkserver = NULL;
+        sandbox_runtime_release(&fs_rt);
+    }
     if (ev->out != stdout)
         fclose(ev->out);
     ev->out = NULL;

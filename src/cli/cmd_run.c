@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "sandbox/forkserver.h"
 #include "sandbox/result.h"
 #include "sandbox/sandbox.h"
 
@@ -54,6 +55,9 @@ static void run_usage(FILE *f)
         "  --json               print the result record as JSON on stdout\n"
         "  --exit-status MODE   'verdict' (default) or 'program': see below\n"
         "  --check              print which limits this host lets crucible enforce\n"
+        "  --fork-server        run as a job forked from a Python zygote started in a sandbox\n"
+        "                       for this run (experimental; the record says \"path\":\n"
+        "                       \"fork_server\"; python3 -c/FILE runs in the forked interpreter)\n"
         "  -h, --help           this text\n\n"
         "exit status (--exit-status=verdict): 0 the program exited 0; 1 it failed or hit a\n"
         "limit; 2 crucible failed or the command line is wrong.\n"
@@ -115,6 +119,7 @@ struct run_opts {
     char *env[MAX_ENV + 1];
     size_t nenv;
     bool json, check;
+    bool fork_server; /* run as a job of a Python fork server (forkserver.h) */
     enum exit_mode exit_mode;
 };
 
@@ -181,6 +186,7 @@ enum {
     O_JSON,
     O_CHECK,
     O_EXIT_STATUS,
+    O_FORK_SERVER,
     O_WRITABLE_ROOT,
     O_LIMIT = 300
 };
@@ -200,6 +206,7 @@ static const struct option run_longopts[] = {
     {"writable-root", no_argument, NULL, O_WRITABLE_ROOT},
     {"check", no_argument, NULL, O_CHECK},
     {"exit-status", required_argument, NULL, O_EXIT_STATUS},
+    {"fork-server", no_argument, NULL, O_FORK_SERVER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -254,6 +261,9 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
             break;
         case O_CHECK:
             o->check = true;
+            break;
+        case O_FORK_SERVER:
+            o->fork_server = true;
             break;
         case O_EXIT_STATUS:
             if (strcmp(optarg, "verdict") == 0)
@@ -452,7 +462,16 @@ int cmd_run(int argc, char **argv)
     }
     result_init(&res);
     struct sandbox_proc proc = {.argv = argv + prog, .env = o->env, .stdin_fd = stdin_fd};
-    sandbox_run(&rt, img, &o->limits, o->files, o->nfiles, &proc, &res);
+    if (o->fork_server) {
+        struct forkserver *fs = forkserver_start(&rt, img, &err);
+        if (fs)
+            forkserver_run(fs, &o->limits, o->files, o->nfiles, &proc, &res);
+        else
+            result_fail(&res, "%s", err.msg);
+        forkserver_stop(fs);
+    } else {
+        sandbox_run(&rt, img, &o->limits, o->files, o->nfiles, &proc, &res);
+    }
     if (o->json) {
         json_t *j = result_to_json(&res);
         char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;

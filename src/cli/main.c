@@ -7,6 +7,7 @@
 
 #include "cli/cmd.h"
 #include "cli/cmd_tasks.h"
+#include "sandbox/forkserver.h"
 
 static const struct {
     const char *name;
@@ -38,6 +39,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* a fork server's zygote, exec'd by its sandbox's init (not a command) */
+    if (argc == 2 && strcmp(argv[1], FORKSERVER_ZYGOTE_ARG) == 0)
+        return forkserver_zygote_main(argc, argv);
     /* --state-dir before the command: every command that names images finds the store
      * through CRUCIBLE_STATE_DIR (image/store.h), set here while the process is one thread */
     while (argc >= 3 && strcmp(argv[1], "--state-dir") == 0) {

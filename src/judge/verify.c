@@ -5,6 +5,7 @@
  * verify_assert.c, verify_stdio.c, verify_command.c.
  */
 #include "judge/verify.h"
+#include "sandbox/forkserver.h"
 
 #include "judge/extract.h"
 #include "judge/verify_int.h"
@@ -155,7 +156,12 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
         snprintf(why, why_size, "out of memory");
         return BOX_INFRA;
     }
-    sb = pool_acquire(o->pool, rt, img, &t->limits, &err);
+    if (o->forkserver && t->harness == TASK_HARNESS_ASSERT && !plan->compile &&
+        !t->limits.writable_root && strcmp(t->lang->name, "python") == 0 &&
+        strcmp(img->digest, forkserver_image(o->forkserver)->digest) == 0)
+        sb = forkserver_job(o->forkserver, &t->limits, &err); /* one exec: assert_program's */
+    else
+        sb = pool_acquire(o->pool, rt, img, &t->limits, &err);
     if (!sb) {
         snprintf(why, why_size, "%s", err.msg);
         return BOX_INFRA;
@@ -660,6 +666,8 @@ json_t *verify_result_to_json(const struct task *t, const struct verify_result *
         json_object_set_new(tj, "memory_kb", json_integer((json_int_t)r->memory_kb));
         json_object_set_new(tj, "stdout", excerpt(&r->out));
         json_object_set_new(tj, "stderr", excerpt(&r->err));
+        if (r->fork_server) /* as the run record: only a fork server's job says which path */
+            json_object_set_new(tj, "path", json_string("fork_server"));
         if (vt->why[0]) {
             char *esc = result_text_escape(vt->why, strlen(vt->why));
             json_object_set_new(tj, "why", json_string(esc ? esc : ""));

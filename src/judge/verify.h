@@ -59,6 +59,9 @@ struct verify_opts {
     struct sandbox *sandbox; /* NULL, or a live sandbox to run a command task's tests in (a
                               * session's: its files are the solution; it stays alive, and
                               * `image` must be the one it was made from). Command tasks only */
+    struct forkserver *forkserver; /* NULL, or a Python fork server (forkserver.h): the runs
+                                    * of an assert task in Python on its image (no compile
+                                    * step, no writable root) are its jobs. Experimental */
 };
 
 struct verify_test {

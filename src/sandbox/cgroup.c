@@ -403,6 +403,27 @@ int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max)
     return n;
 }
 
+int cgroup_open_join(const struct cgroup *cg, int *fds, int max)
+{
+    char path[4200];
+    int n = 0;
+
+    for (int h = 0; h < cg->ndirs; h++) {
+        if (!cg->dirs[h][0])
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", cg->dirs[h],
+                 cg->env->hier[h].version == 1 ? "tasks" : "cgroup.procs");
+        if (n == max || (fds[n] = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+            int e = n == max ? E2BIG : errno;
+            while (n > 0)
+                close(fds[--n]);
+            return -e;
+        }
+        n++;
+    }
+    return n;
+}
+
 int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2)
 {
     char num[32];

@@ -100,6 +100,12 @@ bool cgroup_attach_pending(const struct cgroup *cg, bool skip_v1, bool skip_v2);
  * left open). Only for single-threaded children. */
 int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max);
 
+/* cgroup_open_join(cg, fds, max) — cgroup_open_self_attach, and the v2 group's cgroup.procs
+ * too: for a process that cannot be cloned into the v2 group, joining by writing "0" to each
+ * (a fork server's job, from inside a sandbox; the kernel checks the opener's credentials and
+ * cgroup namespace). Returns how many were opened, or -errno (none left open). */
+int cgroup_open_join(const struct cgroup *cg, int *fds, int max);
+
 /* cgroup_counters_open(cg) — opens the counter files an exec reads again and again (CPU time,
  * peak memory, OOM kills), so each later read is one pread instead of a path walk, an open, two
  * reads and a close on the cgroup filesystem. A file that cannot be opened is read by path as

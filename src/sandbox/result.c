@@ -228,6 +228,8 @@ json_t *result_to_json(const struct result *r)
     e |= json_object_set_new(o, "host_os",
                              r->host_os[0] ? result_text_json(r->host_os) : json_null());
     e |= json_object_set_new(o, "message", result_text_json(r->message));
+    if (r->fork_server)
+        e |= json_object_set_new(o, "path", json_string("fork_server"));
     if (e) {
         json_decref(o);
         return NULL;

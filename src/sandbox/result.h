@@ -43,6 +43,8 @@ struct result {
     char image_name[256];     /* the image as it was asked for ("host", "NAME:TAG", a path) */
     char host_os[128];        /* for "host": the host's os-release ("debian 12"); else "" */
     char message[512];
+    bool fork_server; /* the run was a fork server's job (forkserver.h): the record says
+                       * "path": "fork_server"; cold records have no "path" (unchanged) */
 };
 
 struct image;

@@ -74,6 +74,7 @@ struct sandbox {
     uint64_t peak_kb;    /* the most memory seen charged before a reset of the group's peak */
     bool init_reaped;
     int init_status;
+    bool job;  /* a fork server's job (sandbox__job_new): its records say so */
     double t0; /* creation start, for trace() */
 };
 
@@ -575,6 +576,13 @@ static pid_t clone_init(struct sandbox *sb)
 struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
                                const struct sandbox_limits *limits, struct errbuf *err)
 {
+    return sandbox__create(rt, img, limits, false, err);
+}
+
+struct sandbox *sandbox__create(const struct sandbox_runtime *rt, const struct image *img,
+                                const struct sandbox_limits *limits, bool zygote,
+                                struct errbuf *err)
+{
     struct sandbox *sb = calloc(1, sizeof(*sb));
     struct ctl_msg m;
     int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
@@ -622,7 +630,8 @@ struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct im
                                 .limits = &sb->limits,
                                 .filter = &rt->filter,
                                 .nattach = nattach,
-                                .rt = rt};
+                                .rt = rt,
+                                .zygote = zygote};
         memcpy(p.attach_fds, attach_fds, sizeof(attach_fds));
         sandbox__init_main(&p);
     }
@@ -1423,6 +1432,7 @@ int sandbox_exec(struct sandbox *sb, const struct sandbox_proc *proc, unsigned f
     if (!proc || !proc->argv || !proc->argv[0])
         return -EINVAL;
     result_set_image(res, sb->img);
+    res->fork_server = sb->job;
     if ((flags & SANDBOX_EXEC_KEEP) && (flags & SANDBOX_EXEC_LAST)) {
         result_fail(res, "a KEEP exec cannot be the last one (SANDBOX_EXEC_LAST)");
         return -EINVAL;
@@ -1603,6 +1613,96 @@ int sandbox_run(const struct sandbox_runtime *rt, const struct image *img,
     err.msg[0] = '\0';
     if (sandbox_destroy(sb, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
         result_fail(res, "%s", err.msg);
+    return 0;
+}
+
+int sandbox__zygote_start(struct sandbox *sb, const int fds[4], pid_t *pid, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_ZYGOTE;
+    r = sandbox__ctl_send(sb->ctl, &m, fds, 4);
+    if (r == 0)
+        r = recv_reply(sb, &m, SANDBOX_INIT_WAIT_S);
+    if (r < 0)
+        return errbuf_set(err, "sandbox init did not answer: %s", strerror(-r)), r;
+    m.text[sizeof(m.text) - 1] = '\0';
+    if (m.type != CTL_STARTED)
+        return errbuf_set(err, "cannot start the zygote: %s: %s", m.text, strerror(m.err)),
+               m.err ? -m.err : -EPROTO;
+    *pid = m.pid;
+    return 0;
+}
+
+struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct image *img,
+                                 const struct sandbox_limits *limits, int *peer, int *attach,
+                                 int *nattach, struct errbuf *err)
+{
+    struct sandbox *sb = calloc(1, sizeof(*sb));
+    int sv[2], r;
+
+    if (!sb) {
+        errbuf_set(err, "out of memory");
+        return NULL;
+    }
+    sb->rt = rt;
+    sb->cancel_fd = rt->cancel_fd;
+    sb->t0 = util_now();
+    sb->img = img;
+    sb->limits = *limits;
+    sb->ctl = -1;
+    sb->scratch_in_init = -1;
+    sb->init_pid = -1; /* none: the job's pid 1 is the zygote's child, killed with the group */
+    sb->job = true;
+    *nattach = 0;
+    if (rt->cg.nhier > 0) {
+        r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids + 1, err);
+        if (r < 0)
+            goto out_free;
+        sb->has_cg = true;
+        cgroup_close_dir_fd(&sb->cg);
+        r = cgroup_open_join(&sb->cg, attach, CGROUP_MAX_HIER);
+        if (r <= 0) {
+            errbuf_set(err, "cannot open the job's cgroup to join: %s", strerror(-r));
+            for (int i = 0; i < r; i++)
+                close(attach[i]);
+            goto out_cgroup;
+        }
+        *nattach = r;
+    }
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        errbuf_set(err, "cannot create control socket: %s", strerror(errno));
+        for (int i = 0; i < *nattach; i++)
+            close(attach[i]);
+        goto out_cgroup;
+    }
+    sb->ctl = sv[0];
+    *peer = sv[1];
+    return sb;
+
+out_cgroup:
+    if (sb->has_cg)
+        cgroup_destroy(&sb->cg);
+out_free:
+    free(sb);
+    return NULL;
+}
+
+int sandbox__job_ready(struct sandbox *sb, struct errbuf *err)
+{
+    struct ctl_msg m;
+    int r = recv_reply(sb, &m, SANDBOX_INIT_WAIT_S);
+
+    if (r < 0)
+        return errbuf_set(err, "the fork server's job did not start: %s", strerror(-r)), r;
+    m.text[sizeof(m.text) - 1] = '\0';
+    if (m.type != CTL_READY)
+        return errbuf_set(err, "the fork server's job failed to start: %s: %s", m.text,
+                          strerror(m.err)),
+               m.err ? -m.err : -EPROTO;
+    trace(sb, "job ready");
     return 0;
 }
 

@@ -18,6 +18,7 @@
  * seccomp — then execve with an environment built from scratch. A failure there is reported through
  * a CLOEXEC pipe.
  */
+#include "sandbox/forkserver.h"
 #include "sandbox/sandbox_int.h"
 
 #include <errno.h>
@@ -68,6 +69,12 @@ static const char *const userns_limits[][2] = {
     {"/proc/sys/user/max_inotify_watches", "8192"},
 };
 static const char *const search_path[] = {"/usr/local/bin", "/usr/bin", "/bin"};
+
+const char *const *sandbox__fixed_env_list(size_t *n)
+{
+    *n = sizeof(fixed_env) / sizeof(fixed_env[0]);
+    return fixed_env;
+}
 
 size_t sandbox__fixed_env(char *const *env, size_t *count)
 {
@@ -201,7 +208,7 @@ static int become_sandbox_user(bool root)
     return raise_effective_caps();
 }
 
-static int loopback_up(void)
+int sandbox__loopback_up(void)
 {
     struct ifreq ifr;
     int s, r = 0;
@@ -342,7 +349,7 @@ static int lock_path(const char *path)
     return r;
 }
 
-static void handle_put(int ctl, const struct ctl_msg *req, int src)
+void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
 {
     char buf[65536];
     struct errbuf err = {{0}};
@@ -383,7 +390,7 @@ static void handle_put(int ctl, const struct ctl_msg *req, int src)
     reply(ctl, CTL_PUT_DONE, 0, NULL);
 }
 
-static void handle_get(int ctl, const struct ctl_msg *req)
+void sandbox__handle_get(int ctl, const struct ctl_msg *req)
 {
     struct errbuf err = {{0}};
     struct ctl_msg m;
@@ -401,18 +408,6 @@ static void handle_get(int ctl, const struct ctl_msg *req)
     close(fd);
 }
 
-/* Parsed exec request: pointers into the spec, read into init's reusable buffer (small
- * requests, nearly all) or mapped (larger ones). */
-struct exec_req {
-    struct exec_spec spec;
-    char **argv;
-    char **envp;
-    char *strings;
-    void *map; /* the spec's mapping, NULL when it is in the reusable buffer */
-    size_t map_len;
-    size_t vec_len; /* argv and envp share one mapping, 0 when in the reusable buffer */
-};
-
 /* A request of up to SPEC_INLINE bytes with up to VEC_INLINE argv and envp entries is read into
  * one buffer init maps once and reuses for every exec: no mmap and munmap per exec (each munmap
  * flushes the TLB, which is costly in a VM). Init is single-threaded and a keeper is a copy of
@@ -420,7 +415,7 @@ struct exec_req {
 #define SPEC_INLINE ((size_t)64 << 10)
 #define VEC_INLINE  ((size_t)2048)
 
-static void exec_req_release(struct exec_req *x)
+void sandbox__exec_req_release(struct exec_req *x)
 {
     if (x->argv && x->vec_len)
         munmap(x->argv, x->vec_len);
@@ -430,7 +425,7 @@ static void exec_req_release(struct exec_req *x)
 
 /* spec_buffer() — init's reusable request buffer (SPEC_INLINE bytes, then VEC_INLINE
  * pointers), mapped at its first use; NULL when it cannot be mapped (requests are then mapped
- * one by one). mmap, not malloc: see parse_spec. */
+ * one by one). mmap, not malloc: see sandbox__parse_spec. */
 static char *spec_buffer(void)
 {
     static char *buf;
@@ -465,7 +460,7 @@ static char *spec_read(int memfd, size_t size, struct exec_req *x)
     return map;
 }
 
-static int parse_spec(int memfd, struct exec_req *x)
+int sandbox__parse_spec(int memfd, struct exec_req *x)
 {
     struct stat st;
     char *map, *p, *end;
@@ -540,8 +535,9 @@ static int drop_bounding_set(void)
     return 0;
 }
 
-/* drop_all_caps() — the payload's remaining sets: ambient, effective, permitted, inheritable. */
-static int drop_all_caps(void)
+/* sandbox__drop_all_caps() — the payload's remaining sets: ambient, effective, permitted,
+ * inheritable. */
+int sandbox__drop_all_caps(void)
 {
     struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
     struct __user_cap_data_struct d[2];
@@ -562,10 +558,10 @@ struct spawn_args {
     int failure;   /* stage << 16 | errno, or 0 when execve succeeded */
 };
 
-/* payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds, every
- * other fd to close at execve, the start directory, umask, rlimits. 0, or the stage that failed
- * (errno set). */
-static int payload_io(const struct exec_req *x, const int *stdio)
+/* sandbox__payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds,
+ * every other fd to close at execve, the start directory, umask, rlimits. 0, or the stage that
+ * failed (errno set). */
+int sandbox__payload_io(const struct exec_req *x, const int *stdio)
 {
     if (dup2(stdio[0], 0) < 0 || dup2(stdio[1], 1) < 0 || dup2(stdio[2], 2) < 0)
         return 1;
@@ -584,29 +580,29 @@ static int payload_io(const struct exec_req *x, const int *stdio)
     return 0;
 }
 
-/* payload_confine(p, filtered) — what no request changes: every capability dropped,
+/* sandbox__payload_confine(p, filtered) — what no request changes: every capability dropped,
  * no_new_privs, the seccomp filter (unless filtered: a keeper applied it). 0, or the stage that
  * failed (errno set). */
-static int payload_confine(const struct init_params *p, bool filtered)
+int sandbox__payload_confine(const struct filter *filter, bool filtered)
 {
     int e;
 
-    if ((e = drop_all_caps()) < 0) {
+    if ((e = sandbox__drop_all_caps()) < 0) {
         errno = -e;
         return 5;
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         return 6;
-    if (!filtered && (e = filter_apply(p->filter)) < 0) {
+    if (!filtered && (e = filter_apply(filter)) < 0) {
         errno = -e;
         return 7;
     }
     return 0;
 }
 
-/* payload_execve(x) — execve of argv[0], a bare name searched for in search_path. Returns only
- * on failure, errno set (the first error that is not ENOENT). */
-static void payload_execve(const struct exec_req *x)
+/* sandbox__payload_execve(x) — execve of argv[0], a bare name searched for in search_path. Returns
+ * only on failure, errno set (the first error that is not ENOENT). */
+void sandbox__payload_execve(const struct exec_req *x)
 {
     char path[4096];
     int first = ENOENT;
@@ -637,11 +633,11 @@ static int payload_child(void *arg)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
-    stage = payload_io(a->x, a->stdio);
+    stage = sandbox__payload_io(a->x, a->stdio);
     if (!stage)
-        stage = payload_confine(a->p, a->filtered);
+        stage = sandbox__payload_confine(a->p->filter, a->filtered);
     if (!stage) {
-        payload_execve(a->x);
+        sandbox__payload_execve(a->x);
         stage = 8;
     }
     a->failure = stage << 16 | (errno & 0xffff);
@@ -689,7 +685,7 @@ static int prespawn_child(void *arg)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
-    stage = payload_confine(a->p, false);
+    stage = sandbox__payload_confine(a->p->filter, false);
     if (stage)
         a->failure = stage << 16 | (errno & 0xffff);
     __atomic_store_n(&ps->ready, 1, __ATOMIC_SEQ_CST);
@@ -704,9 +700,9 @@ static int prespawn_child(void *arg)
      * request's fds are), then the same steps as payload_child. */
     stage = 1;
     if (syscall(SYS_close_range, ~0U, ~0U, CLOSE_RANGE_UNSHARE) == 0) {
-        stage = payload_io(a->x, a->stdio);
+        stage = sandbox__payload_io(a->x, a->stdio);
         if (!stage) {
-            payload_execve(a->x);
+            sandbox__payload_execve(a->x);
             stage = 8;
         }
     }
@@ -802,8 +798,6 @@ static const char *stage_name(int stage)
     return stage > 0 && stage < 9 ? names[stage] : "start";
 }
 
-static pid_t spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m);
-
 /* spawn_payload(p, x, stdio, filtered, m) — starts the payload of x with stdio (three fds) and
  * fills m for the supervisor: CTL_STARTED with its pid, or CTL_EXEC_FAIL saying why. Returns
  * the pid, or 0 when it did not start. Runs in init, or in a KEEP exec's keeper. */
@@ -833,13 +827,13 @@ static pid_t spawn_payload(const struct init_params *p, const struct exec_req *x
         snprintf(m->text, sizeof(m->text), "cannot start the payload");
         return 0;
     }
-    return spawn_report(pid, x, a.failure, m);
+    return sandbox__spawn_report(pid, x, a.failure, m);
 }
 
-/* spawn_report(pid, x, failure, m) — m for the supervisor once the payload's process pid has
- * called execve (failure 0: CTL_STARTED) or failed (CTL_EXEC_FAIL saying why; it is reaped).
+/* sandbox__spawn_report(pid, x, failure, m) — m for the supervisor once the payload's process pid
+ * has called execve (failure 0: CTL_STARTED) or failed (CTL_EXEC_FAIL saying why; it is reaped).
  * Returns pid, or 0 when it did not start. */
-static pid_t spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m)
+pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m)
 {
     memset(m, 0, sizeof(*m));
     m->type = CTL_EXEC_FAIL;
@@ -872,19 +866,19 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, 
     pid_t pid = 0;
 
     memset(&x, 0, sizeof(x));
-    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
+    if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
         memset(&m, 0, sizeof(m));
         m.type = CTL_EXEC_FAIL;
         m.err = EPROTO;
         snprintf(m.text, sizeof(m.text), "malformed exec request");
     } else if (ps->pid > 0) {
         pid = prespawn_run(ps, &x, fds + 1); /* first: it sets ps->args.failure */
-        pid = spawn_report(pid, &x, ps->args.failure, &m);
+        pid = sandbox__spawn_report(pid, &x, ps->args.failure, &m);
     } else {
         pid = spawn_payload(p, &x, fds + 1, false, &m);
     }
     sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
-    exec_req_release(&x);
+    sandbox__exec_req_release(&x);
     return pid;
 }
 
@@ -933,7 +927,7 @@ keeper_main(const struct init_params *p, const struct exec_req *x, const int *st
         _exit(1);
     syscall(SYS_close_range, 4, ~0U, 0);
     report = 3;
-    r = drop_all_caps();
+    r = sandbox__drop_all_caps();
     if (r == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
         r = -errno;
     if (r == 0)
@@ -989,14 +983,14 @@ static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int n
     keeper_close(k);
     k->pid = 0;
     memset(&x, 0, sizeof(x));
-    if (nfds != 4 || parse_spec(fds[0], &x) < 0) {
-        exec_req_release(&x);
+    if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
+        sandbox__exec_req_release(&x);
         reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
         return 0;
     }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         int e = errno;
-        exec_req_release(&x);
+        sandbox__exec_req_release(&x);
         reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot create the exec's report socket");
         return 0;
     }
@@ -1006,7 +1000,7 @@ static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int n
         keeper_main(p, &x, fds + 1, sv[1]);
     }
     close(sv[1]);
-    exec_req_release(&x);
+    sandbox__exec_req_release(&x);
     if (pid < 0) {
         int e = errno;
         close(sv[0]);
@@ -1294,6 +1288,73 @@ static void pause_all(int ctl, uint32_t seq)
  * everything in the sandbox: the server's command line (its token file, host paths) and
  * environment. Zeroing them in init's copy (the supervisor's own stay) leaves both empty:
  * a few kilobytes of memset, no exec of a separate init binary. */
+/* ---- a fork server's zygote ---- */
+
+/* The capabilities a fork server's job needs for its own set-up (zygote.c: namespaces, its
+ * scratch and /proc mounts, loopback). Inheritable and ambient in a fork server's init, set
+ * before the bounding set goes (which would forbid it), so that they survive the zygote's
+ * execve as a non-root user; every payload's sandbox__drop_all_caps empties both sets. */
+static const int zygote_caps[] = {CAP_SYS_ADMIN, CAP_NET_ADMIN};
+
+static int zygote_caps_keep(void)
+{
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+    struct __user_cap_data_struct d[2];
+
+    if (syscall(SYS_capget, &h, d) < 0)
+        return -errno;
+    for (size_t i = 0; i < sizeof(zygote_caps) / sizeof(zygote_caps[0]); i++)
+        d[zygote_caps[i] / 32].inheritable |= 1u << (zygote_caps[i] % 32);
+    if (syscall(SYS_capset, &h, d) < 0)
+        return -errno;
+    for (size_t i = 0; i < sizeof(zygote_caps) / sizeof(zygote_caps[0]); i++)
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, zygote_caps[i], 0, 0) < 0)
+            return -errno;
+    return 0;
+}
+
+/* handle_zygote(p, fds, nfds) — CTL_ZYGOTE: a fresh exec of init's own binary (the
+ * supervisor's, /proc/self/exe) as FORKSERVER_ZYGOTE_ARG, with fds[0] as its fd 3 and
+ * fds[1..3] as its stdio, the fixed environment, in "/", its own session. Not a copy of
+ * init's memory beyond the exec: nothing of the supervisor reaches it. Init reaps it as any
+ * orphan when it ends. */
+static void handle_zygote(const struct init_params *p, const int *fds, int nfds)
+{
+    static char *const argv[] = {"crucible-zygote", FORKSERVER_ZYGOTE_ARG, NULL};
+    char *env[sizeof(fixed_env) / sizeof(fixed_env[0]) + 1];
+    struct ctl_msg m;
+    sigset_t none;
+    pid_t pid;
+
+    if (!p->zygote || nfds != 4) {
+        reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "not a fork server's sandbox");
+        return;
+    }
+    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    if (pid < 0) {
+        reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot start the zygote");
+        return;
+    }
+    if (pid == 0) {
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setsid();
+        if (dup2(fds[1], 0) < 0 || dup2(fds[2], 1) < 0 || dup2(fds[3], 2) < 0 ||
+            dup2(fds[0], 3) < 0 || chdir("/") < 0)
+            _exit(127);
+        syscall(SYS_close_range, 4, ~0U, 0);
+        for (size_t i = 0; i < sizeof(fixed_env) / sizeof(fixed_env[0]); i++)
+            env[i] = (char *)fixed_env[i];
+        env[sizeof(fixed_env) / sizeof(fixed_env[0])] = NULL;
+        execve("/proc/self/exe", argv, env);
+        _exit(127);
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_STARTED;
+    m.pid = pid;
+    (void)sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
+}
+
 static void wipe_supervisor_args(const struct sandbox_runtime *rt)
 {
     if (!rt)
@@ -1369,7 +1430,7 @@ void sandbox__init_main(const struct init_params *params)
     if (sethostname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0 ||
         setdomainname(SANDBOX_HOSTNAME, strlen(SANDBOX_HOSTNAME)) < 0)
         setup_fail(ctl, errno, "cannot set the hostname");
-    if (p->limits->loopback && (r = loopback_up()) < 0)
+    if (p->limits->loopback && (r = sandbox__loopback_up()) < 0)
         setup_fail(ctl, -r, "cannot bring up the loopback interface");
     if ((r = rootfs__build(p->img, p->limits, lower, &scratch, &err)) < 0)
         setup_fail(ctl, -r, err.msg);
@@ -1383,6 +1444,8 @@ void sandbox__init_main(const struct init_params *params)
             setup_fail(ctl, -r, userns_limits[i][0]);
     if (cgns && unshare(CLONE_NEWCGROUP) < 0)
         setup_fail(ctl, errno, "cannot create cgroup namespace");
+    if (p->zygote && (r = zygote_caps_keep()) < 0)
+        setup_fail(ctl, -r, "cannot keep the fork server's capabilities");
     if ((r = drop_bounding_set()) < 0)
         setup_fail(ctl, -r, "cannot drop the capability bounding set");
     sigemptyset(&chld);
@@ -1422,13 +1485,13 @@ void sandbox__init_main(const struct init_params *params)
             switch (m.type) {
             case CTL_PUT:
                 if (nfds == 1)
-                    handle_put(ctl, &m, fds[0]);
+                    sandbox__handle_put(ctl, &m, fds[0]);
                 else
                     reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
                 break;
             case CTL_GET:
                 m.text[sizeof(m.text) - 1] = '\0';
-                handle_get(ctl, &m);
+                sandbox__handle_get(ctl, &m);
                 break;
             case CTL_KILLALL:
                 kill_all(ctl, &payload, &keep, &pre);
@@ -1464,6 +1527,9 @@ void sandbox__init_main(const struct init_params *params)
                     payload = (m.mode & CTL_EXEC_KEEP) ? handle_exec_keep(p, fds, nfds, &keep)
                                                        : handle_exec(p, fds, nfds, &pre);
                 }
+                break;
+            case CTL_ZYGOTE:
+                handle_zygote(p, fds, nfds);
                 break;
             case CTL_PRESTART:
                 if (!payload)

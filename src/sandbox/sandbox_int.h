@@ -22,7 +22,7 @@
                                                * _STK_LIM, below PAYLOAD_STACK / 4 */
 #define EXEC_SEARCH_LONGEST "/usr/local/bin/" /* longest search-path prefix init tries */
 #define SANDBOX_HOSTNAME    "crucible"
-#define CTL_MAX_FDS         4
+#define CTL_MAX_FDS         6 /* a fork-server job: its control socket + CGROUP_MAX_HIER */
 
 /* How long the supervisor waits for init: to start (READY after GO: its root filesystem and
  * namespaces set up) and to answer any one request (an exec's start, a kill, a pause, the
@@ -64,7 +64,16 @@ enum ctl_type {
     CTL_SCRATCH,     /* sup → init: hand over the scratch tmpfs's root again */
     CTL_SCRATCH_FD,  /* init → sup: fd[0] the descriptor READY gave (a copy of init's) */
     CTL_PRESTART,    /* sup → init: make the next plain exec's process ahead (no reply) */
+    CTL_ZYGOTE,      /* sup → init (a fork server's sandbox only): fd[0] the zygote's control
+                      * socket, fd[1..3] its stdin, stdout, stderr; init starts a fresh exec
+                      * of its own binary in zygote mode (forkserver.h) with the capabilities
+                      * a job's set-up needs; reply CTL_STARTED (pid) or CTL_EXEC_FAIL */
+    CTL_JOB,         /* sup → zygote: fd[0] the job's control socket, fd[1..] the files
+                      * that join its cgroup (cgroup_open_join); status: its disk_mb;
+                      * mode: CTL_JOB_LOOPBACK. The job answers on its socket as an init:
+                      * CTL_READY or CTL_FAILED, then CTL_PUT, CTL_GET, one CTL_EXEC */
 };
+#define CTL_JOB_LOOPBACK 1u
 
 /* CTL_GO mode: init already sits in every group it belongs in (v1 joined by itself, v2 cloned
  * into), so it may enter its cgroup namespace during setup, off the first exec's path. Without
@@ -103,6 +112,18 @@ struct exec_spec {
 };
 #define EXEC_SPEC_MAGIC 0x63727563u
 
+/* Parsed exec request: pointers into the spec, read into init's reusable buffer (small
+ * requests, nearly all) or mapped (larger ones). */
+struct exec_req {
+    struct exec_spec spec;
+    char **argv;
+    char **envp;
+    char *strings;
+    void *map; /* the spec's mapping, NULL when it is in the reusable buffer */
+    size_t map_len;
+    size_t vec_len; /* argv and envp share one mapping, 0 when in the reusable buffer */
+};
+
 /* Everything init needs, inherited through clone (init gets a copy of the address space). */
 struct init_params {
     int ctl_fd;
@@ -113,6 +134,8 @@ struct init_params {
     int attach_fds[CGROUP_MAX_HIER]; /* v1 "tasks" files to write "0" to (see cgroup.h) */
     int nattach;
     const struct sandbox_runtime *rt; /* the supervisor's argv and environment, to wipe */
+    bool zygote; /* a fork server's sandbox: keep CAP_SYS_ADMIN and CAP_NET_ADMIN inheritable
+                  * and ambient (for CTL_ZYGOTE's exec); every payload drops them all */
 };
 
 /* sandbox__fixed_env(env, &count) — bytes (with NULs) of the fixed environment entries init
@@ -187,5 +210,55 @@ int sandbox__pause(struct sandbox *sb, bool stop, struct errbuf *err);
  * RESOLVE_SCRATCH (O_CLOEXEC added); the fd or -errno. A rename elsewhere in the tree may make
  * the kernel answer EAGAIN: retried a few times. (files.c; fork.c uses it too.) */
 int sandbox__open_beneath(int dirfd, const char *rel, int flags, mode_t mode);
+
+/* What init's payload set-up is made of, shared with a fork server's jobs (zygote.c), which
+ * run in processes that are not init's but confine themselves the same way. */
+
+/* sandbox__parse_spec(memfd, x) — reads an exec request; 0 or -errno. Release with
+ * sandbox__exec_req_release. Uses a buffer of the process's own, reused: one at a time. */
+int sandbox__parse_spec(int memfd, struct exec_req *x);
+void sandbox__exec_req_release(struct exec_req *x);
+/* sandbox__payload_io(x, stdio) — stdio, fds ≥ 3 close-on-exec, cwd, umask, rlimits; 0 or the
+ * stage that failed (errno set). */
+int sandbox__payload_io(const struct exec_req *x, const int *stdio);
+/* sandbox__payload_confine(filter, filtered) — capabilities dropped, no_new_privs, the seccomp
+ * filter (unless filtered); 0 or the stage that failed (errno set). */
+int sandbox__payload_confine(const struct filter *filter, bool filtered);
+/* sandbox__payload_execve(x) — execve with init's search path; returns only on failure. */
+void sandbox__payload_execve(const struct exec_req *x);
+/* sandbox__spawn_report(pid, x, failure, m) — m for the supervisor once pid has run execve
+ * (failure 0: CTL_STARTED) or failed (stage << 16 | errno: CTL_EXEC_FAIL, pid reaped). */
+pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m);
+/* sandbox__drop_all_caps() — ambient, effective, permitted and inheritable sets emptied. */
+int sandbox__drop_all_caps(void);
+/* sandbox__loopback_up() — brings up lo in the caller's network namespace. 0 or -errno. */
+int sandbox__loopback_up(void);
+/* sandbox__handle_put(ctl, req, src) / sandbox__handle_get(ctl, req) — CTL_PUT and CTL_GET
+ * below the caller's /work, answered on ctl. */
+void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src);
+void sandbox__handle_get(int ctl, const struct ctl_msg *req);
+/* sandbox__fixed_env_list(&n) — the fixed environment entries ("K=V"), n of them. */
+const char *const *sandbox__fixed_env_list(size_t *n);
+
+/* sandbox__create(rt, img, limits, zygote, err) — sandbox_create; with zygote, a fork server's
+ * sandbox (init_params.zygote). */
+struct sandbox *sandbox__create(const struct sandbox_runtime *rt, const struct image *img,
+                                const struct sandbox_limits *limits, bool zygote,
+                                struct errbuf *err);
+
+/* sandbox__zygote_start(sb, fds, pid, err) — CTL_ZYGOTE with fds (socket, stdin, stdout,
+ * stderr; the caller keeps them); *pid its pid inside. 0 or -errno with err set. */
+int sandbox__zygote_start(struct sandbox *sb, const int fds[4], pid_t *pid, struct errbuf *err);
+
+/* sandbox__job_new(rt, img, limits, peer, attach, nattach, err) — a sandbox with no init of
+ * its own: its cgroup (made here) and a control socket whose other end (*peer) and the
+ * group's v1 "tasks" files (attach, *nattach of them) the caller hands to a fork server's
+ * zygote and then closes. The job answers on the socket as an init; sandbox__job_ready waits
+ * for its READY; then sandbox_put_file, sandbox_get_file, one sandbox_exec (LAST) and
+ * sandbox_destroy work as on any sandbox (teardown kills the job's cgroup). NULL with err. */
+struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct image *img,
+                                 const struct sandbox_limits *limits, int *peer, int *attach,
+                                 int *nattach, struct errbuf *err);
+int sandbox__job_ready(struct sandbox *sb, struct errbuf *err);
 
 #endif

@@ -54,6 +54,14 @@ int main(void)
     is_str(jstr(j, "message"), "cannot execute '\\xff'",
            "a message quoting invalid UTF-8 is escaped");
     json_decref(j);
+    ok(json_object_get(j = result_to_json(&r), "path") == NULL,
+       "a cold run's record has no \"path\" (as before fork servers)");
+    json_decref(j);
+    r.fork_server = true;
+    j = result_to_json(&r);
+    is_str(jstr(j, "path"), "fork_server", "a fork server's job says so");
+    json_decref(j);
+    r.fork_server = false;
     result_fail(&r, "cannot %s", "start");
     ok(r.status == RESULT_SANDBOX_ERROR && strcmp(r.message, "cannot start") == 0, "result_fail");
     result_release(&r);

@@ -1,0 +1,223 @@
+/*
+ * forkserver.c — the supervisor's side of a fork server (see forkserver.h; the inside is
+ * zygote.c).
+ *
+ * forkserver_start makes a sandbox whose init keeps the capabilities a job's set-up needs
+ * (sandbox__create with zygote), asks init to start the zygote (CTL_ZYGOTE) with a control
+ * socket, an empty memfd as stdin and a pipe as stdout and stderr (the same kinds a job's
+ * streams are, so the interpreter's stdio objects fit them; the pipe also carries the zygote's
+ * own complaints), and waits for its READY.
+ *
+ * forkserver_run makes the job's half (sandbox__job_new: a cgroup of its own under crucible's
+ * subtree and a control socket), hands the socket and the group's "tasks" files to the zygote
+ * (CTL_JOB), waits for the job's READY, and then drives it with the sandbox API as any
+ * one-shot run: files in, one exec (SANDBOX_EXEC_LAST), destroy. The verdict is made by
+ * sandbox_exec from the job's cgroup, the wait status the job's pid 1 reports and the
+ * supervisor's clock, as on the cold path.
+ */
+#include "sandbox/forkserver.h"
+#include "sandbox/sandbox_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define ZYGOTE_PIDS      4096 /* the zygote's sandbox: it and each job's pid 1 until it joins */
+#define ZYGOTE_MEMORY_MB 1024
+
+struct forkserver {
+    const struct sandbox_runtime *rt;
+    const struct image *img;
+    struct sandbox *sb;   /* the zygote's sandbox */
+    int sock;             /* the zygote's control socket */
+    int diag;             /* read end of the zygote's stdout and stderr */
+    pthread_mutex_t lock; /* one CTL_JOB at a time on sock */
+};
+
+/* zygote_ready(fs, err) — waits for the zygote's READY; 0 or -errno with err set (what the
+ * zygote said, or wrote on its stderr). */
+static int zygote_ready(struct forkserver *fs, struct errbuf *err)
+{
+    struct pollfd pf = {.fd = fs->sock, .events = POLLIN};
+    struct ctl_msg m;
+    char text[512];
+    ssize_t n;
+    int r;
+
+    r = poll(&pf, 1, (int)(SANDBOX_INIT_WAIT_S * 1000));
+    if (r == 0)
+        return errbuf_set(err, "the zygote did not start"), -ETIMEDOUT;
+    r = r < 0 ? -errno : sandbox__ctl_recv(fs->sock, &m, NULL, NULL);
+    if (r == 0 && m.type == CTL_READY)
+        return 0;
+    if (r == 0 && m.type == CTL_FAILED) {
+        m.text[sizeof(m.text) - 1] = '\0';
+        return errbuf_set(err, "the zygote failed: %s", m.text), m.err ? -m.err : -EIO;
+    }
+    fcntl(fs->diag, F_SETFL, O_NONBLOCK);
+    n = read(fs->diag, text, sizeof(text) - 1);
+    text[n > 0 ? n : 0] = '\0';
+    errbuf_set(err, "the zygote ended before it was ready%s%.400s", n > 0 ? ": " : "", text);
+    return r < 0 ? r : -EPROTO;
+}
+
+struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const struct image *img,
+                                    struct errbuf *err)
+{
+    struct forkserver *fs = calloc(1, sizeof(*fs));
+    struct sandbox_limits l;
+    int sv[2] = {-1, -1}, diag[2] = {-1, -1}, in = -1, fds[4];
+    pid_t pid;
+
+    if (!fs) {
+        errbuf_set(err, "out of memory");
+        return NULL;
+    }
+    if (rt->cg.nhier == 0) {
+        /* a job's teardown is the kill of its cgroup: the supervisor knows no pid of it */
+        errbuf_set(err, "a fork server needs cgroups (none usable here: see 'crucible run "
+                        "--check')");
+        free(fs);
+        errno = ENOTSUP;
+        return NULL;
+    }
+    fs->rt = rt;
+    fs->img = img;
+    fs->sock = fs->diag = -1;
+    pthread_mutex_init(&fs->lock, NULL);
+    sandbox_limits_default(&l);
+    l.pids = ZYGOTE_PIDS;
+    l.memory_mb = ZYGOTE_MEMORY_MB;
+    fs->sb = sandbox__create(rt, img, &l, true, err);
+    if (!fs->sb)
+        goto out_free;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
+        pipe2(diag, O_CLOEXEC) < 0 ||
+        (in = memfd_create("crucible-zygote-stdin", MFD_CLOEXEC)) < 0) {
+        errbuf_set(err, "cannot create the zygote's sockets: %s", strerror(errno));
+        goto out_close;
+    }
+    fds[0] = sv[1];
+    fds[1] = in;
+    fds[2] = fds[3] = diag[1];
+    if (sandbox__zygote_start(fs->sb, fds, &pid, err) < 0)
+        goto out_close;
+    close(sv[1]);
+    close(diag[1]);
+    close(in);
+    fs->sock = sv[0];
+    fs->diag = diag[0];
+    if (zygote_ready(fs, err) < 0) {
+        forkserver_stop(fs);
+        return NULL;
+    }
+    return fs;
+
+out_close:
+    for (int i = 0; i < 2; i++) {
+        if (sv[i] >= 0)
+            close(sv[i]);
+        if (diag[i] >= 0)
+            close(diag[i]);
+    }
+    if (in >= 0)
+        close(in);
+    sandbox_destroy(fs->sb, NULL);
+out_free:
+    pthread_mutex_destroy(&fs->lock);
+    free(fs);
+    return NULL;
+}
+
+struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
+                               struct errbuf *err)
+{
+    int fds[1 + CGROUP_MAX_HIER], nattach = 0, r;
+    struct sandbox *job;
+    struct ctl_msg m;
+
+    if (limits->writable_root) {
+        errbuf_set(err, "a fork server's job cannot have a writable root");
+        return NULL;
+    }
+    job = sandbox__job_new(fs->rt, fs->img, limits, &fds[0], fds + 1, &nattach, err);
+    if (!job)
+        return NULL;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_JOB;
+    m.status = (int32_t)limits->disk_mb;
+    m.mode = limits->loopback ? CTL_JOB_LOOPBACK : 0;
+    pthread_mutex_lock(&fs->lock);
+    r = sandbox__ctl_send(fs->sock, &m, fds, 1 + nattach);
+    pthread_mutex_unlock(&fs->lock);
+    for (int i = 0; i < 1 + nattach; i++)
+        close(fds[i]);
+    if (r < 0) {
+        errbuf_set(err, "cannot reach the zygote: %s", strerror(-r));
+        sandbox_destroy(job, NULL);
+        return NULL;
+    }
+    if (sandbox__job_ready(job, err) < 0) {
+        sandbox_destroy(job, NULL);
+        return NULL;
+    }
+    return job;
+}
+
+int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
+                   const struct sandbox_file *files, size_t nfiles, const struct sandbox_proc *proc,
+                   struct result *res)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *job;
+    int r;
+
+    result_set_image(res, fs->img);
+    res->fork_server = true;
+    if (limits->writable_root) {
+        result_fail(res, "a fork server's job cannot have a writable root");
+        return 0;
+    }
+    job = forkserver_job(fs, limits, &err);
+    if (!job) {
+        result_fail(res, "%s", err.msg);
+        return 0;
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        r = sandbox_put_file(job, files[i].dest, files[i].fd, files[i].mode, &err);
+        if (r < 0) {
+            result_fail(res, "%s", err.msg);
+            sandbox_destroy(job, NULL);
+            return 0;
+        }
+    }
+    r = sandbox_exec(job, proc, SANDBOX_EXEC_LAST, res);
+    err.msg[0] = '\0';
+    if (sandbox_destroy(job, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
+        result_fail(res, "%s", err.msg);
+    return r == -EINVAL ? -EINVAL : 0;
+}
+
+const struct image *forkserver_image(const struct forkserver *fs)
+{
+    return fs->img;
+}
+
+void forkserver_stop(struct forkserver *fs)
+{
+    if (!fs)
+        return;
+    if (fs->sock >= 0)
+        close(fs->sock);
+    if (fs->diag >= 0)
+        close(fs->diag);
+    sandbox_destroy(fs->sb, NULL);
+    pthread_mutex_destroy(&fs->lock);
+    free(fs);
+}

@@ -1,0 +1,74 @@
+/*
+ * forkserver.h — a Python fork server inside a sandbox: an interpreter started once, with the
+ * common standard library imported, that forks one job per run.
+ *
+ * The zygote is a fresh exec of crucible's own binary (never a copy of the supervisor's
+ * memory, which may hold other tasks' hidden tests), started by the init of a sandbox made
+ * for it, in the hidden mode FORKSERVER_ZYGOTE_ARG. It loads libpython from the sandbox's root
+ * with dlopen, initialises it as a plain /usr/bin/python3 would be, imports the common modules,
+ * then waits for jobs. Each job is a fork of it into fresh mount, pid, ipc, uts and network
+ * namespaces, its own cgroup (made by the supervisor), a fresh scratch tmpfs over /work and
+ * /tmp and a fresh /proc; its pid 1 is a small reaper that answers the supervisor as a
+ * sandbox's init does (files in, one exec, files out), so the verdict is sandbox_exec's own.
+ * The exec's process (pid 2) is confined as a cold payload (rlimits, every capability dropped,
+ * no_new_privs, the seccomp policy) and then runs `python3 -c CODE ARGS` or `python3 FILE
+ * ARGS` in the forked interpreter; any other argv, or an environment whose PYTHON*, LANG or
+ * LC_* entries differ from the zygote's, is an execve as on the cold path.
+ *
+ * Known differences from a fresh interpreter: sys.modules holds the preloaded modules; the
+ * str hash secret is the zygote's (the sandbox fixes PYTHONHASHSEED=0 anyway); memory peaks
+ * count only the pages a job touches (the interpreter's own are the zygote's), so a job's
+ * memory_kb is smaller than the cold path's and its memory limit slightly more lenient;
+ * /proc/self/exe and /proc/self/cmdline are the zygote's (crucible's binary, "__zygote");
+ * a job ends without the teardown of every module (zygote.c: finalizers of objects held
+ * outside __main__ do not run, as after os._exit), except through SystemExit, which ends as
+ * python3's does. A stdin pipe (interactive) reaches the job through an object made for a
+ * seekable file. The jobs of one fork server share its sandbox's host uid: they are kept
+ * apart by their namespaces, cgroups and seccomp, not by ids.
+ *
+ * Threading: forkserver_run may be called from several threads at once on one fork server
+ * (the request to the zygote is sent under a lock; each job has its own socket and cgroup).
+ */
+#ifndef CRUCIBLE_FORKSERVER_H
+#define CRUCIBLE_FORKSERVER_H
+
+#include "sandbox/sandbox.h"
+
+/* argv[1] of the zygote's exec: a program that links the sandbox and may be a fork server's
+ * supervisor must call forkserver_zygote_main first thing when it sees it. */
+#define FORKSERVER_ZYGOTE_ARG "__zygote"
+
+struct forkserver;
+
+/* forkserver_start(rt, img, err) — a sandbox of img (read-only root; rt and img must outlive
+ * it) with a Python zygote ready in it. NULL with err set (no libpython in the image, say;
+ * ENOTSUP: no cgroups, which a job's teardown needs). */
+struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const struct image *img,
+                                    struct errbuf *err);
+
+/* forkserver_run(fs, limits, files, nfiles, proc, res) — one job: as sandbox_run (res
+ * result_init'ed by the caller and filled the same way, path "fork_server"), in a job forked
+ * from the zygote. limits->writable_root is refused (sandbox_error). 0, or -EINVAL for misuse
+ * as sandbox_exec. */
+int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
+                   const struct sandbox_file *files, size_t nfiles, const struct sandbox_proc *proc,
+                   struct result *res);
+
+/* forkserver_job(fs, limits, err) — a job forked by the zygote, ready for the sandbox API:
+ * sandbox_put_file, one sandbox_exec (SANDBOX_EXEC_LAST), sandbox_get_file, then
+ * sandbox_destroy (the caller's). For callers that drive sandboxes themselves (verify);
+ * forkserver_run is this plus the files, the exec and the destroy. NULL with err set. */
+struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
+                               struct errbuf *err);
+
+/* forkserver_image(fs) — the image its sandbox and jobs run. */
+const struct image *forkserver_image(const struct forkserver *fs);
+
+/* forkserver_stop(fs) — ends the zygote and its sandbox; NULL is a no-op. */
+void forkserver_stop(struct forkserver *fs);
+
+/* forkserver_zygote_main(argc, argv) — the zygote's whole life (fd 3 its control socket);
+ * returns only its exit status. */
+int forkserver_zygote_main(int argc, char **argv);
+
+#endif

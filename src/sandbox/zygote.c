@@ -1,0 +1,704 @@
+/*
+ * zygote.c — the inside of a fork server (see forkserver.h): the zygote and its jobs.
+ *
+ * The zygote is a fresh exec of crucible's binary by a fork server's sandbox init, with
+ * CAP_SYS_ADMIN and CAP_NET_ADMIN ambient in the sandbox's user namespace and nothing else of
+ * the supervisor. Its phases: seccomp program compiled → libpython loaded (dlopen from the
+ * sandbox's root) and initialised as /usr/bin/python3 is (program name, environment, signal
+ * handlers, site) → common modules imported → READY on fd 3 → jobs. It runs no code of a job's.
+ *
+ * A job (CTL_JOB): the zygote forks with new mount, pid, ipc, uts and network namespaces. The
+ * child is the job's pid 1, its reaper: it joins the job's cgroup (the supervisor's "tasks"
+ * files) and a cgroup namespace rooted there, keeps only the job's control socket, mounts a
+ * fresh size-limited scratch tmpfs over /work and /tmp (as rootfs.c does for a sandbox) and a
+ * fresh /proc of its pid namespace, brings up loopback when asked, and answers on the socket
+ * as a sandbox's init: READY, then puts, gets and one exec. The exec's process (pid 2) takes
+ * init's payload steps (sandbox__payload_io, __payload_confine: rlimits, no capability,
+ * no_new_privs, seccomp) before any job code runs, then either runs Python in the forked
+ * interpreter or execve's as a cold payload. Its start is reported as init reports one: after
+ * execve (a CLOEXEC pipe) or, for Python, once it is confined. The reaper reports its end with
+ * the wait status and rusage (CTL_EXITED), reaps what the job leaves, and exits when the
+ * supervisor hangs up; the supervisor's teardown kills the job's cgroup.
+ */
+#include "sandbox/forkserver.h"
+#include "sandbox/sandbox_int.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <linux/mount.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <wchar.h>
+
+extern char **environ;
+
+/* Where libpython is looked for in the sandbox's root, newest first. */
+static const struct {
+    const char *name;
+    int minor;
+} python_libs[] = {
+    {"libpython3.13.so.1.0", 13}, {"libpython3.12.so.1.0", 12}, {"libpython3.11.so.1.0", 11},
+    {"libpython3.10.so.1.0", 10}, {"libpython3.9.so.1.0", 9},
+};
+
+#define PYTHON_EXE "/usr/bin/python3"
+
+/* Imported once in the zygote, so that a job does not pay for them: what HumanEval- and
+ * MBPP-style programs and the assert harness import. */
+static const char preload[] =
+    "list(map(__import__, ['re', 'math', 'json', 'collections', 'itertools', 'functools',"
+    " 'typing', 'heapq', 'bisect', 'string', 'random', 'copy', 'operator', 'traceback',"
+    " 'dataclasses', 'enum', 'io', 'ast', 'inspect', 'fractions', 'decimal', 'statistics']))\n";
+
+/* A job's own environment and orig_argv, set in the forked interpreter before its code runs
+ * (sys._crucible_env: "K=V" entries, sys._crucible_argv: argv, both NUL-separated bytes).
+ * Defined in __main__ and removed from it at once; removes itself from sys when called.
+ *
+ * And a job's end: what Py_FinalizeEx does that a program can see — non-daemon threads
+ * joined, atexit functions, stdio flushed (120 when that fails), __main__'s names cleared
+ * (None, underscored first) and a collection, so that its objects' finalizers run and its
+ * unclosed files are flushed — without the teardown of every module, which in a forked
+ * interpreter writes (copies) every page of the zygote's heap: measured, 3-5x the cost of
+ * running `pass`. Held by the zygote in C only (sys has no trace of it). Then gc.freeze():
+ * the zygote's objects are left out of a job's collections (no copy of their pages either). */
+static const char job_setup[] =
+    "def _crucible_job():\n"
+    "    import sys, os\n"
+    "    env, argv = sys._crucible_env, sys._crucible_argv\n"
+    "    del sys._crucible_env, sys._crucible_argv, sys._crucible_job\n"
+    "    os.environ.clear()\n"
+    "    for kv in env.split(b'\\0'):\n"
+    "        if kv:\n"
+    "            k, _, v = kv.partition(b'=')\n"
+    "            os.environb[k] = v\n"
+    "    sys.orig_argv = [os.fsdecode(a) for a in argv.split(b'\\0')]\n"
+    "__import__('sys')._crucible_job = _crucible_job\n"
+    "del _crucible_job\n"
+    "def _crucible_end():\n"
+    "    import sys, gc\n"
+    "    t = sys.modules.get('threading')\n"
+    "    if t is not None:\n"
+    "        t._shutdown()\n"
+    "    __import__('atexit')._run_exitfuncs()\n"
+    "    def flush(first):\n"
+    "        good = True\n"
+    "        for f in (sys.stdout, sys.stderr):\n"
+    "            try:\n"
+    "                if f is not None and not f.closed:\n"
+    "                    f.flush()\n"
+    "            except Exception as e:\n"
+    "                good = False\n"
+    "                if first:\n"
+    "                    try:\n"
+    "                        sys.stderr.write('Exception ignored in: %r\\n' % (f,) + ''.join(\n"
+    "                            __import__('traceback').format_exception_only(type(e), e)))\n"
+    "                    except Exception:\n"
+    "                        pass\n"
+    "        return good\n"
+    "    good = flush(True)\n"
+    "    d = sys.modules['__main__'].__dict__\n"
+    "    for k in [k for k in d if k[:1] == '_' and k[:2] != '__']:\n"
+    "        d[k] = None\n"
+    "    for k in [k for k in d if k != '__builtins__']:\n"
+    "        d[k] = None\n"
+    "    gc.collect()\n"
+    "    flush(False)\n"
+    "    return 0 if good else 120\n"
+    "__import__('sys')._crucible_end = _crucible_end\n"
+    "del _crucible_end\n"
+    "__import__('gc').freeze()\n";
+
+#define PY_CF_IGNORE_COOKIE 0x0800
+
+struct py_flags {
+    int cf_flags;
+    int cf_feature_version;
+};
+
+/* The few functions of libpython the zygote calls (no Python headers needed). */
+struct py {
+    int minor;
+    void (*set_program_name)(const wchar_t *);
+    void (*initialize_ex)(int);
+    int (*run_string)(const char *, struct py_flags *);
+    int (*run_file)(FILE *, const char *, int, struct py_flags *);
+    void (*before_fork)(void);
+    void (*after_fork_parent)(void);
+    void (*after_fork_child)(void);
+    wchar_t *(*decode_locale)(const char *, size_t *);
+    void (*set_argv_ex)(int, wchar_t **, int);
+    void *(*bytes_new)(const char *, ssize_t);
+    int (*sys_set_object)(const char *, void *);
+    void (*dec_ref)(void *);
+    int *unhandled_sigint; /* _Py_UnhandledKeyboardInterrupt, when exported */
+    void *(*sys_get_object)(const char *);
+    void (*inc_ref)(void *);
+    void *(*call_object)(void *, void *);
+    long (*long_as_long)(void *);
+    void *end; /* the job's end (job_setup's _crucible_end), a reference of the zygote's */
+};
+
+/* The zygote's state: one per process. */
+struct zygote {
+    struct py py;
+    struct filter filter;
+    char **env; /* the zygote's own environment, as init gave it */
+};
+
+enum job_kind { JOB_EXECVE, JOB_PY_COMMAND, JOB_PY_FILE };
+
+/* Set once this process is a zygote (and so in its jobs): LeakSanitizer's check at exit, in a
+ * sanitized build, is off there. It needs ptrace, which a job's seccomp policy refuses (it
+ * would end every job with its own failure), and a job's heap is the zygote's by design. The
+ * one global of this file: the sanitizer's hook below can be told nothing else. */
+static bool in_zygote;
+
+int __lsan_is_turned_off(void);
+int __lsan_is_turned_off(void)
+{
+    return in_zygote;
+}
+
+static void send_reply(int fd, uint32_t type, int err, const char *text)
+{
+    struct ctl_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    m.err = err;
+    if (text)
+        snprintf(m.text, sizeof(m.text), "%s", text);
+    (void)sandbox__ctl_send(fd, &m, NULL, 0);
+}
+
+/* py_load(py, err) — dlopen of the newest libpython found, and its functions. 0 or -errno. */
+static int py_load(struct py *py, struct errbuf *err)
+{
+    void *lib = NULL;
+
+    for (size_t i = 0; !lib && i < sizeof(python_libs) / sizeof(python_libs[0]); i++) {
+        lib = dlopen(python_libs[i].name, RTLD_NOW | RTLD_GLOBAL);
+        py->minor = python_libs[i].minor;
+    }
+    if (!lib)
+        return errbuf_set(err, "no libpython3 in the image: %s", dlerror()), -ENOENT;
+#define SYM(field, name)                                                                           \
+    do {                                                                                           \
+        *(void **)&py->field = dlsym(lib, name);                                                   \
+        if (!py->field)                                                                            \
+            return errbuf_set(err, "libpython has no '%s'", name), -ENOENT;                        \
+    } while (0)
+    SYM(set_program_name, "Py_SetProgramName");
+    SYM(initialize_ex, "Py_InitializeEx");
+    SYM(run_string, "PyRun_SimpleStringFlags");
+    SYM(run_file, "PyRun_SimpleFileExFlags");
+    SYM(before_fork, "PyOS_BeforeFork");
+    SYM(after_fork_parent, "PyOS_AfterFork_Parent");
+    SYM(after_fork_child, "PyOS_AfterFork_Child");
+    SYM(decode_locale, "Py_DecodeLocale");
+    SYM(set_argv_ex, "PySys_SetArgvEx");
+    SYM(bytes_new, "PyBytes_FromStringAndSize");
+    SYM(sys_set_object, "PySys_SetObject");
+    SYM(dec_ref, "Py_DecRef");
+    SYM(sys_get_object, "PySys_GetObject");
+    SYM(inc_ref, "Py_IncRef");
+    SYM(call_object, "PyObject_CallObject");
+    SYM(long_as_long, "PyLong_AsLong");
+#undef SYM
+    py->unhandled_sigint = dlsym(lib, "_Py_UnhandledKeyboardInterrupt");
+    return 0;
+}
+
+/* env_decides(e) — whether an environment entry changes how the interpreter starts (so a job
+ * whose entries differ from the zygote's cannot use it). */
+static bool env_decides(const char *e)
+{
+    return strncmp(e, "PYTHON", 6) == 0 || strncmp(e, "LC_", 3) == 0 || strncmp(e, "LANG=", 5) == 0;
+}
+
+static bool env_has(char *const *env, const char *e)
+{
+    for (; env && *env; env++)
+        if (strcmp(*env, e) == 0)
+            return true;
+    return false;
+}
+
+/* job_kind_of(z, x) — whether x is `python3 -c CODE ...` or `python3 FILE ...` that the forked
+ * interpreter can run as a fresh one would; FILE is checked later (a regular file). */
+static enum job_kind job_kind_of(const struct zygote *z, const struct exec_req *x)
+{
+    char **argv = x->argv;
+    bool python = strcmp(argv[0], PYTHON_EXE) == 0 ||
+                  (strcmp(argv[0], "python3") == 0 && access("/usr/local/bin/python3", F_OK) < 0);
+
+    if (!python || x->spec.argc < 2)
+        return JOB_EXECVE;
+    for (char **e = x->envp; *e; e++)
+        if (env_decides(*e) && !env_has(z->env, *e))
+            return JOB_EXECVE;
+    for (char **e = z->env; *e; e++)
+        if (env_decides(*e) && !env_has(x->envp, *e))
+            return JOB_EXECVE;
+    if (strcmp(argv[1], "-c") == 0 && x->spec.argc >= 3)
+        return JOB_PY_COMMAND;
+    if (argv[1][0] && argv[1][0] != '-')
+        return JOB_PY_FILE;
+    return JOB_EXECVE;
+}
+
+/* joined(v, n, &len) — the n strings of v joined by NULs (no trailing one); NULL when out of
+ * memory. */
+static char *joined(char *const *v, size_t n, size_t *len)
+{
+    size_t total = 0, at = 0;
+    char *s;
+
+    for (size_t i = 0; i < n; i++)
+        total += strlen(v[i]) + 1;
+    if (!(s = malloc(total + 1)))
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(v[i]);
+        memcpy(s + at, v[i], l);
+        at += l;
+        if (i + 1 < n)
+            s[at++] = '\0';
+    }
+    *len = at;
+    return s;
+}
+
+static int set_sys_bytes(struct py *py, const char *name, const char *data, size_t len)
+{
+    void *o = py->bytes_new(data, (ssize_t)len);
+    int r;
+
+    if (!o)
+        return -1;
+    r = py->sys_set_object(name, o);
+    py->dec_ref(o);
+    return r;
+}
+
+/* run_python(z, x, kind) — in the job's confined pid 2: the forked interpreter becomes the
+ * job's (after-fork hooks, environment, argv and sys.path[0] as python3 computes them), runs
+ * the command or the file as python3 does, ends as job_setup says (threads, atexit, stdio
+ * flushed, __main__ cleared) and exits with python3's status: 0, 1 after an uncaught exception,
+ * SystemExit's code (which ends through Py_FinalizeEx, as python3's does), 120 when flushing
+ * fails, killed by SIGINT after an uncaught KeyboardInterrupt. Never returns. */
+__attribute__((noreturn)) static void run_python(struct zygote *z, const struct exec_req *x,
+                                                 enum job_kind kind)
+{
+    struct py *py = &z->py;
+    struct py_flags flags = {.cf_flags = 0, .cf_feature_version = py->minor};
+    size_t nenv = 0, len, nargs;
+    wchar_t **wargv;
+    char *blob, path[PATH_MAX + 8];
+    int ret, rc;
+
+    /* the name an execve of argv[0] gives (the reaper's otherwise) */
+    prctl(PR_SET_NAME, strrchr(x->argv[0], '/') ? strrchr(x->argv[0], '/') + 1 : x->argv[0]);
+    py->after_fork_child();
+    while (x->envp[nenv])
+        nenv++;
+    if (!(blob = joined(x->envp, nenv, &len)) || set_sys_bytes(py, "_crucible_env", blob, len))
+        _exit(126);
+    free(blob);
+    if (!(blob = joined(x->argv, x->spec.argc, &len)) ||
+        set_sys_bytes(py, "_crucible_argv", blob, len))
+        _exit(126);
+    free(blob);
+    if (py->run_string("__import__('sys')._crucible_job()\n", NULL) != 0)
+        _exit(126);
+    /* sys.argv: "-c" and what follows the command, or the file and what follows it */
+    nargs = kind == JOB_PY_COMMAND ? x->spec.argc - 2 : x->spec.argc - 1;
+    if (!(wargv = calloc(nargs + 1, sizeof(*wargv))))
+        _exit(126);
+    for (size_t i = 0; i < nargs; i++) {
+        const char *a = kind == JOB_PY_COMMAND ? (i == 0 ? "-c" : x->argv[2 + i]) : x->argv[1 + i];
+        if (!(wargv[i] = py->decode_locale(a, NULL)))
+            _exit(126);
+    }
+    py->set_argv_ex((int)nargs, wargv, 1);
+    if (kind == JOB_PY_COMMAND) {
+        flags.cf_flags = PY_CF_IGNORE_COOKIE;
+        ret = py->run_string(x->argv[2], &flags);
+    } else {
+        FILE *fp;
+        /* __main__.__file__ is the absolute path, as python3 makes it (cwd joined, not
+         * resolved) */
+        if (x->argv[1][0] == '/')
+            snprintf(path, sizeof(path), "%s", x->argv[1]);
+        else if (getcwd(path, PATH_MAX))
+            snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", x->argv[1]);
+        else
+            _exit(126);
+        if (!(fp = fopen(path, "rb")))
+            _exit(126);
+        ret = py->run_file(fp, path, 1, &flags);
+    }
+    rc = ret != 0 ? 1 : 0;
+    {
+        void *r = py->call_object(py->end, NULL);
+        if (!r || py->long_as_long(r) != 0)
+            rc = 120;
+    }
+    if (py->unhandled_sigint && *py->unhandled_sigint) {
+        /* python3 ends by SIGINT after an uncaught KeyboardInterrupt (Py_RunMain) */
+        signal(SIGINT, SIG_DFL);
+        kill(getpid(), SIGINT);
+        rc = 128 + SIGINT;
+    }
+    exit(rc);
+}
+
+/* job_payload(z, x, stdio, report, kind) — pid 2 of a job, between fork and the job's code:
+ * init's payload steps, then Python or execve. A failure before the job's code runs is written
+ * to report (stage << 16 | errno); success closes it (at execve, or before Python runs). */
+__attribute__((noreturn)) static void job_payload(struct zygote *z, const struct exec_req *x,
+                                                  const int *stdio, int report, enum job_kind kind)
+{
+    sigset_t none;
+    struct stat st;
+    int stage, failure;
+
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    setsid();
+    prctl(PR_SET_PDEATHSIG, 0);
+    stage = sandbox__payload_io(x, stdio);
+    if (!stage && kind == JOB_PY_FILE && (stat(x->argv[1], &st) < 0 || !S_ISREG(st.st_mode)))
+        kind = JOB_EXECVE; /* python3's own message for a missing file or a directory */
+    if (!stage) {
+        prctl(PR_SET_DUMPABLE, 1); /* as after an execve: its /proc files are its own */
+        stage = sandbox__payload_confine(&z->filter, false);
+    }
+    if (!stage && kind == JOB_EXECVE) {
+        sandbox__payload_execve(x);
+        stage = 8;
+    }
+    if (stage) {
+        failure = stage << 16 | (errno & 0xffff);
+        if (write(report, &failure, sizeof(failure)) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    syscall(SYS_close_range, 3, ~0U, 0); /* report included: the start is reported */
+    /* The faults' default actions, as in a fresh python3 (a sanitized zygote has handlers) */
+    signal(SIGSEGV, SIG_DFL);
+    signal(SIGBUS, SIG_DFL);
+    signal(SIGFPE, SIG_DFL);
+    signal(SIGILL, SIG_DFL);
+    run_python(z, x, kind);
+}
+
+/* job_exec(z, ctl, fds, nfds) — CTL_EXEC in a job: starts pid 2 and reports as init does.
+ * Returns its pid, or 0 when it did not start. */
+static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
+{
+    struct exec_req x;
+    struct ctl_msg m;
+    enum job_kind kind;
+    int rep[2], failure = 0;
+    pid_t pid;
+
+    memset(&x, 0, sizeof(x));
+    if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
+        sandbox__exec_req_release(&x);
+        send_reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
+        return 0;
+    }
+    kind = job_kind_of(z, &x);
+    if (pipe2(rep, O_CLOEXEC) < 0) {
+        send_reply(ctl, CTL_EXEC_FAIL, errno, "cannot create the start report pipe");
+        sandbox__exec_req_release(&x);
+        return 0;
+    }
+    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    if (pid == 0) {
+        close(rep[0]);
+        job_payload(z, &x, fds + 1, rep[1], kind);
+    }
+    close(rep[1]);
+    if (pid < 0) {
+        send_reply(ctl, CTL_EXEC_FAIL, errno, "cannot start the payload");
+        close(rep[0]);
+        sandbox__exec_req_release(&x);
+        return 0;
+    }
+    while (read(rep[0], &failure, sizeof(failure)) < 0 && errno == EINTR)
+        ;
+    close(rep[0]);
+    pid = sandbox__spawn_report(pid, &x, failure, &m);
+    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
+    sandbox__exec_req_release(&x);
+    return pid;
+}
+
+/* job_mounts(disk_mb) — in the job's new mount namespace: nothing propagates out, a fresh
+ * scratch tmpfs's "work" and "tmp" over /work and /tmp (rootfs.c's sizes and modes), a fresh
+ * /proc of the job's pid namespace. 0 or -errno. */
+static int job_mounts(uint64_t disk_mb)
+{
+    char size[32], inodes[32];
+    static const char *const dirs[] = {"work", "tmp"};
+    int fs, s = -1, p, r = 0;
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return -errno;
+    snprintf(size, sizeof(size), "%llum", (unsigned long long)disk_mb);
+    snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(disk_mb * 256 + 64));
+    fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) < 0 ||
+        syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+        (s = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) <
+            0)
+        r = -errno;
+    close(fs);
+    if (r == 0 && (mkdirat(s, "work", 0755) < 0 || mkdirat(s, "tmp", 01777) < 0 ||
+                   fchmodat(s, "tmp", 01777, 0) < 0))
+        r = -errno;
+    for (size_t i = 0; r == 0 && i < 2; i++) {
+        char dest[16];
+        int t = (int)syscall(SYS_open_tree, s, dirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        snprintf(dest, sizeof(dest), "/%s", dirs[i]);
+        if (t < 0 || syscall(SYS_move_mount, t, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+            r = -errno;
+        if (t >= 0)
+            close(t);
+    }
+    if (s >= 0)
+        close(s);
+    if (r < 0)
+        return r;
+    fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+    if (fs < 0)
+        return -errno;
+    p = -1;
+    if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 ||
+        (p = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+                          MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) < 0 ||
+        syscall(SYS_move_mount, p, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    if (p >= 0)
+        close(p);
+    close(fs);
+    return r;
+}
+
+/* job_exited(ctl, status) — CTL_EXITED for pid 2's end, with the rusage of what the reaper
+ * has reaped and whether anything is left. */
+static void job_exited(int ctl, int status, pid_t pid)
+{
+    struct ctl_msg m;
+    struct rusage ru;
+    siginfo_t si;
+
+    getrusage(RUSAGE_CHILDREN, &ru);
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXITED;
+    m.status = status;
+    m.pid = pid;
+    m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                 (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+    m.maxrss_kb = ru.ru_maxrss;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+        m.mode = CTL_EXITED_ALONE;
+    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
+}
+
+/* job_main(z, ctl, attach, nattach, disk_mb, loopback) — the job's pid 1, a child of the
+ * zygote in the job's new namespaces (see the top of the file). Never returns. */
+__attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const int *attach,
+                                               int nattach, uint64_t disk_mb, bool loopback)
+{
+    sigset_t chld;
+    pid_t payload = 0;
+    bool started = false;
+    int sfd, r;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_NAME, "crucible-job");
+    for (int i = 0; i < nattach; i++)
+        if (write(attach[i], "0", 1) != 1) {
+            send_reply(ctl, CTL_FAILED, errno, "cannot join the job's cgroup");
+            _exit(1);
+        }
+    if (dup2(ctl, 3) < 0)
+        _exit(1);
+    ctl = 3;
+    syscall(SYS_close_range, 4, ~0U, 0); /* the zygote's socket was 3 */
+    if (nattach > 0 && unshare(CLONE_NEWCGROUP) < 0) {
+        send_reply(ctl, CTL_FAILED, errno, "cannot create the job's cgroup namespace");
+        _exit(1);
+    }
+    if ((r = job_mounts(disk_mb)) < 0) {
+        send_reply(ctl, CTL_FAILED, -r, "cannot mount the job's scratch and /proc");
+        _exit(1);
+    }
+    if (loopback && (r = sandbox__loopback_up()) < 0) {
+        send_reply(ctl, CTL_FAILED, -r, "cannot bring up the loopback interface");
+        _exit(1);
+    }
+    prctl(PR_SET_DUMPABLE, 0);
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        send_reply(ctl, CTL_FAILED, errno, "cannot create a signalfd in the job");
+        _exit(1);
+    }
+    send_reply(ctl, CTL_READY, 0, NULL);
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        struct ctl_msg m;
+        int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS, status;
+        pid_t pid;
+
+        if (poll(pf, 2, -1) < 0 && errno != EINTR)
+            _exit(1);
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) > 0)
+                ;
+            while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+                if (payload && pid == payload) {
+                    payload = 0;
+                    job_exited(ctl, status, pid);
+                }
+        }
+        if (!pf[0].revents)
+            continue;
+        if (sandbox__ctl_recv(ctl, &m, fds, &nfds) < 0)
+            _exit(0); /* the supervisor is done: our exit ends the namespace */
+        m.text[sizeof(m.text) - 1] = '\0';
+        switch (m.type) {
+        case CTL_PUT:
+            if (nfds == 1)
+                sandbox__handle_put(ctl, &m, fds[0]);
+            else
+                send_reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+            break;
+        case CTL_GET:
+            sandbox__handle_get(ctl, &m);
+            break;
+        case CTL_EXEC:
+            if (started)
+                send_reply(ctl, CTL_EXEC_FAIL, EBUSY, "a fork server's job runs one exec");
+            else
+                started = (payload = job_exec(z, ctl, fds, nfds)) > 0;
+            break;
+        default:
+            send_reply(ctl, CTL_FAILED, ENOTSUP, "not supported in a fork server's job");
+            break;
+        }
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+    }
+}
+
+/* zygote_job(z, m, fds, nfds) — CTL_JOB: forks the job into its namespaces. */
+static void zygote_job(struct zygote *z, const struct ctl_msg *m, const int *fds, int nfds)
+{
+    pid_t pid;
+
+    if (nfds < 1)
+        return;
+    z->py.before_fork();
+    pid = (pid_t)syscall(SYS_clone,
+                         CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
+                             SIGCHLD,
+                         0, NULL, NULL, 0);
+    if (pid == 0)
+        job_main(z, fds[0], fds + 1, nfds - 1, (uint64_t)m->status,
+                 (m->mode & CTL_JOB_LOOPBACK) != 0);
+    z->py.after_fork_parent();
+    if (pid < 0)
+        send_reply(fds[0], CTL_FAILED, errno, "cannot fork the job");
+}
+
+int forkserver_zygote_main(int argc, char **argv)
+{
+    struct zygote z;
+    struct errbuf err = {{0}};
+    sigset_t chld;
+    int sfd, r;
+
+    (void)argc;
+    (void)argv;
+    memset(&z, 0, sizeof(z));
+    in_zygote = true;
+    prctl(PR_SET_NAME, "crucible-zygote");
+    prctl(PR_SET_DUMPABLE, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    z.env = environ;
+    if ((r = filter_build(&z.filter, &err)) < 0 || (r = py_load(&z.py, &err)) < 0) {
+        send_reply(3, CTL_FAILED, -r, err.msg);
+        return 1;
+    }
+    z.py.set_program_name(L"" PYTHON_EXE);
+    z.py.initialize_ex(1);
+    if (z.py.run_string(preload, NULL) != 0 || z.py.run_string(job_setup, NULL) != 0 ||
+        !(z.py.end = z.py.sys_get_object("_crucible_end"))) {
+        send_reply(3, CTL_FAILED, EINVAL, "cannot preload the zygote's modules");
+        return 1;
+    }
+    z.py.inc_ref(z.py.end);
+    if (z.py.sys_set_object("_crucible_end", NULL) != 0) {
+        send_reply(3, CTL_FAILED, EINVAL, "cannot set up the zygote");
+        return 1;
+    }
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
+    sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sfd < 0) {
+        send_reply(3, CTL_FAILED, errno, "cannot create a signalfd in the zygote");
+        return 1;
+    }
+    send_reply(3, CTL_READY, 0, NULL);
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = 3, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        struct ctl_msg m;
+        int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS;
+
+        if (poll(pf, 2, -1) < 0 && errno != EINTR)
+            _exit(1);
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) > 0)
+                ;
+            while (waitpid(-1, NULL, WNOHANG) > 0)
+                ;
+        }
+        if (!pf[0].revents)
+            continue;
+        if (sandbox__ctl_recv(3, &m, fds, &nfds) < 0)
+            _exit(0); /* the supervisor hung up */
+        if (m.type == CTL_JOB)
+            zygote_job(&z, &m, fds, nfds);
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+    }
+}

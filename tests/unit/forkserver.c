@@ -1,0 +1,493 @@
+/*
+ * forkserver.c — the Python fork server: jobs run as python3 runs in a cold sandbox (the same
+ * verdict, field by field, for a set of programs run both ways), and nothing one job does is
+ * visible to the next (each property: job 1 changes it, job 2 checks it).
+ *
+ * This binary is also the zygote: the fork server re-executes its supervisor's own binary.
+ */
+#include "sandbox/forkserver.h"
+#include "sandbox/sandbox.h"
+#include "tap.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static struct sandbox_runtime rt;
+static struct image img;
+static struct forkserver *fs;
+
+/* One program: files (main.py and the harness's module), argv, stdin. */
+struct prog {
+    const char *name;
+    const char *main_py; /* put as main.py when not NULL */
+    const char *argv[8];
+    const char *stdin_text;
+    const char *env[4]; /* extra environment entries */
+    bool harness;       /* put the assert harness as _crucible_harness.py */
+};
+
+static char *harness_src; /* src/judge/harness/python.py */
+
+static int memfd_of(const char *s)
+{
+    int fd = memfd_create("t", MFD_CLOEXEC);
+
+    if (fd >= 0 && s && write(fd, s, strlen(s)) != (ssize_t)strlen(s)) {
+        close(fd);
+        return -1;
+    }
+    if (fd >= 0)
+        lseek(fd, 0, SEEK_SET);
+    return fd;
+}
+
+/* run(p, lim, fork_server, res) — p in a cold sandbox or a fork server's job. */
+static void run(const struct prog *p, const struct sandbox_limits *lim, bool fork_server,
+                struct result *res)
+{
+    struct sandbox_file files[2];
+    size_t nfiles = 0;
+    struct sandbox_proc proc = {.argv = (char *const *)p->argv,
+                                .env = p->env[0] ? (char *const *)p->env : NULL,
+                                .stdin_fd = -1,
+                                .cwd = "/work"};
+
+    result_init(res);
+    if (p->main_py)
+        files[nfiles++] = (struct sandbox_file){"main.py", memfd_of(p->main_py), 0644};
+    if (p->harness)
+        files[nfiles++] =
+            (struct sandbox_file){"_crucible_harness.py", memfd_of(harness_src), 0644};
+    if (p->stdin_text)
+        proc.stdin_fd = memfd_of(p->stdin_text);
+    if (fork_server)
+        forkserver_run(fs, lim, files, nfiles, &proc, res);
+    else
+        sandbox_run(&rt, &img, lim, files, nfiles, &proc, res);
+    for (size_t i = 0; i < nfiles; i++)
+        close(files[i].fd);
+    if (proc.stdin_fd >= 0)
+        close(proc.stdin_fd);
+}
+
+/* same(p, lim) — p both ways: status, exit code, signal, limit, stdout, stderr, truncation. */
+static void same(const struct prog *p, const struct sandbox_limits *lim)
+{
+    struct result cold, fork;
+    bool eq;
+
+    run(p, lim, false, &cold);
+    run(p, lim, true, &fork);
+    eq = cold.status == fork.status && cold.exit_code == fork.exit_code &&
+         cold.signal == fork.signal && cold.limit == fork.limit && cold.out.len == fork.out.len &&
+         memcmp(cold.out.data, fork.out.data, cold.out.len) == 0 && cold.err.len == fork.err.len &&
+         memcmp(cold.err.data, fork.err.data, cold.err.len) == 0 &&
+         cold.out.truncated == fork.out.truncated && cold.err.truncated == fork.err.truncated &&
+         fork.fork_server && !cold.fork_server;
+    if (!ok(eq, "same verdict both ways: %s (%s)", p->name, result_status_name(fork.status)) ||
+        getenv("FORKSERVER_TEST_VERBOSE")) {
+        diag("cold: %s exit %d sig %d msg '%s'\n--- out\n%s\n--- err\n%s",
+             result_status_name(cold.status), cold.exit_code, cold.signal, cold.message,
+             cold.out.data, cold.err.data);
+        diag("fork: %s exit %d sig %d msg '%s'\n--- out\n%s\n--- err\n%s",
+             result_status_name(fork.status), fork.exit_code, fork.signal, fork.message,
+             fork.out.data, fork.err.data);
+    }
+    result_release(&cold);
+    result_release(&fork);
+}
+
+/* job(code, lim, res) — `python3 -c code` as a fork server's job. */
+static void job(const char *code, const struct sandbox_limits *lim, struct result *res)
+{
+    struct prog p = {"job", NULL, {"/usr/bin/python3", "-c", code, NULL}, NULL, {NULL}, false};
+
+    run(&p, lim, true, res);
+}
+
+/* job_says(code, lim, want, what) — a job's stdout is exactly want and its status ok. */
+static void job_says(const char *code, const struct sandbox_limits *lim, const char *want,
+                     const char *what)
+{
+    struct result r;
+
+    job(code, lim, &r);
+    if (!ok(r.status == RESULT_OK && strcmp(r.out.data, want) == 0, "%s", what))
+        diag("%s exit %d: out '%s' err '%s' msg '%s'", result_status_name(r.status), r.exit_code,
+             r.out.data, r.err.data, r.message);
+    result_release(&r);
+}
+
+#define PY(...)                                                                                    \
+    {                                                                                              \
+        "/usr/bin/python3", __VA_ARGS__, NULL                                                      \
+    }
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    char *buf;
+    long n;
+
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    buf = calloc(1, (size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* What a fresh python3 shows of itself and its start: the fork server's jobs must show the
+ * same (sys.path[0], argv, flags, prefixes, __main__, environment, ids, pids, fds). */
+static const char introspect[] =
+    "import sys, os\n"
+    "print(sys.executable, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)\n"
+    "print(sys.flags)\n"
+    "print(sys.path)\n"
+    "print(sys.argv, sys.orig_argv)\n"
+    "print(__name__, __file__, sorted(k for k in globals() if k not in ('sys', 'os')))\n"
+    "print(sorted(os.environ.items()))\n"
+    "print(os.getcwd(), os.getuid(), os.getgid(), os.getpid(), os.getppid(), os.uname().nodename)\n"
+    "print(sorted(os.listdir('/proc/self/fd')), sorted(p for p in os.listdir('/proc') if "
+    "p.isdigit()))\n"
+    "print(sys.stdin.encoding, sys.stdout.encoding, sys.stderr.errors, sys.stdout.line_buffering,"
+    " sys.stdin.seekable(), sys.stdout.seekable(), sys.getrecursionlimit())\n"
+    "print(hash('abc'), os.umask(0o22), open('/proc/self/status').read().count('\\n') > 10)\n"
+    "print(open('/proc/self/comm').read())\n"
+    "import resource\n"
+    "print([resource.getrlimit(getattr(resource, n)) for n in ('RLIMIT_CPU', 'RLIMIT_FSIZE',"
+    " 'RLIMIT_NOFILE', 'RLIMIT_STACK', 'RLIMIT_CORE', 'RLIMIT_AS', 'RLIMIT_NPROC')])\n"
+    "print(open('/proc/self/status').read().split('CapEff:')[1].split()[0],"
+    " open('/proc/self/status').read().split('NoNewPrivs:')[1].split()[0],"
+    " open('/proc/self/status').read().split('Seccomp:')[1].split()[0])\n"
+    "import signal\n"
+    "print([signal.getsignal(s) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, "
+    "signal.SIGCHLD)])\n";
+
+static const char solution[] = "def add(a, b):\n    return a + b\n";
+static const char tests_ok[] = "assert add(1, 2) == 3\nassert add('a', 'b') == 'ab'\n";
+static const char tests_bad[] = "assert add(1, 2) == 3\nassert add(2, 2) == 5\n";
+
+static void test_verdicts(const struct sandbox_limits *lim0)
+{
+    struct sandbox_limits lim = *lim0;
+    static char harness_ok[4096], harness_bad[4096], off_ok[16], off_bad[16];
+    const char *hcode = "import _crucible_harness as h; h._crucible_main()";
+
+    snprintf(harness_ok, sizeof(harness_ok), "%s%s", solution, tests_ok);
+    snprintf(harness_bad, sizeof(harness_bad), "%s%s", solution, tests_bad);
+    snprintf(off_ok, sizeof(off_ok), "%zu", strlen(solution));
+    snprintf(off_bad, sizeof(off_bad), "%zu", strlen(solution));
+    const struct prog progs[] = {
+        {"print", NULL, PY("-c", "print('hi')"), NULL, {NULL}, false},
+        {"introspection, -c", NULL, PY("-c", introspect, "a1", "", "a 3"), NULL, {NULL}, false},
+        {"introspection, file", introspect, PY("main.py", "x", "-y"), NULL, {NULL}, false},
+        {"introspection, python3 by PATH and a caller's environment",
+         introspect,
+         {"python3", "main.py", NULL},
+         NULL,
+         {"FOO=bar", "HOME=/work", NULL},
+         false},
+        {"exit code", NULL, PY("-c", "import sys; sys.exit(3)"), NULL, {NULL}, false},
+        {"SystemExit with text", NULL, PY("-c", "raise SystemExit('bye')"), NULL, {NULL}, false},
+        {"uncaught exception, traceback",
+         "def f():\n    raise ValueError('x')\nf()\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"syntax error", "def f(:\n", PY("main.py"), NULL, {NULL}, false},
+        {"recursion error",
+         "def f(n): return f(n + 1)\nf(0)\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"uncaught KeyboardInterrupt",
+         NULL,
+         PY("-c", "print('k'); raise KeyboardInterrupt"),
+         NULL,
+         {NULL},
+         false},
+        {"killed by a signal",
+         NULL,
+         PY("-c", "import os; os.kill(os.getpid(), 11)"),
+         NULL,
+         {NULL},
+         false},
+        {"os._exit skips atexit",
+         NULL,
+         PY("-c", "import atexit, os; atexit.register(print, 'no'); print('x', end=''); "
+                  "__import__('sys').stdout.flush(); os._exit(5)"),
+         NULL,
+         {NULL},
+         false},
+        {"atexit and unflushed stdout",
+         NULL,
+         PY("-c", "import atexit, sys; atexit.register(print, 'bye'); print('x', end=''); "
+                  "sys.stderr.write('e')"),
+         NULL,
+         {NULL},
+         false},
+        {"finalizers and threads at the end",
+         "import threading, time\n"
+         "class A:\n    def __del__(self):\n        print('del', flush=True)\n"
+         "a = A()\n"
+         "def late():\n    time.sleep(0.2)\n    print('late thread')\n"
+         "threading.Thread(target=late).start()\n"
+         "import atexit\natexit.register(print, 'atexit')\nprint('main done')\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"stdout closed: flushing fails",
+         NULL,
+         PY("-c", "import sys, os; print('x'); os.close(1)"),
+         NULL,
+         {NULL},
+         false},
+        {"stdin",
+         NULL,
+         PY("-c", "import sys; print(sys.stdin.read().upper())"),
+         "abc\ndef\n",
+         {NULL},
+         false},
+        {"input() and EOF", NULL, PY("-c", "print(input()); input()"), "one\n", {NULL}, false},
+        {"files written and read",
+         "import os\nopen('out.txt', 'w').write('w')\n"
+         "open('/tmp/t', 'w').write('t')\n"
+         "print(sorted(os.listdir('.')), open('out.txt').read(),"
+         " open('/tmp/t').read(), os.listdir('/tmp'))\n",
+         PY("main.py"),
+         NULL,
+         {NULL},
+         false},
+        {"read-only image",
+         NULL,
+         PY("-c", "open('/usr/lib/python3/dist-packages/x', 'w')"),
+         NULL,
+         {NULL},
+         false},
+        {"threads",
+         NULL,
+         PY("-c", "import threading; t = threading.Thread(target=print, args=('t',)); "
+                  "t.start(); t.join(); print(threading.active_count())"),
+         NULL,
+         {NULL},
+         false},
+        {"subprocess",
+         NULL,
+         PY("-c", "import subprocess; print(subprocess.run(['/bin/echo', 'sub'], "
+                  "capture_output=True).stdout)"),
+         NULL,
+         {NULL},
+         false},
+        {"not python: execve as cold",
+         NULL,
+         {"/bin/sh", "-c", "echo sh; exit 4", NULL},
+         NULL,
+         {NULL},
+         false},
+        {"python3 with an option: execve",
+         NULL,
+         PY("-S", "-c", "import sys; print(sys.flags.no_site)"),
+         NULL,
+         {NULL},
+         false},
+        {"missing file", NULL, PY("nothere.py"), NULL, {NULL}, false},
+        {"missing program", NULL, {"/nonexistent", NULL}, NULL, {NULL}, false},
+        {"PYTHON* in the environment: execve",
+         NULL,
+         PY("-c", "import sys; print(sys.flags.optimize)"),
+         NULL,
+         {"PYTHONOPTIMIZE=1", NULL},
+         false},
+        {"assert harness, passing",
+         harness_ok,
+         PY("-c", hcode, "main.py", off_ok, "add"),
+         "tok3n\n",
+         {NULL},
+         true},
+        {"assert harness, failing",
+         harness_bad,
+         PY("-c", hcode, "main.py", off_bad, "add"),
+         "tok3n\n",
+         {NULL},
+         true},
+        {"assert harness, ctypes refused",
+         "import ctypes\n",
+         PY("-c", hcode, "main.py", "14", "x"),
+         "tok3n\n",
+         {NULL},
+         true},
+        {"output limit", NULL, PY("-c", "print('x' * 3000000)"), NULL, {NULL}, false},
+    };
+    for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
+        same(&progs[i], &lim);
+
+    lim.cpu_time = 0.5;
+    {
+        struct prog p = {"CPU time limit", NULL, PY("-c", "while True: pass"), NULL, {NULL}, false};
+        same(&p, &lim);
+    }
+    lim = *lim0;
+    lim.wall_time = 1;
+    {
+        struct prog p = {
+            "wall time limit", NULL, PY("-c", "import time; time.sleep(30)"), NULL, {NULL}, false};
+        same(&p, &lim);
+    }
+    lim = *lim0;
+    lim.memory_mb = 64;
+    {
+        struct prog p = {"memory limit", NULL,   PY("-c", "x = b'x' * (200 << 20); print(len(x))"),
+                         NULL,           {NULL}, false};
+        same(&p, &lim);
+    }
+    lim = *lim0;
+    lim.disk_mb = 4;
+    {
+        struct prog p = {
+            "disk full", NULL,   PY("-c", "open('/work/big', 'wb').write(b'x' * (8 << 20))"),
+            NULL,        {NULL}, false};
+        same(&p, &lim);
+    }
+    lim = *lim0;
+    lim.pids = 8;
+    {
+        struct prog p = {"pids limit",
+                         NULL,
+                         PY("-c", "import os\nn = 0\ntry:\n    while n < 50:\n"
+                                  "        if os.fork() == 0:\n            import time; "
+                                  "time.sleep(5); os._exit(0)\n        n += 1\n"
+                                  "except OSError as e:\n    print('limited', e.errno)\n"),
+                         NULL,
+                         {NULL},
+                         false};
+        same(&p, &lim);
+    }
+}
+
+/* test_isolation(lim) — job 1 changes something, job 2 must not see it. */
+static void test_isolation(const struct sandbox_limits *lim0)
+{
+    struct sandbox_limits lim = *lim0;
+    struct result r1, r2;
+
+    job_says("import os, sys, builtins, signal, random\n"
+             "open('/work/leak', 'w').write('x'); open('/tmp/leak', 'w').write('x')\n"
+             "open('/dev/shm/leak', 'w').write('x')\n"
+             "sys.modules['leakmod'] = sys; import xml.dom\n"
+             "builtins.LEAK = 1; os.LEAK = 1; sys.LEAK = 1; random.LEAK = 1\n"
+             "signal.signal(signal.SIGTERM, lambda *a: None); signal.signal(signal.SIGINT, "
+             "signal.SIG_IGN)\n"
+             "os.environ['LEAK'] = '1'; os.putenv('LEAK2', '1')\n"
+             "fd = os.open('/work/leak', os.O_RDONLY); os.dup2(fd, 50)\n"
+             "import threading; threading.Thread(target=__import__('time').sleep, args=(30,), "
+             "daemon=True).start()\n"
+             "random.seed(1); sys.setrecursionlimit(50)\n"
+             "print('changed')\n",
+             &lim, "changed\n",
+             "job 1 changes files, modules, globals, signals, env, fds, threads");
+    job_says("import os, sys, builtins, signal, random, threading\n"
+             "print([os.path.exists(p) for p in ('/work/leak', '/tmp/leak', '/dev/shm/leak')],"
+             " 'leakmod' in sys.modules, 'xml.dom' in sys.modules,"
+             " [hasattr(m, 'LEAK') for m in (builtins, os, sys, random)],"
+             " signal.getsignal(signal.SIGTERM) == signal.SIG_DFL,"
+             " signal.getsignal(signal.SIGINT) is signal.default_int_handler,"
+             " 'LEAK' in os.environ or 'LEAK2' in os.environ, sorted(os.listdir('/proc/self/fd')),"
+             " threading.active_count(), sys.getrecursionlimit())\n",
+             &lim,
+             "[False, False, False] False False [False, False, False, False] True True False "
+             "['0', '1', '2', '3'] 1 1000\n",
+             "job 2 sees none of it");
+    job("import random; print(random.random(), random.getrandbits(64))", &lim, &r1);
+    job("import random; print(random.random(), random.getrandbits(64))", &lim, &r2);
+    ok(r1.status == RESULT_OK && r2.status == RESULT_OK && strcmp(r1.out.data, r2.out.data) != 0,
+       "random state differs between jobs (%s / %s)", r1.out.data, r2.out.data);
+    result_release(&r1);
+    result_release(&r2);
+    job_says("import os\nfor p in range(1, 200):\n    try:\n        os.kill(p, 0)\n"
+             "    except ProcessLookupError:\n        pass\n    else:\n        print(p)\n",
+             &lim, "1\n2\n", "a job sees only its pid 1 and itself: not the zygote nor other jobs");
+    job_says("import os\nprint(sorted(p for p in os.listdir('/proc') if p.isdigit()))\n", &lim,
+             "['1', '2']\n", "the job's /proc is its own pid namespace's");
+    job_says(
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "fd = os.open('/proc/self/ns/mnt', os.O_RDONLY)\n"
+        "print(libc.setns(fd, 0), ctypes.get_errno(), libc.unshare(0x20000), ctypes.get_errno(),"
+        " libc.unshare(0x20000000), ctypes.get_errno())\n",
+        &lim, "-1 1 -1 1 -1 1\n",
+        "a job cannot enter or make namespaces (no capabilities, seccomp)");
+
+    /* bombs: each hits its own job's limit; the next job runs normally */
+    lim.memory_mb = 64;
+    job("x = b'x' * (300 << 20)", &lim, &r1);
+    ok(r1.status == RESULT_MEMORY_LIMIT, "a memory bomb ends as memory_limit (%s)",
+       result_status_name(r1.status));
+    result_release(&r1);
+    lim = *lim0;
+    lim.pids = 16;
+    job("import os, time\nfor i in range(1000):\n    try:\n        os.fork()\n    except OSError:\n"
+        "        break\ntime.sleep(0.2)\n",
+        &lim, &r1);
+    ok(r1.status != RESULT_SANDBOX_ERROR, "a fork bomb stays in its job (%s: %s)",
+       result_status_name(r1.status), r1.message);
+    result_release(&r1);
+    lim = *lim0;
+    lim.disk_mb = 4;
+    job("try:\n    open('/tmp/fill', 'wb').write(b'x' * (16 << 20))\nexcept OSError as e:\n"
+        "    print(e.errno)\n",
+        &lim, &r1);
+    ok(r1.status == RESULT_OK && strcmp(r1.out.data, "28\n") == 0,
+       "a disk bomb fills its own scratch (ENOSPC: %s)", r1.out.data);
+    result_release(&r1);
+    job_says("import shutil; u = shutil.disk_usage('/tmp'); print(u.used < (1 << 20))", &lim,
+             "True\n", "the next job's scratch is empty");
+    lim = *lim0;
+    job_says("print('alive')", &lim, "alive\n", "and a plain job after the bombs runs normally");
+}
+
+int main(int argc, char **argv)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_limits lim;
+
+    if (argc == 2 && strcmp(argv[1], FORKSERVER_ZYGOTE_ARG) == 0)
+        return forkserver_zygote_main(argc, argv);
+    if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0) {
+        diag("%s", err.msg);
+        skip("sandbox runtime unavailable");
+        return done_testing();
+    }
+    harness_src = read_text("src/judge/harness/python.py");
+    if (!ok(harness_src != NULL, "the assert harness's source is readable (run from the tree)"))
+        return done_testing();
+    fs = forkserver_start(&rt, &img, &err);
+    if (!fs && errno == ENOTSUP) {
+        diag("%s", err.msg);
+        skip("no cgroups: no fork server");
+        return done_testing();
+    }
+    if (!ok(fs != NULL, "fork server started (%s)", err.msg))
+        return done_testing();
+    sandbox_limits_default(&lim);
+    lim.wall_time = 10;
+    lim.cpu_time = 5;
+
+    test_verdicts(&lim);
+    test_isolation(&lim);
+    forkserver_stop(fs);
+    sandbox_runtime_release(&rt);
+    return done_testing();
+}
