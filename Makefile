@@ -131,7 +131,7 @@ export CRUCIBLE := $(abspath $(BUILD)/crucible)
 export CRUCIBLE_BUILD := $(abspath $(BUILD))
 
 check: all $(UNIT_BIN) $(SEC_BIN)
-	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/hacks/*.t
+	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/security/fork-server.t tests/hacks/*.t
 
 check-hacks: all
 	prove -v tests/hacks/*.t
@@ -140,7 +140,7 @@ check-unit: $(UNIT_BIN)
 	prove -v $(UNIT_BIN)
 
 check-security: all $(SEC_BIN)
-	prove -v tests/security/run.t
+	prove -v tests/security/run.t tests/security/fork-server.t
 
 bench: all $(BENCH_BIN)
 	bench/run
