@@ -11,6 +11,9 @@
  *   warm              a ready sandbox of a pool taken (its first exec's process made ahead,
  *                     as `crucible serve`'s run pool does), /bin/true run to its verdict
  *   bwrap             bubblewrap with the same namespaces running /bin/true, spawn to reap
+ *   python_bare       fork + execve + waitpid of python3 -c pass (bench_python.c)
+ *   python_cold       python3 -c pass in a cold sandbox, through the sandbox API
+ *   forkserver        python3 -c pass as a job of a Python fork server (forkserver.h)
  *   http              POST /v1/run of /bin/true to a `crucible serve` on loopback (bench_http.c)
  *   eval_unsandboxed  the bundled task set's references run as plain processes (bench_eval.c)
  *   eval              `crucible eval --reference` of the same task set
@@ -54,7 +57,9 @@ struct bench_case {
 };
 
 extern const struct bench_case bench_case_bare, bench_case_cold, bench_case_cli, bench_case_warm,
-    bench_case_bwrap;                                                        /* bench_spawn.c */
+    bench_case_bwrap; /* bench_spawn.c */
+extern const struct bench_case bench_case_python_bare, bench_case_python_cold,
+    bench_case_forkserver;                                                   /* bench_python.c */
 extern const struct bench_case bench_case_http;                              /* bench_http.c */
 extern const struct bench_case bench_case_eval_unsandboxed, bench_case_eval; /* bench_eval.c */
 

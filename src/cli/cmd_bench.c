@@ -40,13 +40,11 @@
 
 /* The cases in the order they are reported. */
 static const struct bench_case *const cases[] = {
-    &bench_case_bare,
-    &bench_case_cold,
-    &bench_case_cli,
-    &bench_case_warm,
-    &bench_case_bwrap,
-    &bench_case_http,
-    &bench_case_eval_unsandboxed,
+    &bench_case_bare,        &bench_case_cold,
+    &bench_case_cli,         &bench_case_warm,
+    &bench_case_bwrap,       &bench_case_python_bare,
+    &bench_case_python_cold, &bench_case_forkserver,
+    &bench_case_http,        &bench_case_eval_unsandboxed,
     &bench_case_eval,
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
@@ -336,6 +334,8 @@ static const struct {
     {"http/bare", "http", "bare"},
     {"bwrap/cli", "bwrap", "cli"},
     {"bwrap/cold", "bwrap", "cold"},
+    {"forkserver/python_bare", "forkserver", "python_bare"},
+    {"python_cold/forkserver", "python_cold", "forkserver"},
     {"eval/eval_unsandboxed", "eval", "eval_unsandboxed"},
 };
 
@@ -455,7 +455,8 @@ static void print_text(const struct bench_opts *o, const struct bench_machine *m
         printf("%-17s %11.3f %11.3f %8zu %9s  %s\n", cases[k]->name, s->sum.median, s->sum.p90,
                s->sum.n, ratio, cases[k]->what);
     }
-    printf("\nratios are of medians: to bare, eval to eval_unsandboxed. Of the issue's targets:\n");
+    printf("\nratios are of medians: to bare, the python cases to python_bare, eval to\n"
+           "eval_unsandboxed. Of the issue's targets, and the fork server's gain:\n");
     for (size_t i = 0; i < sizeof(headline) / sizeof(headline[0]); i++) {
         const struct case_state *a = by_name(st, headline[i].num),
                                 *b = by_name(st, headline[i].den);

@@ -17,11 +17,15 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import CRUCIBLE, done, ok  # noqa: E402
 
-CASES = ["bare", "cold", "cli", "warm", "bwrap", "http", "eval_unsandboxed", "eval"]
+CASES = ["bare", "cold", "cli", "warm", "bwrap", "python_bare", "python_cold", "forkserver",
+         "http", "eval_unsandboxed", "eval"]
 RATIO_TO = {"cold": "bare", "cli": "bare", "warm": "bare", "bwrap": "bare", "http": "bare",
+            "python_cold": "python_bare", "forkserver": "python_bare",
             "eval": "eval_unsandboxed"}
 HEADLINE = {"warm/bare": ("warm", "bare"), "http/bare": ("http", "bare"),
             "bwrap/cli": ("bwrap", "cli"), "bwrap/cold": ("bwrap", "cold"),
+            "forkserver/python_bare": ("forkserver", "python_bare"),
+            "python_cold/forkserver": ("python_cold", "forkserver"),
             "eval/eval_unsandboxed": ("eval", "eval_unsandboxed")}
 TMP = tempfile.mkdtemp(prefix="crucible-bench-t-")
 
@@ -84,7 +88,8 @@ for args, named in [(["--rounds", "0"], "--rounds"), (["--rounds", "x"], "--roun
        and r.stdout == "", "bench %s: refused, naming '%s'" % (" ".join(args), named),
        (r.returncode, r.stderr, r.stdout))
 r = bench("--only", "nope")
-ok("cases: bare, cold, cli, warm, bwrap, http, eval_unsandboxed, eval" in r.stderr,
+ok("cases: bare, cold, cli, warm, bwrap, python_bare, python_cold, forkserver, http, "
+   "eval_unsandboxed, eval" in r.stderr,
    "--only's error lists the cases", r.stderr)
 
 r = bench("--help")
@@ -115,8 +120,14 @@ ok(list(cases) == CASES, "every case is reported, in order", list(cases))
 for name in CASES:
     c = cases.get(name, {})
     if "skipped" in c:
-        ok(name == "bwrap" and c["skipped"] and shutil.which("bwrap") is None,
-           "%s: skipped only when optional and absent (%s)" % (name, c["skipped"]), c)
+        why = c["skipped"]
+        absent = {"bwrap": shutil.which("bwrap") is None,
+                  "python_bare": not os.access("/usr/bin/python3", os.X_OK),
+                  "python_cold": not os.access("/usr/bin/python3", os.X_OK),
+                  # a fork server needs cgroups and the host's shared libpython
+                  "forkserver": any(w in why for w in ("python3", "libpython", "cgroup"))}
+        ok(absent.get(name, False) and why,
+           "%s: skipped only when optional and what it needs is absent (%s)" % (name, why), c)
         continue
     check_figures(name, c, 2 if name.startswith("eval") else 10)
 ok(cases.get("eval", {}).get("note", "") == cases.get("eval_unsandboxed", {}).get("note", ""),
