@@ -80,6 +80,22 @@ int bench_spawn_wait(char *const *argv, const char *cwd, const char *stdin_path,
  * directories of path (a $PATH value; NULL or "": /usr/bin:/bin), into out. */
 bool bench_which(const char *name, const char *path, char *out, size_t size);
 
+/* bench_bare_open(state, argv, env, err), bench_bare_sample, bench_bare_close — a case's
+ * functions for fork + execve (argv[0] a path; env NULL: ours) + waitpid in this process, stdio
+ * on /dev/null, no sandbox: `bare`'s, and `python_bare`'s with its own argv. */
+int bench_bare_open(void **state, char *const *argv, char *const *env, struct errbuf *err);
+int bench_bare_sample(void *state, double *ms, struct errbuf *err);
+void bench_bare_close(void *state);
+
+/* bench_verdict(res, err) — a sample's outcome from a run's record, which it releases: 0 for
+ * an ok run, 1 with err saying how it ended otherwise. */
+int bench_verdict(struct result *res, struct errbuf *err);
+
+/* bench_cold_run(env, limits, argv, ms, err) — one sandbox_run of argv in env's image (a sandbox
+ * created, the run, the sandbox destroyed), timed into *ms; bench_verdict's answer. */
+int bench_cold_run(const struct bench_env *env, const struct sandbox_limits *limits,
+                   char *const *argv, double *ms, struct errbuf *err);
+
 /* bench_exited_ok(status) — the wait status of a process that exited 0. */
 bool bench_exited_ok(int status);
 

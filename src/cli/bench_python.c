@@ -42,62 +42,12 @@ static bool python_present(struct errbuf *err)
 
 /* ---- python_bare: fork + execve + waitpid of python3 -c pass ----------------------------- */
 
-struct py_bare {
-    int devnull;
-};
-
 static int py_bare_open(const struct bench_env *env, void **state, struct errbuf *err)
 {
-    struct py_bare *b;
-
     (void)env;
     if (!python_present(err))
         return -ENOENT;
-    b = malloc(sizeof(*b));
-    if (!b)
-        return errbuf_set(err, "out of memory"), -ENOMEM;
-    b->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (b->devnull < 0) {
-        int e = errno;
-        free(b);
-        return errbuf_set(err, "cannot open '/dev/null': %s", strerror(e)), -e;
-    }
-    *state = b;
-    return 0;
-}
-
-static int py_bare_sample(void *state, double *ms, struct errbuf *err)
-{
-    struct py_bare *b = state;
-    double t0 = now_ms();
-    int status;
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        dup2(b->devnull, 0);
-        dup2(b->devnull, 1);
-        dup2(b->devnull, 2);
-        execve(python_argv[0], python_argv, python_env);
-        _exit(127);
-    }
-    if (pid < 0)
-        return errbuf_set(err, "fork: %s", strerror(errno)), -errno;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return errbuf_set(err, "waitpid: %s", strerror(errno)), -errno;
-    *ms = now_ms() - t0;
-    return bench_exited_ok(status) ? 0 : bench_describe_status(status, err);
-}
-
-static void py_bare_close(void *state)
-{
-    struct py_bare *b = state;
-
-    close(b->devnull);
-    free(b);
+    return bench_bare_open(state, python_argv, python_env, err);
 }
 
 const struct bench_case bench_case_python_bare = {
@@ -105,8 +55,8 @@ const struct bench_case bench_case_python_bare = {
     .what = "fork+exec+wait of python3 -c pass in this process, no sandbox",
     .optional = true,
     .open = py_bare_open,
-    .sample = py_bare_sample,
-    .close = py_bare_close,
+    .sample = bench_bare_sample,
+    .close = bench_bare_close,
 };
 
 /* ---- python_cold and forkserver: through the sandbox API -------------------------------- */
@@ -132,31 +82,11 @@ static int py_sb_open(const struct bench_env *env, void **state, struct errbuf *
     return 0;
 }
 
-/* verdict(res, err) — a sample's outcome from a run's record (which it releases). */
-static int verdict(struct result *res, struct errbuf *err)
-{
-    int r = 0;
-
-    if (res->status != RESULT_OK) {
-        errbuf_set(err, "%s%s%s", result_status_name(res->status), res->message[0] ? ": " : "",
-                   res->message);
-        r = 1;
-    }
-    result_release(res);
-    return r;
-}
-
 static int py_cold_sample(void *state, double *ms, struct errbuf *err)
 {
     struct py_sb *c = state;
-    struct sandbox_proc proc = {.argv = python_argv, .stdin_fd = -1};
-    struct result res;
-    double t0 = now_ms();
 
-    result_init(&res);
-    sandbox_run(c->env->rt, c->env->img, &c->limits, NULL, 0, &proc, &res);
-    *ms = now_ms() - t0;
-    return verdict(&res, err);
+    return bench_cold_run(c->env, &c->limits, python_argv, ms, err);
 }
 
 static void py_sb_close(void *state)
@@ -210,7 +140,7 @@ static int fs_sample(void *state, double *ms, struct errbuf *err)
         result_release(&res);
         return 1;
     }
-    return verdict(&res, err);
+    return bench_verdict(&res, err);
 }
 
 const struct bench_case bench_case_forkserver = {

@@ -99,13 +99,14 @@ static double now_ms(void)
 
 struct bare {
     int devnull;
+    char *const *argv;
+    char *const *env; /* NULL: ours */
 };
 
-static int bare_open(const struct bench_env *env, void **state, struct errbuf *err)
+int bench_bare_open(void **state, char *const *argv, char *const *env, struct errbuf *err)
 {
     struct bare *b = malloc(sizeof(*b));
 
-    (void)env;
     if (!b)
         return errbuf_set(err, "out of memory"), -ENOMEM;
     b->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -114,11 +115,13 @@ static int bare_open(const struct bench_env *env, void **state, struct errbuf *e
         free(b);
         return errbuf_set(err, "cannot open '/dev/null': %s", strerror(e)), -e;
     }
+    b->argv = argv;
+    b->env = env;
     *state = b;
     return 0;
 }
 
-static int bare_sample(void *state, double *ms, struct errbuf *err)
+int bench_bare_sample(void *state, double *ms, struct errbuf *err)
 {
     struct bare *b = state;
     double t0 = now_ms();
@@ -132,7 +135,7 @@ static int bare_sample(void *state, double *ms, struct errbuf *err)
         dup2(b->devnull, 0);
         dup2(b->devnull, 1);
         dup2(b->devnull, 2);
-        execv(true_argv[0], true_argv);
+        execve(b->argv[0], b->argv, b->env ? b->env : environ);
         _exit(127);
     }
     if (pid < 0)
@@ -144,7 +147,7 @@ static int bare_sample(void *state, double *ms, struct errbuf *err)
     return bench_exited_ok(status) ? 0 : bench_describe_status(status, err);
 }
 
-static void bare_close(void *state)
+void bench_bare_close(void *state)
 {
     struct bare *b = state;
 
@@ -152,12 +155,18 @@ static void bare_close(void *state)
     free(b);
 }
 
+static int bare_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    (void)env;
+    return bench_bare_open(state, true_argv, NULL, err);
+}
+
 const struct bench_case bench_case_bare = {
     .name = "bare",
     .what = "fork+exec+wait of /bin/true in this process, no sandbox",
     .open = bare_open,
-    .sample = bare_sample,
-    .close = bare_close,
+    .sample = bench_bare_sample,
+    .close = bench_bare_close,
 };
 
 /* ---- cold: sandbox_run (create, run, destroy) -------------------------------------------- */
@@ -180,8 +189,7 @@ static int sb_open(const struct bench_env *env, void **state, struct errbuf *err
     return 0;
 }
 
-/* verdict(res, err) — a sample's outcome from a run's record (which it releases). */
-static int verdict(struct result *res, struct errbuf *err)
+int bench_verdict(struct result *res, struct errbuf *err)
 {
     int r = 0;
 
@@ -194,17 +202,24 @@ static int verdict(struct result *res, struct errbuf *err)
     return r;
 }
 
-static int cold_sample(void *state, double *ms, struct errbuf *err)
+int bench_cold_run(const struct bench_env *env, const struct sandbox_limits *limits,
+                   char *const *argv, double *ms, struct errbuf *err)
 {
-    struct sb_case *c = state;
-    struct sandbox_proc proc = {.argv = true_argv, .stdin_fd = -1};
+    struct sandbox_proc proc = {.argv = argv, .stdin_fd = -1};
     struct result res;
     double t0 = now_ms();
 
     result_init(&res);
-    sandbox_run(c->env->rt, c->env->img, &c->limits, NULL, 0, &proc, &res);
+    sandbox_run(env->rt, env->img, limits, NULL, 0, &proc, &res);
     *ms = now_ms() - t0;
-    return verdict(&res, err);
+    return bench_verdict(&res, err);
+}
+
+static int cold_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct sb_case *c = state;
+
+    return bench_cold_run(c->env, &c->limits, true_argv, ms, err);
 }
 
 static void sb_close(void *state)
@@ -276,7 +291,7 @@ static int warm_sample(void *state, double *ms, struct errbuf *err)
     sandbox_exec(sb, &proc, SANDBOX_EXEC_LAST, &res);
     *ms = now_ms() - t0;
     pool_discard(c->pool, sb); /* destroyed in the background, as the service does */
-    return verdict(&res, err);
+    return bench_verdict(&res, err);
 }
 
 const struct bench_case bench_case_warm = {

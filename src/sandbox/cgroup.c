@@ -383,15 +383,18 @@ out_destroy:
     return r;
 }
 
-int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max)
+/* open_joins(cg, fds, max, v2) — the files a process writes "0" into to join cg: every v1
+ * hierarchy's "tasks", and (v2) the v2 group's "cgroup.procs". The count, or -errno. */
+static int open_joins(const struct cgroup *cg, int *fds, int max, bool v2)
 {
     char path[4200];
     int n = 0;
 
     for (int h = 0; h < cg->ndirs; h++) {
-        if (!cg->dirs[h][0] || cg->env->hier[h].version != 1)
+        bool v1 = cg->env->hier[h].version == 1;
+        if (!cg->dirs[h][0] || (!v1 && !v2))
             continue;
-        snprintf(path, sizeof(path), "%s/tasks", cg->dirs[h]);
+        snprintf(path, sizeof(path), "%s/%s", cg->dirs[h], v1 ? "tasks" : "cgroup.procs");
         if (n == max || (fds[n] = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
             int e = n == max ? E2BIG : errno;
             while (n > 0)
@@ -403,25 +406,14 @@ int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max)
     return n;
 }
 
+int cgroup_open_self_attach(const struct cgroup *cg, int *fds, int max)
+{
+    return open_joins(cg, fds, max, false);
+}
+
 int cgroup_open_join(const struct cgroup *cg, int *fds, int max)
 {
-    char path[4200];
-    int n = 0;
-
-    for (int h = 0; h < cg->ndirs; h++) {
-        if (!cg->dirs[h][0])
-            continue;
-        snprintf(path, sizeof(path), "%s/%s", cg->dirs[h],
-                 cg->env->hier[h].version == 1 ? "tasks" : "cgroup.procs");
-        if (n == max || (fds[n] = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
-            int e = n == max ? E2BIG : errno;
-            while (n > 0)
-                close(fds[--n]);
-            return -e;
-        }
-        n++;
-    }
-    return n;
+    return open_joins(cg, fds, max, true);
 }
 
 int cgroup_attach(struct cgroup *cg, pid_t pid, bool skip_v1, bool skip_v2)

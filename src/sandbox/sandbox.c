@@ -573,20 +573,12 @@ static pid_t clone_init(struct sandbox *sb)
     return (pid_t)syscall(SYS_clone3, &args, sizeof(args));
 }
 
-struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
-                               const struct sandbox_limits *limits, struct errbuf *err)
-{
-    return sandbox__create(rt, img, limits, false, err);
-}
-
-struct sandbox *sandbox__create(const struct sandbox_runtime *rt, const struct image *img,
-                                const struct sandbox_limits *limits, bool zygote,
-                                struct errbuf *err)
+/* sandbox_alloc(rt, img, limits, err) — a struct sandbox with nothing made yet (no cgroup,
+ * socket or init). NULL with err set. */
+static struct sandbox *sandbox_alloc(const struct sandbox_runtime *rt, const struct image *img,
+                                     const struct sandbox_limits *limits, struct errbuf *err)
 {
     struct sandbox *sb = calloc(1, sizeof(*sb));
-    struct ctl_msg m;
-    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
-    bool self_attached = false, cloned_into_v2, attach_pending;
 
     if (!sb) {
         errbuf_set(err, "out of memory");
@@ -600,6 +592,26 @@ struct sandbox *sandbox__create(const struct sandbox_runtime *rt, const struct i
     sb->ctl = -1;
     sb->scratch_in_init = -1;
     sb->init_pid = -1;
+    return sb;
+}
+
+struct sandbox *sandbox_create(const struct sandbox_runtime *rt, const struct image *img,
+                               const struct sandbox_limits *limits, struct errbuf *err)
+{
+    return sandbox__create(rt, img, limits, false, err);
+}
+
+struct sandbox *sandbox__create(const struct sandbox_runtime *rt, const struct image *img,
+                                const struct sandbox_limits *limits, bool zygote,
+                                struct errbuf *err)
+{
+    struct sandbox *sb = sandbox_alloc(rt, img, limits, err);
+    struct ctl_msg m;
+    int sv[2], r, attach_fds[CGROUP_MAX_HIER], nattach = 0, scratch = -1, nscratch = 1;
+    bool self_attached = false, cloned_into_v2, attach_pending;
+
+    if (!sb)
+        return NULL;
     if (rt->cg.nhier > 0) {
         /* pids.max counts init too: the payload's processes get exactly limits->pids. */
         r = cgroup_create(&sb->cg, &rt->cg, limits->memory_mb << 20, limits->pids + 1, err);
@@ -1640,21 +1652,12 @@ struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct 
                                  const struct sandbox_limits *limits, int *peer, int *attach,
                                  int *nattach, struct errbuf *err)
 {
-    struct sandbox *sb = calloc(1, sizeof(*sb));
+    struct sandbox *sb = sandbox_alloc(rt, img, limits, err);
     int sv[2], r;
 
-    if (!sb) {
-        errbuf_set(err, "out of memory");
+    if (!sb)
         return NULL;
-    }
-    sb->rt = rt;
-    sb->cancel_fd = rt->cancel_fd;
-    sb->t0 = util_now();
-    sb->img = img;
-    sb->limits = *limits;
-    sb->ctl = -1;
-    sb->scratch_in_init = -1;
-    sb->init_pid = -1; /* none: the job's pid 1 is the zygote's child, killed with the group */
+    /* init_pid stays -1: the job's pid 1 is the zygote's child, killed with the group */
     sb->job = true;
     *nattach = 0;
     if (rt->cg.nhier > 0) {

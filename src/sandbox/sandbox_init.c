@@ -162,7 +162,7 @@ int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds)
 
 /* ---- init: setup ---- */
 
-static void reply(int ctl, uint32_t type, int err, const char *text)
+void sandbox__reply(int ctl, uint32_t type, int err, const char *text)
 {
     struct ctl_msg m;
 
@@ -176,7 +176,7 @@ static void reply(int ctl, uint32_t type, int err, const char *text)
 
 __attribute__((noreturn)) static void setup_fail(int ctl, int err, const char *text)
 {
-    reply(ctl, CTL_FAILED, err, text);
+    sandbox__reply(ctl, CTL_FAILED, err, text);
     _exit(1);
 }
 
@@ -359,7 +359,7 @@ void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
     dst = open_beneath(req->text, true, req->mode);
     if (dst < 0) {
         errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text, strerror(-dst));
-        reply(ctl, CTL_PUT_DONE, -dst, err.msg);
+        sandbox__reply(ctl, CTL_PUT_DONE, -dst, err.msg);
         return;
     }
     while ((n = read(src, buf, sizeof(buf))) != 0) {
@@ -379,15 +379,15 @@ void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
     if (r < 0) {
         errbuf_set(&err, "cannot write '%s' in the work directory: %s", req->text,
                    r == -ENOSPC ? "scratch disk full" : strerror(-r));
-        reply(ctl, CTL_PUT_DONE, -r, err.msg);
+        sandbox__reply(ctl, CTL_PUT_DONE, -r, err.msg);
         return;
     }
     if ((req->mode & SANDBOX_PUT_LOCKED) && (r = lock_path(req->text)) < 0) {
         errbuf_set(&err, "cannot make '%s' read-only: %s", req->text, strerror(-r));
-        reply(ctl, CTL_PUT_DONE, -r, err.msg);
+        sandbox__reply(ctl, CTL_PUT_DONE, -r, err.msg);
         return;
     }
-    reply(ctl, CTL_PUT_DONE, 0, NULL);
+    sandbox__reply(ctl, CTL_PUT_DONE, 0, NULL);
 }
 
 void sandbox__handle_get(int ctl, const struct ctl_msg *req)
@@ -399,7 +399,7 @@ void sandbox__handle_get(int ctl, const struct ctl_msg *req)
     if (fd < 0) {
         errbuf_set(&err, "cannot read '%s' in the work directory: %s", req->text,
                    fd == -EINVAL ? "not a regular file" : strerror(-fd));
-        reply(ctl, CTL_GOT, -fd, err.msg);
+        sandbox__reply(ctl, CTL_GOT, -fd, err.msg);
         return;
     }
     memset(&m, 0, sizeof(m));
@@ -884,6 +884,26 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, 
 
 /* ---- KEEP execs: a keeper per exec ---- */
 
+void sandbox__report_exited(int fd, int status, pid_t pid)
+{
+    struct ctl_msg m;
+    struct rusage ru;
+    siginfo_t si;
+
+    getrusage(RUSAGE_CHILDREN, &ru);
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXITED;
+    m.status = status;
+    m.pid = pid;
+    m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                 (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+    m.maxrss_kb = ru.ru_maxrss;
+    memset(&si, 0, sizeof(si));
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+        m.mode = CTL_EXITED_ALONE;
+    (void)sandbox__ctl_send(fd, &m, NULL, 0);
+}
+
 /* The latest KEEP exec's keeper, as init sees it. Keepers of earlier execs are plain
  * children of init by then, reaped silently when their namespace empties. */
 struct keeper {
@@ -914,8 +934,6 @@ keeper_main(const struct init_params *p, const struct exec_req *x, const int *st
 {
     static const int std[3] = {0, 1, 2};
     struct ctl_msg m;
-    struct rusage ru;
-    siginfo_t si;
     pid_t payload, pid;
     int status = 0, r;
 
@@ -948,18 +966,7 @@ keeper_main(const struct init_params *p, const struct exec_req *x, const int *st
     while ((pid = waitpid(-1, &status, 0)) != payload)
         if (pid < 0 && errno != EINTR)
             _exit(1); /* cannot be: the payload is our child until reaped */
-    getrusage(RUSAGE_CHILDREN, &ru);
-    memset(&m, 0, sizeof(m));
-    m.type = CTL_EXITED;
-    m.status = status;
-    m.pid = payload;
-    m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                 (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-    m.maxrss_kb = ru.ru_maxrss;
-    memset(&si, 0, sizeof(si));
-    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
-        m.mode = CTL_EXITED_ALONE;
-    sandbox__ctl_send(report, &m, NULL, 0);
+    sandbox__report_exited(report, status, payload);
     close(report);
     while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
         ;
@@ -985,13 +992,13 @@ static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int n
     memset(&x, 0, sizeof(x));
     if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
         sandbox__exec_req_release(&x);
-        reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
+        sandbox__reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
         return 0;
     }
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         int e = errno;
         sandbox__exec_req_release(&x);
-        reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot create the exec's report socket");
+        sandbox__reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot create the exec's report socket");
         return 0;
     }
     pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, NULL, NULL, 0);
@@ -1004,7 +1011,7 @@ static pid_t handle_exec_keep(const struct init_params *p, const int *fds, int n
     if (pid < 0) {
         int e = errno;
         close(sv[0]);
-        reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot start the exec's keeper");
+        sandbox__reply(p->ctl_fd, CTL_EXEC_FAIL, e, "cannot start the exec's keeper");
         return 0;
     }
     k->pid = pid;
@@ -1086,7 +1093,7 @@ static void kill_exec(int ctl, struct keeper *k, pid_t *payload)
         keeper_close(k);
         k->pid = 0;
     }
-    reply(ctl, CTL_EXEC_KILLED, err, NULL);
+    sandbox__reply(ctl, CTL_EXEC_KILLED, err, NULL);
 }
 
 /* reap(ctl, payload, k) — reaps every exited child; reports the payload's end (a KEEP exec's
@@ -1146,7 +1153,7 @@ static void kill_all(int ctl, pid_t *payload, struct keeper *k, struct prespawn 
         if (++tries > 100000)
             break;
     *payload = 0;
-    reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
+    sandbox__reply(ctl, CTL_KILLED, errno == ECHILD ? 0 : errno, NULL);
 }
 
 /* in_vfork(pid, tid) — whether the thread sleeps in the kernel's clone, uninterruptibly:
@@ -1327,12 +1334,12 @@ static void handle_zygote(const struct init_params *p, const int *fds, int nfds)
     pid_t pid;
 
     if (!p->zygote || nfds != 4) {
-        reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "not a fork server's sandbox");
+        sandbox__reply(p->ctl_fd, CTL_EXEC_FAIL, EPROTO, "not a fork server's sandbox");
         return;
     }
     pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
     if (pid < 0) {
-        reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot start the zygote");
+        sandbox__reply(p->ctl_fd, CTL_EXEC_FAIL, errno, "cannot start the zygote");
         return;
     }
     if (pid == 0) {
@@ -1487,7 +1494,7 @@ void sandbox__init_main(const struct init_params *params)
                 if (nfds == 1)
                     sandbox__handle_put(ctl, &m, fds[0]);
                 else
-                    reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                    sandbox__reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
                 break;
             case CTL_GET:
                 m.text[sizeof(m.text) - 1] = '\0';
@@ -1515,9 +1522,9 @@ void sandbox__init_main(const struct init_params *params)
             }
             case CTL_EXEC:
                 if (payload) {
-                    reply(ctl, CTL_EXEC_FAIL, EBUSY, "a process is already running");
+                    sandbox__reply(ctl, CTL_EXEC_FAIL, EBUSY, "a process is already running");
                 } else if (!cgns && unshare(CLONE_NEWCGROUP) < 0) {
-                    reply(ctl, CTL_EXEC_FAIL, errno, "cannot create cgroup namespace");
+                    sandbox__reply(ctl, CTL_EXEC_FAIL, errno, "cannot create cgroup namespace");
                 } else {
                     cgns = true;
                     pre.args.p = p;

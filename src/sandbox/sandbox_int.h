@@ -229,6 +229,15 @@ void sandbox__payload_execve(const struct exec_req *x);
 /* sandbox__spawn_report(pid, x, failure, m) — m for the supervisor once pid has run execve
  * (failure 0: CTL_STARTED) or failed (stage << 16 | errno: CTL_EXEC_FAIL, pid reaped). */
 pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, struct ctl_msg *m);
+/* sandbox__reply(fd, type, err, text) — a reply of init's (or a zygote's) on fd: a ctl_msg of
+ * this type, errno and text (NULL: none); a failure to send is the supervisor's to notice. */
+void sandbox__reply(int fd, uint32_t type, int err, const char *text);
+
+/* sandbox__report_exited(fd, status, pid) — CTL_EXITED on fd for the end of payload pid (wait
+ * status), by the pid 1 of its pid namespace (a keeper, a fork server job's reaper): the
+ * rusage of every child it has reaped, and CTL_EXITED_ALONE when none is left. */
+void sandbox__report_exited(int fd, int status, pid_t pid);
+
 /* sandbox__drop_all_caps() — ambient, effective, permitted and inheritable sets emptied. */
 int sandbox__drop_all_caps(void);
 /* sandbox__loopback_up() — brings up lo in the caller's network namespace. 0 or -errno. */

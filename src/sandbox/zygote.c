@@ -173,18 +173,6 @@ int __lsan_is_turned_off(void)
     return in_zygote;
 }
 
-static void send_reply(int fd, uint32_t type, int err, const char *text)
-{
-    struct ctl_msg m;
-
-    memset(&m, 0, sizeof(m));
-    m.type = type;
-    m.err = err;
-    if (text)
-        snprintf(m.text, sizeof(m.text), "%s", text);
-    (void)sandbox__ctl_send(fd, &m, NULL, 0);
-}
-
 /* py_load(py, err) — dlopen of the newest libpython found, and its functions. 0 or -errno. */
 static int py_load(struct py *py, struct errbuf *err)
 {
@@ -420,12 +408,12 @@ static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
     memset(&x, 0, sizeof(x));
     if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
         sandbox__exec_req_release(&x);
-        send_reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
+        sandbox__reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
         return 0;
     }
     kind = job_kind_of(z, &x);
     if (pipe2(rep, O_CLOEXEC) < 0) {
-        send_reply(ctl, CTL_EXEC_FAIL, errno, "cannot create the start report pipe");
+        sandbox__reply(ctl, CTL_EXEC_FAIL, errno, "cannot create the start report pipe");
         sandbox__exec_req_release(&x);
         return 0;
     }
@@ -436,7 +424,7 @@ static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
     }
     close(rep[1]);
     if (pid < 0) {
-        send_reply(ctl, CTL_EXEC_FAIL, errno, "cannot start the payload");
+        sandbox__reply(ctl, CTL_EXEC_FAIL, errno, "cannot start the payload");
         close(rep[0]);
         sandbox__exec_req_release(&x);
         return 0;
@@ -505,28 +493,6 @@ static int job_mounts(uint64_t disk_mb)
     return r;
 }
 
-/* job_exited(ctl, status) — CTL_EXITED for pid 2's end, with the rusage of what the reaper
- * has reaped and whether anything is left. */
-static void job_exited(int ctl, int status, pid_t pid)
-{
-    struct ctl_msg m;
-    struct rusage ru;
-    siginfo_t si;
-
-    getrusage(RUSAGE_CHILDREN, &ru);
-    memset(&m, 0, sizeof(m));
-    m.type = CTL_EXITED;
-    m.status = status;
-    m.pid = pid;
-    m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                 (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-    m.maxrss_kb = ru.ru_maxrss;
-    memset(&si, 0, sizeof(si));
-    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
-        m.mode = CTL_EXITED_ALONE;
-    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
-}
-
 /* job_main(z, ctl, attach, nattach, disk_mb, loopback) — the job's pid 1, a child of the
  * zygote in the job's new namespaces (see the top of the file). Never returns. */
 __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const int *attach,
@@ -541,7 +507,7 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
     prctl(PR_SET_NAME, "crucible-job");
     for (int i = 0; i < nattach; i++)
         if (write(attach[i], "0", 1) != 1) {
-            send_reply(ctl, CTL_FAILED, errno, "cannot join the job's cgroup");
+            sandbox__reply(ctl, CTL_FAILED, errno, "cannot join the job's cgroup");
             _exit(1);
         }
     if (dup2(ctl, 3) < 0)
@@ -549,15 +515,15 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
     ctl = 3;
     syscall(SYS_close_range, 4, ~0U, 0); /* the zygote's socket was 3 */
     if (nattach > 0 && unshare(CLONE_NEWCGROUP) < 0) {
-        send_reply(ctl, CTL_FAILED, errno, "cannot create the job's cgroup namespace");
+        sandbox__reply(ctl, CTL_FAILED, errno, "cannot create the job's cgroup namespace");
         _exit(1);
     }
     if ((r = job_mounts(disk_mb)) < 0) {
-        send_reply(ctl, CTL_FAILED, -r, "cannot mount the job's scratch and /proc");
+        sandbox__reply(ctl, CTL_FAILED, -r, "cannot mount the job's scratch and /proc");
         _exit(1);
     }
     if (loopback && (r = sandbox__loopback_up()) < 0) {
-        send_reply(ctl, CTL_FAILED, -r, "cannot bring up the loopback interface");
+        sandbox__reply(ctl, CTL_FAILED, -r, "cannot bring up the loopback interface");
         _exit(1);
     }
     prctl(PR_SET_DUMPABLE, 0);
@@ -566,10 +532,10 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
     sigprocmask(SIG_BLOCK, &chld, NULL);
     sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
-        send_reply(ctl, CTL_FAILED, errno, "cannot create a signalfd in the job");
+        sandbox__reply(ctl, CTL_FAILED, errno, "cannot create a signalfd in the job");
         _exit(1);
     }
-    send_reply(ctl, CTL_READY, 0, NULL);
+    sandbox__reply(ctl, CTL_READY, 0, NULL);
     for (;;) {
         struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
         struct ctl_msg m;
@@ -585,7 +551,7 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
             while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
                 if (payload && pid == payload) {
                     payload = 0;
-                    job_exited(ctl, status, pid);
+                    sandbox__report_exited(ctl, status, pid);
                 }
         }
         if (!pf[0].revents)
@@ -598,19 +564,19 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
             if (nfds == 1)
                 sandbox__handle_put(ctl, &m, fds[0]);
             else
-                send_reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                sandbox__reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
             break;
         case CTL_GET:
             sandbox__handle_get(ctl, &m);
             break;
         case CTL_EXEC:
             if (started)
-                send_reply(ctl, CTL_EXEC_FAIL, EBUSY, "a fork server's job runs one exec");
+                sandbox__reply(ctl, CTL_EXEC_FAIL, EBUSY, "a fork server's job runs one exec");
             else
                 started = (payload = job_exec(z, ctl, fds, nfds)) > 0;
             break;
         default:
-            send_reply(ctl, CTL_FAILED, ENOTSUP, "not supported in a fork server's job");
+            sandbox__reply(ctl, CTL_FAILED, ENOTSUP, "not supported in a fork server's job");
             break;
         }
         for (int i = 0; i < nfds; i++)
@@ -635,7 +601,7 @@ static void zygote_job(struct zygote *z, const struct ctl_msg *m, const int *fds
                  (m->mode & CTL_JOB_LOOPBACK) != 0);
     z->py.after_fork_parent();
     if (pid < 0)
-        send_reply(fds[0], CTL_FAILED, errno, "cannot fork the job");
+        sandbox__reply(fds[0], CTL_FAILED, errno, "cannot fork the job");
 }
 
 int forkserver_zygote_main(int argc, char **argv)
@@ -654,19 +620,19 @@ int forkserver_zygote_main(int argc, char **argv)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     z.env = environ;
     if ((r = filter_build(&z.filter, &err)) < 0 || (r = py_load(&z.py, &err)) < 0) {
-        send_reply(3, CTL_FAILED, -r, err.msg);
+        sandbox__reply(3, CTL_FAILED, -r, err.msg);
         return 1;
     }
     z.py.set_program_name(L"" PYTHON_EXE);
     z.py.initialize_ex(1);
     if (z.py.run_string(preload, NULL) != 0 || z.py.run_string(job_setup, NULL) != 0 ||
         !(z.py.end = z.py.sys_get_object("_crucible_end"))) {
-        send_reply(3, CTL_FAILED, EINVAL, "cannot preload the zygote's modules");
+        sandbox__reply(3, CTL_FAILED, EINVAL, "cannot preload the zygote's modules");
         return 1;
     }
     z.py.inc_ref(z.py.end);
     if (z.py.sys_set_object("_crucible_end", NULL) != 0) {
-        send_reply(3, CTL_FAILED, EINVAL, "cannot set up the zygote");
+        sandbox__reply(3, CTL_FAILED, EINVAL, "cannot set up the zygote");
         return 1;
     }
     sigemptyset(&chld);
@@ -674,10 +640,10 @@ int forkserver_zygote_main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &chld, NULL);
     sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sfd < 0) {
-        send_reply(3, CTL_FAILED, errno, "cannot create a signalfd in the zygote");
+        sandbox__reply(3, CTL_FAILED, errno, "cannot create a signalfd in the zygote");
         return 1;
     }
-    send_reply(3, CTL_READY, 0, NULL);
+    sandbox__reply(3, CTL_READY, 0, NULL);
     for (;;) {
         struct pollfd pf[2] = {{.fd = 3, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
         struct ctl_msg m;
