@@ -355,6 +355,40 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
     exit(rc);
 }
 
+/* The zygote's signal handlers (the interpreter's; a sanitizer's too in such a build), set aside
+ * by a job's pid 1 and given back to its pid 2. The kernel delivers a signal sent from inside a
+ * pid namespace to its pid 1 only when pid 1 handles it: with a handler left, pid 2 could make
+ * the reaper run it (a sanitizer's SIGSEGV report ends the process), as init's own reset of
+ * every handler prevents (sandbox_init.c). Statics: a job's pid 1 is a process of its own,
+ * and its pid 2 a fork of it. */
+static struct sigaction zygote_handlers[NSIG];
+static bool zygote_handled[NSIG];
+
+/* handlers_set_aside() — in a job's pid 1: every handled signal back to its default action. */
+static void handlers_set_aside(void)
+{
+    struct sigaction dfl;
+
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &zygote_handlers[sig]) < 0)
+            continue;
+        zygote_handled[sig] = zygote_handlers[sig].sa_handler != SIG_DFL &&
+                              zygote_handlers[sig].sa_handler != SIG_IGN;
+        if (zygote_handled[sig])
+            sigaction(sig, &dfl, NULL);
+    }
+}
+
+/* handlers_restore() — in a job's pid 2: the handlers handlers_set_aside took away. */
+static void handlers_restore(void)
+{
+    for (int sig = 1; sig < NSIG; sig++)
+        if (zygote_handled[sig])
+            sigaction(sig, &zygote_handlers[sig], NULL);
+}
+
 /* job_payload(z, x, stdio, report, kind) — pid 2 of a job, between fork and the job's code:
  * init's payload steps, then Python or execve. A failure before the job's code runs is written
  * to report (stage << 16 | errno); success closes it (at execve, or before Python runs). */
@@ -365,6 +399,7 @@ __attribute__((noreturn)) static void job_payload(struct zygote *z, const struct
     struct stat st;
     int stage, failure;
 
+    handlers_restore(); /* the interpreter's own (SIGINT's KeyboardInterrupt, say) */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
@@ -505,6 +540,7 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-job");
+    handlers_set_aside();
     for (int i = 0; i < nattach; i++)
         if (write(attach[i], "0", 1) != 1) {
             sandbox__reply(ctl, CTL_FAILED, errno, "cannot join the job's cgroup");
