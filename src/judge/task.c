@@ -121,6 +121,43 @@ int task_limits_from_json(const json_t *j, struct sandbox_limits *l, struct errb
     return 0;
 }
 
+/* The fields a test of each harness takes: any other is the author's mistake ("input" for
+ * "stdin", say, would otherwise run the test with empty input), refused with its name. */
+static const char *const test_fields[][7] = {
+    [TASK_HARNESS_ASSERT] = {"name", "code", "group", "flags", NULL},
+    [TASK_HARNESS_STDIO] = {"name", "stdin", "expected", "group", "flags", NULL},
+    [TASK_HARNESS_COMMAND] = {"name", "flags", NULL},
+    [TASK_HARNESS_INTERACTIVE] = {"name", "stdin", "expected", "group", "flags", NULL},
+};
+
+/* test_fields_check(tj, i, h, err) — 0, or -EINVAL naming tests[i]'s first unknown field. */
+static int test_fields_check(const json_t *tj, size_t i, enum task_harness h, struct errbuf *err)
+{
+    const char *key, *const *known = test_fields[h];
+    char list[96] = "";
+    json_t *v;
+
+    json_object_foreach((json_t *)tj, key, v)
+    {
+        size_t k = 0;
+        while (known[k] && strcmp(known[k], key) != 0)
+            k++;
+        if (known[k])
+            continue;
+        for (k = 0; known[k]; k++)
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", k ? ", " : "",
+                     known[k]);
+        if (h == TASK_HARNESS_COMMAND && strcmp(key, "group") == 0)
+            return errbuf_set(err,
+                              "tests[%zu].group: the command harness groups its tests itself "
+                              "(fail_to_pass, pass_to_pass)",
+                              i);
+        return errbuf_set(err, "unknown field tests[%zu].%s (a test of the %s harness takes %s)", i,
+                          key, task_harness_name(h), list);
+    }
+    return 0;
+}
+
 static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
 {
     size_t i;
@@ -178,11 +215,6 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
         v = json_object_get(tj, "group");
         if (v && (!json_is_string(v) || !json_string_length(v)))
             return errbuf_set(err, "tests[%zu].group must be a non-empty string", i);
-        if (v && t->harness == TASK_HARNESS_COMMAND)
-            return errbuf_set(err,
-                              "tests[%zu].group: the command harness groups its tests itself "
-                              "(fail_to_pass, pass_to_pass)",
-                              i);
         if (v && !(tt->group = strdup(json_string_value(v))))
             return -ENOMEM;
         v = json_object_get(tj, "flags");
@@ -190,6 +222,8 @@ static int parse_tests(const json_t *arr, struct task *t, struct errbuf *err)
             return errbuf_set(err, "tests[%zu].flags must be a string", i);
         if (v && !(tt->flags = strdup(json_string_value(v))))
             return -ENOMEM;
+        if (test_fields_check(tj, i, t->harness, err) < 0)
+            return -EINVAL;
     }
     return 0;
 }

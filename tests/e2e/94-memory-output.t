@@ -48,7 +48,7 @@ ok(st == 200 and j["status"] == "output_limit" and j["stdout_truncated"]
 ok_rss(grew < 300 * MB, "server peak RSS grew %d MiB (< 300) for it" % (grew // MB))
 st, j, text = s.post("/v1/verify", {"task": {"id": "big-out", "language": "python", "harness": "stdio",
                                              "limits": {"output_kb": 65536},
-                                             "tests": [{"name": "t", "input": "", "expected": "1\n"}]},
+                                             "tests": [{"name": "t", "stdin": "", "expected": "1\n"}]},
                                     "solution": "print(1)"})
 ok(st == 400 and "task's limits.output_kb" in j["error"]["message"],
    "a task asking more output than the cap: 400", text[:300])
@@ -60,7 +60,7 @@ st, j, text = s.post("/v1/run", {"command": ["true"]})
 base = s.status_kb("VmHWM")
 st, j, text = s.post("/v1/verify", {"task": {"id": "many-big", "language": "python", "harness": "stdio",
                                              "limits": {"output_kb": 8192},
-                                             "tests": [{"name": "t%d" % i, "input": "", "expected": "1\n"}
+                                             "tests": [{"name": "t%d" % i, "stdin": "", "expected": "1\n"}
                                                        for i in range(30)]},
                                     "solution": "import os\nos.write(1, b'x' * (7 << 20))\n"})
 grew = s.status_kb("VmHWM") - base

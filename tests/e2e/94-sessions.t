@@ -354,7 +354,7 @@ ok(st == 200 and j["verdict"] == "accepted" and j["reward"] == 1,
 st, j, text = ex(F, "cat note.txt")
 ok(st == 200 and j["stdout"] == "child\n", "the session lives on after verify", text)
 st, j, text = srv.post("/v1/sessions/%s/verify" % F,
-                       {"task": dict(task, harness="stdio", tests=[{"input": "", "output": ""}])})
+                       {"task": dict(task, harness="stdio", tests=[{"stdin": "", "expected": ""}])})
 ok(st == 400, "verify of a task that is not a command task: 400", text)
 
 # ---- TTL and idle reclamation ----------------------------------------------------------------

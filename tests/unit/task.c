@@ -384,5 +384,26 @@ int main(void)
            strstr(err.msg, "'writable_root' must be true or false"),
        "writable_root that is not a boolean is refused (%s)", err.msg);
     task_release(&t);
+    /* A test's fields are its harness's; a misspelt one would run the test without it. */
+    BAD(dq("{'id':'s','language':'python','harness':'stdio','tests':[{'stdin':'1','expected':'1'},"
+           "{'input':'2\\n','expected':'2'}]}"),
+        "unknown field tests[1].input (a test of the stdio harness takes name, stdin, "
+        "expected, group, flags)",
+        "a stdio test's 'input' (for 'stdin') is refused, naming the fields it takes");
+    BAD(dq("{'id':'a','language':'python','harness':'assert','tests':[{'code':'pass',"
+           "'stdin':'x'}]}"),
+        "unknown field tests[0].stdin (a test of the assert harness takes name, code, group, "
+        "flags)",
+        "an assert test's 'stdin' is refused");
+    BAD(dq("{'id':'c','language':'python','harness':'command','command':'true',"
+           "'tests':[{'name':'t','group':'g'}]}"),
+        "tests[0].group: the command harness groups its tests itself",
+        "a command test's 'group' is refused with the harness's reason");
+    ok(parse(dq("{'id':'i','language':'python','harness':'interactive','interactor':"
+                "{'language':'python','code':'pass'},'tests':[{'name':'n','stdin':'1',"
+                "'expected':'','group':'g','flags':'f'}]}"),
+             &t, &err) == 0,
+       "every field an interactive test takes is accepted (%s)", err.msg);
+    task_release(&t);
     return done_testing();
 }
