@@ -22,7 +22,7 @@
 #include "cli/workers.h"
 #include "library/store.h"
 #include "judge/verify.h"
-#include "sandbox/forkserver.h"
+#include "judge/pyserver.h"
 
 struct job {
     const struct task *task;
@@ -40,8 +40,8 @@ struct job {
 struct eval_args {
     const char *tasks_path, *sol_path, *out_path, *db_path;
     bool reference, quiet, help;
-    bool fork_server; /* --fork-server: Python assert tasks' runs as jobs of a fork server */
-    long jobs;        /* worker threads */
+    enum pyserver_mode fork_server; /* --fork-server required, --no-fork-server off */
+    long jobs;                      /* worker threads */
 };
 
 struct eval {
@@ -63,7 +63,7 @@ static void eval_usage(FILE *f)
         "                     (--reference | --solutions SOLUTIONS.jsonl)\n"
         "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
         "[--reward binary|fraction]\n"
-        "                     [--writable-root] [--fork-server]\n\n"
+        "                     [--writable-root] [--fork-server | --no-fork-server]\n\n"
         "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
         "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
         "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
@@ -78,9 +78,11 @@ static void eval_usage(FILE *f)
         "default); infra errors are recorded but never count as attempts.\n\n"
         "--writable-root runs every task with a writable root filesystem (the task field\n"
         "writable_root): writes land in each sandbox's own scratch space.\n\n"
-        "--fork-server (experimental) runs the tests of Python assert tasks on the host image\n"
-        "as jobs forked from one Python interpreter started in a sandbox (each job in its own\n"
-        "namespaces, cgroup and scratch; records say \"path\": \"fork_server\").\n\n"
+        "The tests of Python assert tasks on the host image run as jobs forked from one Python\n"
+        "interpreter started in a sandbox, when it can start here (each job in its own\n"
+        "namespaces, cgroup and scratch; records say \"path\": \"fork_server\"); the others, and\n"
+        "all of them where it cannot, in a fresh sandbox each. --fork-server makes it\n"
+        "required (eval fails when it cannot start); --no-fork-server turns it off.\n\n"
         "exit status: 0 all ran; 1 some input was bad or crucible failed on some (infra_error);\n"
         "2 bad usage or nothing could run.\n");
 }
@@ -432,6 +434,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
         {"model", required_argument, NULL, 'm'},
         {"writable-root", no_argument, NULL, JUDGING_OPT_WRITABLE_ROOT},
         {"fork-server", no_argument, NULL, 'F'},
+        {"no-fork-server", no_argument, NULL, 'N'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -441,6 +444,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
 
     memset(a, 0, sizeof(*a));
     a->jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    a->fork_server = PYSERVER_AUTO;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+hj:", longopts, NULL)) != -1) {
@@ -466,7 +470,10 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
             a->quiet = true;
             break;
         case 'F':
-            a->fork_server = true;
+            a->fork_server = PYSERVER_REQUIRED;
+            break;
+        case 'N':
+            a->fork_server = PYSERVER_OFF;
             break;
         case 'd':
             a->db_path = optarg;
@@ -524,8 +531,6 @@ static int load_tasks(const struct eval_args *a, struct eval *ev, struct task **
 static int run_jobs(const struct eval_args *a, struct eval *ev, struct workers_outcome *wo)
 {
     struct errbuf err = {{0}};
-    struct sandbox_runtime fs_rt;
-    struct image fs_img;
     struct workers_spec ws = {.n = ev->njobs,
                               .jobs = a->jobs,
                               .quiet = a->quiet,
@@ -541,25 +546,25 @@ static int run_jobs(const struct eval_args *a, struct eval *ev, struct workers_o
         ev->out = stdout;
         return -1;
     }
-    /* The fork server has a runtime of its own: the workers' lives only as long as they do. */
-    if (a->fork_server) {
-        if (sandbox_runtime_init(&fs_rt, &err) < 0 || image_resolve("host", &fs_img, &err) < 0 ||
-            !(ev->opts.forkserver = forkserver_start(&fs_rt, &fs_img, &err))) {
-            fprintf(stderr, "crucible eval: --fork-server: %s\n", err.msg);
-            if (ev->out != stdout)
-                fclose(ev->out);
-            ev->out = NULL;
-            return -1;
-        }
+    /* The Python fork server (pyserver.h): started by the first run that can use it, or now
+     * when it is required. */
+    if (a->fork_server != PYSERVER_OFF &&
+        (!(ev->opts.pyserver = pyserver_new(a->fork_server, "crucible eval")) ||
+         (a->fork_server == PYSERVER_REQUIRED && pyserver_start(ev->opts.pyserver, &err) < 0))) {
+        fprintf(stderr, "crucible eval: --fork-server: %s\n",
+                ev->opts.pyserver ? err.msg : "out of memory");
+        pyserver_free(ev->opts.pyserver);
+        ev->opts.pyserver = NULL;
+        if (ev->out != stdout)
+            fclose(ev->out);
+        ev->out = NULL;
+        return -1;
     }
     r = workers_run(&ws, wo, &err);
     if (r < 0)
         fprintf(stderr, "crucible eval: %s\n", err.msg);
-    if (a->fork_server) {
-        forkserver_stop(ev->opts.forkserver);
-        ev->opts.forkserver = NULL;
-        sandbox_runtime_release(&fs_rt);
-    }
+    pyserver_free(ev->opts.pyserver);
+    ev->opts.pyserver = NULL;
     if (ev->out != stdout)
         fclose(ev->out);
     ev->out = NULL;

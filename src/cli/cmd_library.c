@@ -15,6 +15,7 @@
 #include "cli/cmd_tasks.h"
 #include "library/convert.h"
 #include "cli/workers.h"
+#include "judge/pyserver.h"
 #include "library/rng.h"
 #include "library/store.h"
 #include "strset.h"
@@ -51,6 +52,7 @@ enum {
     OPT_EXPLORE,
     OPT_QUIET,
     OPT_PREFIX,
+    OPT_NO_FORK_SERVER,
 };
 
 #define COMMON_OPTS                                                                                \
@@ -860,6 +862,7 @@ struct vjob {
 struct validator {
     struct store *store;
     unsigned repeats;
+    struct pyserver *pyserver; /* NULL with --no-fork-server */
     struct vjob *jobs;
     size_t n;
 };
@@ -896,6 +899,7 @@ static bool validate_job(void *ctx, size_t i, const struct sandbox_runtime *rt,
 
     verify_opts_default(&o);
     o.image = img;
+    o.pyserver = vd->pyserver;
     jb->r = store_task_load(vd->store, jb->id, jb->version, &t, &err);
     if (jb->r < 0) {
         snprintf(jb->v.reason, sizeof(jb->v.reason), "%s", err.msg);
@@ -921,6 +925,7 @@ static int tasks_validate(int argc, char **argv)
         {"all", no_argument, NULL, OPT_ALL},
         {"jobs", required_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, OPT_QUIET},
+        {"no-fork-server", no_argument, NULL, OPT_NO_FORK_SERVER},
         {NULL, 0, NULL, 0},
     };
     struct lib_opts o = {.cmd = "validate"};
@@ -928,7 +933,7 @@ static int tasks_validate(int argc, char **argv)
     struct workers_outcome wo = {0};
     struct errbuf err = {{0}};
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
-    bool all = false, quiet = false;
+    bool all = false, quiet = false, fork_server = true;
     size_t counts[STORE_STATUS_COUNT] = {0}, infra = 0, done = 0;
     uint64_t u;
     int c, r, status = 2;
@@ -939,14 +944,16 @@ static int tasks_validate(int argc, char **argv)
         switch (c) {
         case 'h':
             printf("usage: crucible tasks validate --db DB [--all] [--repeats K] [-j N]\n"
-                   "         [FILTERS] [--quiet]\n\n"
+                   "         [FILTERS] [--quiet] [--no-fork-server]\n\n"
                    "Checks tasks in sandboxes: the reference must be accepted on all K repeats\n"
                    "(default 3; else broken, or flaky when the repeats disagree), and the empty\n"
                    "program and, for Python tasks with an entry point, the reference with that\n"
                    "function rebound to return None must be rejected (else weak_tests). The\n"
                    "reference's slowest test time is stored: relative time limits use it.\n"
                    "Without --all only tasks whose current version is new are validated (and the\n"
-                   "filters apply). N tasks at a time (default: the number of cores).\n\n"
+                   "filters apply). N tasks at a time (default: the number of cores).\n"
+                   "Python assert tasks run as jobs of a Python fork server where one can\n"
+                   "start, as in crucible eval; --no-fork-server runs every test cold.\n\n"
                    "exit status: 0 done; 1 crucible failed on some tasks (they stay new);\n"
                    "2 bad usage or library failure.\n\nfilters:\n%s",
                    filter_help);
@@ -977,6 +984,9 @@ static int tasks_validate(int argc, char **argv)
         case OPT_QUIET:
             quiet = true;
             break;
+        case OPT_NO_FORK_SERVER:
+            fork_server = false;
+            break;
         default:
             if (!take_option(&o, c, argv))
                 return 2;
@@ -986,6 +996,10 @@ static int tasks_validate(int argc, char **argv)
         return 2;
     if (!opts_done(&o) || !(vd.store = open_store(&o)))
         return 2;
+    if (fork_server && !(vd.pyserver = pyserver_new(PYSERVER_AUTO, "crucible tasks validate"))) {
+        fprintf(stderr, "crucible tasks validate: out of memory\n");
+        goto out;
+    }
     if (!all && !o.status_given)
         o.filter.status_mask = 1u << STORE_NEW;
     r = store_list(vd.store, &o.filter, collect_job, &vd, &err);
@@ -1050,6 +1064,7 @@ out:
     for (size_t i = 0; i < vd.n; i++)
         free(vd.jobs[i].id);
     free(vd.jobs);
+    pyserver_free(vd.pyserver);
     store_close(vd.store);
     workers_reraise(wo.signal);
     return status;

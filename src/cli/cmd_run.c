@@ -463,7 +463,7 @@ int cmd_run(int argc, char **argv)
     result_init(&res);
     struct sandbox_proc proc = {.argv = argv + prog, .env = o->env, .stdin_fd = stdin_fd};
     if (o->fork_server) {
-        struct forkserver *fs = forkserver_start(&rt, img, &err);
+        struct forkserver *fs = forkserver_start(&rt, img, NULL, 0, &err);
         if (fs)
             forkserver_run(fs, &o->limits, o->files, o->nfiles, &proc, &res);
         else

@@ -28,6 +28,7 @@
 #include "service/loop.h"
 #include "service/offload.h"
 #include "metrics.h"
+#include "judge/pyserver.h"
 #include "sandbox/pool.h"
 #include "service/scheduler.h"
 #include "library/store.h"
@@ -45,7 +46,7 @@ static const char USAGE[] =
     "                      [--api-threads N] [--parse-budget MB]\n"
     "                      [--run-code-margin S]\n"
     "                      [--max-sessions N] [--session-ttl S] [--session-idle-ttl S]\n"
-    "                      [--session-spares N]\n"
+    "                      [--session-spares N] [--no-fork-server]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -60,6 +61,10 @@ static const char USAGE[] =
     "  --memory MB         memory that running jobs may reserve in all (default: 3/4 of RAM)\n"
     "  --warm N            sandboxes kept ready for the default limits (default: --slots;\n"
     "                      0: none); each serves one job and is destroyed\n"
+    "  --no-fork-server    run every Python assert test and Python program of /v1/run and\n"
+    "                      /run_code in a fresh sandbox (default: as jobs of a Python fork\n"
+    "                      server, started on the first such run, where one can run; a\n"
+    "                      request's \"fork_server\": false does the same)\n"
     "  --token-file FILE   require 'Authorization: Bearer TOKEN' (the file's first line)\n"
     "  --max-body MB       larger request bodies get 413 (default 64)\n"
     "  --api-threads N     threads that parse request bodies and do the task library's work,\n"
@@ -134,7 +139,7 @@ struct serve_args {
     bool max_sessions_given; /* else the default shrinks to fit the descriptor limit */
     char *token;             /* owned */
     const char *db_path, *port_file;
-    bool quiet, help;
+    bool quiet, help, no_fork_server;
 };
 
 /* The running service: what the event loop drives and everything it owns. */
@@ -151,6 +156,7 @@ struct serve {
     struct pool *pool;
     struct pool *run_code_pool;  /* /run_code's shape: the default limits with lo up */
     struct pool *session_spares; /* a default session's shape (api_sessions_config.spares) */
+    struct pyserver *pyserver;   /* NULL with --no-fork-server */
     struct store *store;
     struct api *api;
     struct api_config cfg;
@@ -258,6 +264,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_MAXBODY,
         O_PORTFILE,
         O_QUIET,
+        O_NO_FORK_SERVER,
         O_DB,
         O_IMAGE,
         O_IMAGES_FILE,
@@ -303,6 +310,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"max-body", required_argument, NULL, O_MAXBODY},
         {"port-file", required_argument, NULL, O_PORTFILE},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"no-fork-server", no_argument, NULL, O_NO_FORK_SERVER},
         {"db", required_argument, NULL, O_DB},
         {"image", required_argument, NULL, O_IMAGE},
         {"images-file", required_argument, NULL, O_IMAGES_FILE},
@@ -408,6 +416,9 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
             break;
         case O_QUIET:
             a->quiet = true;
+            break;
+        case O_NO_FORK_SERVER:
+            a->no_fork_server = true;
             break;
         case O_DB:
             a->db_path = optarg;
@@ -728,6 +739,11 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     s->cfg.trace = s->rt.trace;
     s->cfg.pool = s->pool;
     s->cfg.run_code_pool = s->run_code_pool;
+    if (!a->no_fork_server && !(s->pyserver = pyserver_new(PYSERVER_AUTO, "crucible serve"))) {
+        errbuf_set(&err, "out of memory");
+        goto out_error;
+    }
+    s->cfg.pyserver = s->pyserver;
     s->cfg.token = a->token;
     s->cfg.infra_retries = 2;
     s->cfg.max_batch = 10000;
@@ -792,6 +808,7 @@ static void serve_stop(struct serve *s)
     pool_free(s->pool);             /* after the jobs: they hand their sandboxes back to it */
     pool_free(s->run_code_pool);
     pool_free(s->session_spares); /* after the sessions: they hand their sandboxes back to it */
+    pyserver_free(s->pyserver);   /* after the jobs that use it */
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */
     metrics_free(s->m);

@@ -79,6 +79,7 @@ int workers_run(const struct workers_spec *spec, struct workers_outcome *out, st
     sigprocmask(SIG_BLOCK, &stop, NULL); /* inherited by the workers */
     if (sandbox_runtime_init(&rt, err) < 0)
         return -EIO;
+    rt.trace = getenv("CRUCIBLE_TRACE") != NULL; /* phase timings, as `run` and `serve` */
     if (image_resolve("host", &img, err) < 0) {
         sandbox_runtime_release(&rt);
         return -EIO;

@@ -4,6 +4,8 @@
  */
 #include "judge/program.h"
 
+#include "judge/pyserver.h"
+#include "sandbox/forkserver.h"
 #include "sandbox/pool.h"
 
 #include <errno.h>
@@ -13,6 +15,28 @@
 #include <unistd.h>
 
 #define FETCH_MAX_BYTES (8u << 20)
+
+/* program_job(rt, img, s, steps) — a job of the Python fork server for a Python program
+ * with no compile step on the host image, or NULL: the program runs in a sandbox of the pool.
+ * A job the fork server could not make is crucible's failure, not the program's: this run goes
+ * to the pool, and the next one gets a new fork server (pyserver_failed). */
+static struct sandbox *program_job(const struct sandbox_runtime *rt, const struct image *img,
+                                   const struct program_spec *s, const struct lang_plan *steps)
+{
+    struct errbuf err = {{0}};
+    struct forkserver *fs;
+    struct sandbox *sb;
+
+    if (!s->pyserver || steps->compile || s->limits.writable_root ||
+        strcmp(s->lang->name, "python") != 0 || !(fs = pyserver_get(s->pyserver, img)))
+        return NULL;
+    if (!(sb = forkserver_job(fs, &s->limits, &err))) {
+        pyserver_failed(s->pyserver, fs, err.msg);
+        return NULL;
+    }
+    sandbox_set_cancel_fd(sb, rt->cancel_fd); /* the caller's, not the fork server's */
+    return sb;
+}
 
 /* attempt_steps(…, steps, out) — one try in a fresh sandbox with the program's steps; false
  * when crucible failed (retry). */
@@ -27,7 +51,9 @@ static bool attempt_steps(const struct sandbox_runtime *rt, const struct image *
     out->ran = false;
     result_release(&out->run);
     result_init(&out->run);
-    sb = pool_acquire(s->pool, rt, img, &s->limits, &err);
+    sb = program_job(rt, img, s, &steps);
+    if (!sb)
+        sb = pool_acquire(s->pool, rt, img, &s->limits, &err);
     if (!sb) {
         result_fail(&out->run, "%s", err.msg);
         return false;

@@ -16,6 +16,7 @@
 #include "judge/task.h"
 
 struct pool;
+struct pyserver;
 
 struct program_spec {
     const struct lang *lang;
@@ -32,6 +33,9 @@ struct program_spec {
     size_t fetch_max_total; /* bytes read back in all (each file: at most 8 MiB); 0: no cap */
     unsigned infra_retries; /* fresh-sandbox retries of crucible's own failures */
     struct pool *pool;      /* warm sandboxes to take from, or NULL */
+    /* NULL, or the Python fork server (pyserver.h) whose job runs a Python program on the host
+     * image (no writable root); a job it cannot make sends the program to the pool */
+    struct pyserver *pyserver;
 };
 
 struct program_file {

@@ -5,6 +5,7 @@
  * verify_assert.c, verify_stdio.c, verify_command.c.
  */
 #include "judge/verify.h"
+#include "judge/pyserver.h"
 #include "sandbox/forkserver.h"
 
 #include "judge/extract.h"
@@ -156,11 +157,20 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
         snprintf(why, why_size, "out of memory");
         return BOX_INFRA;
     }
-    if (o->forkserver && t->harness == TASK_HARNESS_ASSERT && !plan->compile &&
-        !t->limits.writable_root && strcmp(t->lang->name, "python") == 0 &&
-        strcmp(img->digest, forkserver_image(o->forkserver)->digest) == 0)
-        sb = forkserver_job(o->forkserver, &t->limits, &err); /* one exec: assert_program's */
-    else
+    sb = NULL;
+    if (o->pyserver && t->harness == TASK_HARNESS_ASSERT && !plan->compile &&
+        !t->limits.writable_root && strcmp(t->lang->name, "python") == 0) {
+        struct forkserver *fs = pyserver_get(o->pyserver, img);
+        /* one exec: assert_program's. A job the fork server could not make is crucible's
+         * failure, not the run's: this run goes cold, the next gets a new fork server */
+        if (fs && !(sb = forkserver_job(fs, &t->limits, &err))) {
+            pyserver_failed(o->pyserver, fs, err.msg);
+            err.msg[0] = '\0';
+        } else if (sb) {
+            sandbox_set_cancel_fd(sb, rt->cancel_fd); /* the caller's, not the fork server's */
+        }
+    }
+    if (!sb)
         sb = pool_acquire(o->pool, rt, img, &t->limits, &err);
     if (!sb) {
         snprintf(why, why_size, "%s", err.msg);

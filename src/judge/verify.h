@@ -45,24 +45,34 @@ struct verify_opts {
     enum reward_policy reward;
     unsigned infra_retries;    /* fresh-sandbox retries of a run crucible failed (default 2) */
     const struct image *image; /* resolved image for tasks whose image is "host", or NULL */
-    const struct image_registry *images; /* a server's: a task's image is looked up there
-                                          * only, never resolved as a host path; NULL for
-                                          * the CLI (the local user's directories) */
-    struct pool *pool;                   /* warm sandboxes to take from (crucible serve), or NULL */
-    bool verdict_only;       /* only accepted-or-not matters (validation's stubs): an assert task
-                              * whose tests fail together is not rerun test by test; the verdict
-                              * goes to its first test and the others are not_run */
-    const struct lang *lang; /* the solution's language, or NULL for the task's: a stdio task
-                              * takes a solution in any language of the table; assert and
-                              * command tasks only their own (verify_language_check) */
-    bool writable_root;      /* run with a writable root even when the task does not ask */
-    struct sandbox *sandbox; /* NULL, or a live sandbox to run a command task's tests in (a
-                              * session's: its files are the solution; it stays alive, and
-                              * `image` must be the one it was made from). Command tasks only */
-    struct forkserver *forkserver; /* NULL, or a Python fork server (forkserver.h): the runs
-                                    * of an assert task in Python on its image (no compile
-                                    * step, no writable root) are its jobs. Experimental */
+    /* a server's registry: a task's image is looked up there only, never resolved as a host
+     * path; NULL for the CLI (the local user's directories) */
+    const struct image_registry *images;
+    struct pool *pool; /* warm sandboxes to take from (crucible serve), or NULL */
+    /* only accepted-or-not matters (validation's stubs): an assert task whose tests fail
+     * together is not rerun test by test; the verdict goes to its first test and the others
+     * are not_run */
+    bool verdict_only;
+    /* the solution's language, or NULL for the task's: a stdio task takes a solution in any
+     * language of the table; assert and command tasks only their own (verify_language_check) */
+    const struct lang *lang;
+    bool writable_root; /* run with a writable root even when the task does not ask */
+    /* NULL, or a live sandbox to run a command task's tests in (a session's: its files are the
+     * solution; it stays alive, and `image` must be the one it was made from). Command tasks
+     * only */
+    struct sandbox *sandbox;
+    /* NULL, or the Python fork server (pyserver.h) whose jobs run an assert task's runs in
+     * Python on the host image (no compile step, no writable root); a run whose job cannot be
+     * made runs cold */
+    struct pyserver *pyserver;
 };
+
+struct forkserver_module;
+
+/* verify_forkserver_preload(&n) — the modules a fork server for verify's runs preloads: the
+ * Python assert harness, which every one of its jobs imports from the same file (/work's
+ * copy). Static storage; n set to their count. */
+const struct forkserver_module *verify_forkserver_preload(size_t *n);
 
 struct verify_test {
     char *name; /* the task\'s, or owned (name_owned) when read from a report */

@@ -19,10 +19,12 @@
  * first: docs/TASKS.md says, language by language, what is and is not guaranteed.
  */
 #include "judge/verify_int.h"
+#include "sandbox/forkserver.h"
 #include "sandbox/pool.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -496,4 +498,40 @@ bool verify__assert_repeat(const struct sandbox_runtime *rt, const struct image 
     for (size_t i = 0; !settled && i < t->ntests && compiled; i++)
         compiled = assert_test(rt, img, t, solution, i, o, vr, &tys[i]);
     return compiled;
+}
+
+/* Python's harness modules as a fork server preloads them (verify_forkserver_preload): the
+ * text files of the row's harness whose names end in ".py" (its compiled form is for the cold
+ * path), with the path a job would import them from, in its start directory /work. */
+static struct forkserver_module preload_mods[4];
+static char preload_files[4][96];
+static size_t preload_count;
+static char preload_names[4][64];
+
+static void preload_init(void)
+{
+    const struct lang *py = lang_find("python");
+
+    for (const struct lang_file *f = py ? py->test_files : NULL;
+         f && f->path && preload_count < sizeof(preload_mods) / sizeof(preload_mods[0]); f++) {
+        size_t len = strlen(f->path);
+        if (f->len || len < 4 || len - 3 >= sizeof(preload_names[0]) ||
+            strcmp(f->path + len - 3, ".py") != 0 || strchr(f->path, '/'))
+            continue;
+        snprintf(preload_names[preload_count], sizeof(preload_names[0]), "%.*s", (int)(len - 3),
+                 f->path);
+        snprintf(preload_files[preload_count], sizeof(preload_files[0]), "/work/%s", f->path);
+        preload_mods[preload_count] = (struct forkserver_module){
+            preload_names[preload_count], preload_files[preload_count], f->data};
+        preload_count++;
+    }
+}
+
+const struct forkserver_module *verify_forkserver_preload(size_t *n)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+    pthread_once(&once, preload_init);
+    *n = preload_count;
+    return preload_mods;
 }

@@ -4,9 +4,10 @@
  *
  * forkserver_start makes a sandbox whose init keeps the capabilities a job's set-up needs
  * (sandbox__create with zygote), asks init to start the zygote (CTL_ZYGOTE) with a control
- * socket, an empty memfd as stdin and a pipe as stdout and stderr (the same kinds a job's
- * streams are, so the interpreter's stdio objects fit them; the pipe also carries the zygote's
- * own complaints), and waits for its READY.
+ * socket, a memfd as stdin and a pipe as stdout and stderr (the same kinds a job's streams
+ * are, so the interpreter's stdio objects fit them; the pipe also carries the zygote's own
+ * complaints), and waits for its READY. The memfd holds the modules to preload, if any; the
+ * zygote reads them once and empties it.
  *
  * forkserver_run makes the job's half (sandbox__job_new: a cgroup of its own under crucible's
  * subtree and a control socket), hands the socket and the group's "tasks" files to the zygote
@@ -67,7 +68,30 @@ static int zygote_ready(struct forkserver *fs, struct errbuf *err)
     return r < 0 ? r : -EPROTO;
 }
 
+/* preload_write(fd, preload, n, err) — the modules as the zygote reads them on its stdin:
+ * "NAME\0FILENAME\0SOURCE\0" each. 0, or -errno with err set. */
+static int preload_write(int fd, const struct forkserver_module *preload, size_t n,
+                         struct errbuf *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *part[3] = {preload[i].name, preload[i].filename, preload[i].source};
+        for (int k = 0; k < 3; k++) {
+            int w;
+            if (!part[k] || (k < 2 && !*part[k]))
+                return errbuf_set(err, "preloaded module %zu: no %s", i,
+                                  k == 0   ? "name"
+                                  : k == 1 ? "file name"
+                                           : "source"),
+                       -EINVAL;
+            if ((w = util_write_all(fd, part[k], strlen(part[k]) + 1)) < 0)
+                return errbuf_set(err, "cannot hand the zygote its modules: %s", strerror(-w)), w;
+        }
+    }
+    return 0;
+}
+
 struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const struct image *img,
+                                    const struct forkserver_module *preload, size_t npreload,
                                     struct errbuf *err)
 {
     struct forkserver *fs = calloc(1, sizeof(*fs));
@@ -103,6 +127,8 @@ struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const stru
         errbuf_set(err, "cannot create the zygote's sockets: %s", strerror(errno));
         goto out_close;
     }
+    if (preload_write(in, preload, npreload, err) < 0)
+        goto out_close;
     fds[0] = sv[1];
     fds[1] = in;
     fds[2] = fds[3] = diag[1];

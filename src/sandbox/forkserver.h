@@ -40,10 +40,25 @@
 
 struct forkserver;
 
-/* forkserver_start(rt, img, err) — a sandbox of img (read-only root; rt and img must outlive
- * it) with a Python zygote ready in it. NULL with err set (no libpython in the image, say;
- * ENOTSUP: no cgroups, which a job's teardown needs). */
+/* A module the zygote imports once, from its source, before the first job: what a caller's
+ * every job imports (the assert harness, say), so that no job reads, unmarshals or runs it
+ * again. It is in sys.modules under name, its __file__ and its code's file name are filename
+ * (the path where a job finds its copy, so tracebacks and linecache read the same file), and
+ * it has no __spec__ or __loader__ (a module made from source, not by the import system).
+ * Only a caller whose jobs would import that very file should preload it: a job's import
+ * of name gets the preloaded module, whatever file the job holds. */
+struct forkserver_module {
+    const char *name;
+    const char *filename;
+    const char *source; /* Python source text (it can hold no NUL) */
+};
+
+/* forkserver_start(rt, img, preload, npreload, err) — a sandbox of img (read-only root; rt and
+ * img must outlive it) with a Python zygote ready in it, the npreload modules of preload
+ * imported (NULL, 0: none). NULL with err set (no libpython in the image, say; ENOTSUP: no
+ * cgroups, which a job's teardown needs; a preloaded module that fails to import). */
 struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const struct image *img,
+                                    const struct forkserver_module *preload, size_t npreload,
                                     struct errbuf *err);
 
 /* forkserver_run(fs, limits, files, nfiles, proc, res) — one job: as sandbox_run (res

@@ -122,6 +122,26 @@ static const char job_setup[] =
     "del _crucible_end\n"
     "__import__('gc').freeze()\n";
 
+/* One preloaded module (forkserver_module), from sys._crucible_src ("NAME\0FILENAME\0SOURCE"):
+ * made as the import system would make it from that file, less __spec__ and __loader__; left
+ * out of sys.modules when it fails. */
+static const char preload_one[] =
+    "def _crucible_preload():\n"
+    "    import sys\n"
+    "    name, filename, src = sys._crucible_src.split(b'\\0', 2)\n"
+    "    del sys._crucible_src\n"
+    "    name, filename = name.decode(), filename.decode()\n"
+    "    m = type(sys)(name)\n"
+    "    m.__file__ = filename\n"
+    "    sys.modules[name] = m\n"
+    "    try:\n"
+    "        exec(compile(src, filename, 'exec', dont_inherit=True), m.__dict__)\n"
+    "    except BaseException:\n"
+    "        del sys.modules[name]\n"
+    "        raise\n"
+    "_crucible_preload()\n"
+    "del _crucible_preload\n";
+
 #define PY_CF_IGNORE_COOKIE 0x0800
 
 struct py_flags {
@@ -283,6 +303,61 @@ static int set_sys_bytes(struct py *py, const char *name, const char *data, size
     return r;
 }
 
+/* preload_modules(py, err) — the modules forkserver_start put in the zygote's stdin (a memfd:
+ * "NAME\0FILENAME\0SOURCE\0" each), imported; the memfd emptied. 0, or -errno with err set. */
+static int preload_modules(struct py *py, struct errbuf *err)
+{
+    char *buf = NULL, *at, *end;
+    size_t len = 0, cap = 0;
+    ssize_t n;
+
+    for (;;) {
+        if (len == cap) {
+            char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+            if (!nb) {
+                free(buf);
+                return errbuf_set(err, "out of memory"), -ENOMEM;
+            }
+            buf = nb;
+        }
+        /* pread: the supervisor's writes moved the shared file offset to the end */
+        n = pread(0, buf + len, cap - len, (off_t)len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            free(buf);
+            return errbuf_set(err, "cannot read the modules to preload: %s", strerror(errno)),
+                   -errno;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    for (at = buf, end = buf + len; at < end;) {
+        const char *name = at, *file = memchr(at, '\0', (size_t)(end - at));
+        const char *src = file ? memchr(file + 1, '\0', (size_t)(end - file - 1)) : NULL;
+        const char *stop = src ? memchr(src + 1, '\0', (size_t)(end - src - 1)) : NULL;
+        if (!stop) {
+            free(buf);
+            return errbuf_set(err, "malformed list of modules to preload"), -EPROTO;
+        }
+        if (set_sys_bytes(py, "_crucible_src", name, (size_t)(stop - name)) != 0 ||
+            py->run_string(preload_one, NULL) != 0) {
+            errbuf_set(err,
+                       "cannot preload the module '%s' (its traceback is on the zygote's "
+                       "stderr)",
+                       name);
+            free(buf);
+            return -EINVAL;
+        }
+        at = (char *)stop + 1;
+    }
+    free(buf);
+    if (len && ftruncate(0, 0) < 0)
+        return errbuf_set(err, "cannot empty the zygote's stdin: %s", strerror(errno)), -errno;
+    return len ? (py->run_string("__import__('gc').freeze()\n", NULL) != 0 ? -EINVAL : 0) : 0;
+}
+
 /* run_python(z, x, kind) — in the job's confined pid 2: the forked interpreter becomes the
  * job's (after-fork hooks, environment, argv and sys.path[0] as python3 computes them), runs
  * the command or the file as python3 does, ends as job_setup says (threads, atexit, stdio
@@ -352,7 +427,11 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
         kill(getpid(), SIGINT);
         rc = 128 + SIGINT;
     }
-    exit(rc);
+    /* C stdio flushed as exit() would, without its walk over every library's destructors: in
+     * a forked interpreter that walk writes (copies) pages of each, and nothing of a job's
+     * can see it */
+    fflush(NULL);
+    _exit(rc);
 }
 
 /* The zygote's signal handlers (the interpreter's; a sanitizer's too in such a build), set aside
@@ -669,6 +748,10 @@ int forkserver_zygote_main(int argc, char **argv)
     z.py.inc_ref(z.py.end);
     if (z.py.sys_set_object("_crucible_end", NULL) != 0) {
         sandbox__reply(3, CTL_FAILED, EINVAL, "cannot set up the zygote");
+        return 1;
+    }
+    if ((r = preload_modules(&z.py, &err)) < 0) {
+        sandbox__reply(3, CTL_FAILED, -r, err.msg);
         return 1;
     }
     sigemptyset(&chld);

@@ -26,6 +26,7 @@
 #include "service/offload.h"
 #include "judge/java.h"
 #include "judge/lang.h"
+#include "judge/pyserver.h"
 #include "sandbox/pool.h"
 #include "judge/program.h"
 #include "library/store.h"
@@ -649,12 +650,29 @@ static int writable_root_field(const json_t *j, struct sandbox_limits *l, struct
     return 0;
 }
 
+/* fork_server_field(a, j, it, err) — "fork_server": whether the item's Python runs may be
+ * jobs of the server's fork server (true, the default) or all go cold (false). */
+static int fork_server_field(const struct api *a, const json_t *j, struct item *it,
+                             struct errbuf *err)
+{
+    const json_t *v = json_object_get(j, "fork_server");
+
+    it->vo.pyserver = a->cfg.pyserver;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return errbuf_set(err, "'fork_server' must be true or false");
+    if (!json_is_true(v))
+        it->vo.pyserver = NULL;
+    return 0;
+}
+
 static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_batch,
                      struct errbuf *err)
 {
     static const char *const keys[] = {
-        "command",  "code",       "language", "stdin", "files",         "limits", "image",
-        "priority", "deadline_s", "kind",     "after", "writable_root", NULL};
+        "command",  "code",       "language", "stdin", "files",         "limits",      "image",
+        "priority", "deadline_s", "kind",     "after", "writable_root", "fork_server", NULL};
     const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code"), *v;
 
     if (api_only_keys(j, keys, err) < 0)
@@ -672,6 +690,8 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
             return errbuf_set(err, "'command' must be an array of 1 to %d strings", MAX_ARGV);
         if (json_object_get(j, "language"))
             return errbuf_set(err, "'language' goes with 'code', not with 'command'");
+        if (json_object_get(j, "fork_server"))
+            return errbuf_set(err, "'fork_server' goes with 'code' in Python, not with 'command'");
         it->kind = K_RUN;
         it->argv = calloc(n + 1, sizeof(char *));
         if (!it->argv)
@@ -699,6 +719,8 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
         if (!(it->lang = program_language(json_string_value(v), err)))
             return -EINVAL;
         it->kind = K_PROGRAM;
+        if (fork_server_field(a, j, it, err) < 0)
+            return -EINVAL;
         if (!(it->code = strndup(json_string_value(code), json_string_length(code))))
             return errbuf_set(err, "out of memory"), -ENOMEM;
         if (it->lang->compile_memory_mb > it->job.memory_mb && it->lang->compile)
@@ -721,9 +743,9 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
                         struct errbuf *err)
 {
     static const char *const keys[] = {
-        "task",       "task_id", "solution", "completion",    "response", "language",
-        "repeats",    "reward",  "model",    "limits",        "image",    "priority",
-        "deadline_s", "kind",    "after",    "writable_root", NULL};
+        "task",       "task_id", "solution", "completion",    "response",    "language",
+        "repeats",    "reward",  "model",    "limits",        "image",       "priority",
+        "deadline_s", "kind",    "after",    "writable_root", "fork_server", NULL};
     static const char *const forms[] = {"solution", "completion", "response"};
     const json_t *task = json_object_get(j, "task"), *v, *text = NULL;
     const struct lang *lang = NULL; /* the solution's (NULL: the task's) */
@@ -803,6 +825,8 @@ static int parse_verify(struct api *a, const json_t *j, struct item *it, bool in
     it->vo.images = a->cfg.images;
     it->vo.pool = a->cfg.pool;
     it->vo.lang = lang;
+    if (fork_server_field(a, j, it, err) < 0)
+        return -EINVAL;
     if ((v = json_object_get(j, "repeats")) && !json_is_null(v)) {
         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100)
             return errbuf_set(err, "'repeats' must be an integer from 1 to 100");
@@ -844,6 +868,8 @@ static int parse_run_code(struct api *a, const json_t *j, struct item *it, struc
     if (!json_is_string(v = json_object_get(j, "language")))
         return errbuf_set(err, "'language' must be a string");
     if (!(it->lang = run_code_language(json_string_value(v), err)))
+        return -EINVAL;
+    if (fork_server_field(a, j, it, err) < 0) /* crucible's own field */
         return -EINVAL;
     /* SandboxFusion bounds neither timeout (a wall-clock wait); crucible takes up to its
      * longest wall time, a day, and holds CPU time to its own most, an hour, under it. */
@@ -1146,6 +1172,7 @@ static void run_program(struct item *it, const struct sandbox_runtime *rt)
         .nfetch = it->nfetch,
         .fetch_max_total = it->owner->api->cfg.max_fetch_bytes,
         .infra_retries = it->vo.infra_retries,
+        .pyserver = it->vo.pyserver,
         .pool =
             it->kind == K_RUNCODE ? it->owner->api->cfg.run_code_pool : it->owner->api->cfg.pool,
     };
@@ -2105,6 +2132,19 @@ static void route_metrics(struct api *a, struct http_request *r)
                           (double)ps.misses);
         metrics_set_total(a->m, "pool_create_failures_total", "warm sandboxes that failed to start",
                           "", (double)ps.create_failures);
+    }
+    if (a->cfg.pyserver) {
+        struct pyserver_stats ps;
+        pyserver_stats(a->cfg.pyserver, &ps);
+        metrics_set(
+            a->m, "fork_server_running",
+            "1 while the Python fork server runs (started by the first Python run that can use it)",
+            "", ps.running);
+        metrics_set_total(a->m, "fork_server_starts_total", "Python fork servers started", "",
+                          (double)ps.starts);
+        metrics_set_total(a->m, "fork_server_failures_total",
+                          "Python fork servers that failed to make a job (their run went cold)", "",
+                          (double)ps.failures);
     }
     count_request(a, "/metrics", 200, 0);
     text = metrics_render(a->m);

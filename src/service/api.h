@@ -29,6 +29,7 @@ struct api_config {
     size_t max_batch;           /* items per batch */
     struct pool *pool;          /* warm sandboxes, or NULL */
     struct pool *run_code_pool; /* warm sandboxes with lo up, for /run_code, or NULL */
+    struct pyserver *pyserver;  /* the Python fork server verifications use, or NULL: none */
     struct store *store;        /* the task library (--db), or NULL */
     uint64_t slot_memory_mb;    /* --memory / --slots: what /run_code gives a job without a limit */
     struct offload *offload;    /* the api workers: request bodies and library work */

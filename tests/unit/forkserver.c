@@ -458,6 +458,44 @@ static void test_isolation(const struct sandbox_limits *lim0)
     job_says("print('alive')", &lim, "alive\n", "and a plain job after the bombs runs normally");
 }
 
+/* test_preload(lim) — the preloaded harness is the zygote's, and a job's changes to it stay in
+ * that job. */
+static void test_preload(const struct sandbox_limits *lim)
+{
+    job_says("import sys, _crucible_harness as h\n"
+             "print(h.__file__, h.__name__, h._crucible_main.__code__.co_filename,"
+             " sys.modules['_crucible_harness'] is h)\n",
+             lim, "/work/_crucible_harness.py _crucible_harness /work/_crucible_harness.py True\n",
+             "a job imports the preloaded harness, named as its file would be");
+    job_says("import _crucible_harness as h\nh.LEAK = 1\nh._crucible_main = None\n"
+             "print('changed')\n",
+             lim, "changed\n", "job 1 changes the preloaded module");
+    job_says(
+        "import _crucible_harness as h\nprint(hasattr(h, 'LEAK'), callable(h._crucible_main))\n",
+        lim, "False True\n", "job 2 gets it as the zygote preloaded it");
+}
+
+/* test_preload_fails() — a module that fails to import is named, and no fork server starts. */
+static void test_preload_fails(void)
+{
+    struct forkserver_module bad[] = {
+        {"fine", "/work/fine.py", "x = 1\n"},
+        {"broken", "/work/broken.py", "raise ValueError('no')\n"},
+    };
+    struct errbuf err = {{0}};
+    struct forkserver *f = forkserver_start(&rt, &img, bad, 2, &err);
+
+    ok(!f && strstr(err.msg, "'broken'"), "a preloaded module that raises: no fork server (%s)",
+       err.msg);
+    forkserver_stop(f);
+    bad[0].filename = "";
+    err.msg[0] = '\0';
+    f = forkserver_start(&rt, &img, bad, 1, &err);
+    ok(!f && strstr(err.msg, "no file name"), "a module without a file name is refused (%s)",
+       err.msg);
+    forkserver_stop(f);
+}
+
 int main(int argc, char **argv)
 {
     struct errbuf err = {{0}};
@@ -473,7 +511,11 @@ int main(int argc, char **argv)
     harness_src = read_text("src/judge/harness/python.py");
     if (!ok(harness_src != NULL, "the assert harness's source is readable (run from the tree)"))
         return done_testing();
-    fs = forkserver_start(&rt, &img, &err);
+    /* preloaded as eval's fork server preloads it (verify_forkserver_preload): the cold path
+     * imports the file, the fork server's jobs get the zygote's module */
+    struct forkserver_module harness = {"_crucible_harness", "/work/_crucible_harness.py",
+                                        harness_src};
+    fs = forkserver_start(&rt, &img, &harness, 1, &err);
     if (!fs && errno == ENOTSUP) {
         diag("%s", err.msg);
         skip("no cgroups: no fork server");
@@ -487,7 +529,9 @@ int main(int argc, char **argv)
 
     test_verdicts(&lim);
     test_isolation(&lim);
+    test_preload(&lim);
     forkserver_stop(fs);
+    test_preload_fails();
     sandbox_runtime_release(&rt);
     return done_testing();
 }
