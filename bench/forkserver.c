@@ -167,7 +167,7 @@ int main(int argc, char **argv)
     if (rounds < 1 || rounds > 10000 || threads < 1 || threads > 64)
         return 2;
     if (sandbox_runtime_init(&rt, &err) < 0 || image_resolve("host", &img, &err) < 0 ||
-        !(fs = forkserver_start(&rt, &img, &err))) {
+        !(fs = forkserver_start(&rt, &img, NULL, 0, &err))) {
         fprintf(stderr, "forkserver: %s\n", err.msg);
         return 2;
     }

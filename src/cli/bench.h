@@ -15,6 +15,9 @@
  *   python_cold       python3 -c pass in a cold sandbox, through the sandbox API
  *   forkserver        python3 -c pass as a job of a Python fork server (forkserver.h)
  *   http              POST /v1/run of /bin/true to a `crucible serve` on loopback (bench_http.c)
+ *   run_code          POST /run_code of a small Python program: a job of the server's Python
+ *                     fork server
+ *   run_code_warm     the same with "fork_server": false (python3 started in a warm sandbox)
  *   eval_unsandboxed  the bundled task set's references run as plain processes (bench_eval.c)
  *   eval              `crucible eval --reference` of the same task set
  */
@@ -59,9 +62,11 @@ struct bench_case {
 extern const struct bench_case bench_case_bare, bench_case_cold, bench_case_cli, bench_case_warm,
     bench_case_bwrap; /* bench_spawn.c */
 extern const struct bench_case bench_case_python_bare, bench_case_python_cold,
-    bench_case_forkserver;                                                   /* bench_python.c */
-extern const struct bench_case bench_case_http;                              /* bench_http.c */
-extern const struct bench_case bench_case_eval_unsandboxed, bench_case_eval; /* bench_eval.c */
+    bench_case_forkserver; /* bench_python.c */
+extern const struct bench_case bench_case_http, bench_case_run_code,
+    bench_case_run_code_warm; /* bench_http.c */
+extern const struct bench_case bench_case_eval_unsandboxed, bench_case_eval,
+    bench_case_eval_cold; /* bench_eval.c */
 
 /* bench_spawn(argv, cwd, stdin_path, env, err_path, pid) — starts argv (a path, or a name
  * searched in our PATH) as a child with stdin from stdin_path (NULL: /dev/null), stdout on

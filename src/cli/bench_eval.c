@@ -1,8 +1,10 @@
 /*
  * bench_eval.c — the throughput cases of `crucible bench` (bench.h): the bundled task set (the
  * demo's, examples/tasks.jsonl, compiled into the binary) with each task's reference, verified
- * by `crucible eval --reference -j N` (eval), and the same programs run as plain processes on
- * the host, N tasks at a time (eval_unsandboxed). One sample is the wall time of the whole set.
+ * by `crucible eval --reference -j N` (eval: its default, Python assert tests as fork-server
+ * jobs; eval_cold: --no-fork-server, a fresh sandbox for every test), and the same programs run
+ * as plain processes on the host, N tasks at a time (eval_unsandboxed). One sample is the wall time
+ * of the whole set.
  *
  * The unsandboxed programs are what the judge runs, without the sandbox and the harness:
  *   assert   the reference followed by every test's code, as one program of the language
@@ -55,6 +57,7 @@ struct eval_case {
     char out_path[PATH_MAX];
     char err_path[PATH_MAX];
     char note[1024];
+    bool cold; /* eval_cold: --no-fork-server */
     /* eval_unsandboxed's run: the next task to take, failures, the first one's message */
     pthread_mutex_t lock;
     size_t next, failures;
@@ -566,6 +569,7 @@ static int run_crucible_eval(struct eval_case *c, const char *tasks, struct errb
                     "--quiet",
                     "--out",
                     c->out_path,
+                    c->cold ? "--no-fork-server" : NULL,
                     NULL};
     int status, r;
 
@@ -600,9 +604,30 @@ static int eval_sample(void *state, double *ms, struct errbuf *err)
     return 0;
 }
 
+static int eval_cold_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    int r = eval_open(env, state, err);
+
+    if (r == 0)
+        ((struct eval_case *)*state)->cold = true;
+    return r;
+}
+
+const struct bench_case bench_case_eval_cold = {
+    .name = "eval_cold",
+    .what = "eval with --no-fork-server: every test in a fresh sandbox",
+    .whole = true,
+    .ratio = "eval_unsandboxed",
+    .open = eval_cold_open,
+    .sample = eval_sample,
+    .close = eval_close,
+    .note = eval_note,
+};
+
 const struct bench_case bench_case_eval = {
     .name = "eval",
-    .what = "`crucible eval --reference -j N` of the bundled tasks, a fresh sandbox per task",
+    .what = "`crucible eval --reference -j N` of the bundled tasks (Python assert tests as "
+            "fork-server jobs, the rest in a fresh sandbox each)",
     .whole = true,
     .ratio = "eval_unsandboxed",
     .open = eval_open,

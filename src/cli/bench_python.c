@@ -117,7 +117,7 @@ static int fs_open(const struct bench_env *env, void **state, struct errbuf *err
     if (r < 0)
         return r;
     c = *state;
-    c->fs = forkserver_start(env->rt, env->img, err);
+    c->fs = forkserver_start(env->rt, env->img, NULL, 0, err);
     if (!c->fs) {
         free(c);
         return -ENOTSUP;

@@ -40,12 +40,11 @@
 
 /* The cases in the order they are reported. */
 static const struct bench_case *const cases[] = {
-    &bench_case_bare,        &bench_case_cold,
-    &bench_case_cli,         &bench_case_warm,
-    &bench_case_bwrap,       &bench_case_python_bare,
-    &bench_case_python_cold, &bench_case_forkserver,
-    &bench_case_http,        &bench_case_eval_unsandboxed,
-    &bench_case_eval,
+    &bench_case_bare,        &bench_case_cold,          &bench_case_cli,
+    &bench_case_warm,        &bench_case_bwrap,         &bench_case_python_bare,
+    &bench_case_python_cold, &bench_case_forkserver,    &bench_case_http,
+    &bench_case_run_code,    &bench_case_run_code_warm, &bench_case_eval_unsandboxed,
+    &bench_case_eval,        &bench_case_eval_cold,
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -337,6 +336,8 @@ static const struct {
     {"forkserver/python_bare", "forkserver", "python_bare"},
     {"python_cold/forkserver", "python_cold", "forkserver"},
     {"eval/eval_unsandboxed", "eval", "eval_unsandboxed"},
+    {"eval_cold/eval", "eval_cold", "eval"},
+    {"run_code_warm/run_code", "run_code_warm", "run_code"},
 };
 
 static const struct case_state *by_name(const struct case_state *st, const char *name)

@@ -18,15 +18,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import CRUCIBLE, done, ok  # noqa: E402
 
 CASES = ["bare", "cold", "cli", "warm", "bwrap", "python_bare", "python_cold", "forkserver",
-         "http", "eval_unsandboxed", "eval"]
+         "http", "run_code", "run_code_warm", "eval_unsandboxed", "eval", "eval_cold"]
 RATIO_TO = {"cold": "bare", "cli": "bare", "warm": "bare", "bwrap": "bare", "http": "bare",
             "python_cold": "python_bare", "forkserver": "python_bare",
-            "eval": "eval_unsandboxed"}
+            "run_code": "python_bare", "run_code_warm": "python_bare",
+            "eval": "eval_unsandboxed", "eval_cold": "eval_unsandboxed"}
 HEADLINE = {"warm/bare": ("warm", "bare"), "http/bare": ("http", "bare"),
             "bwrap/cli": ("bwrap", "cli"), "bwrap/cold": ("bwrap", "cold"),
             "forkserver/python_bare": ("forkserver", "python_bare"),
             "python_cold/forkserver": ("python_cold", "forkserver"),
-            "eval/eval_unsandboxed": ("eval", "eval_unsandboxed")}
+            "eval/eval_unsandboxed": ("eval", "eval_unsandboxed"),
+            "eval_cold/eval": ("eval_cold", "eval"),
+            "run_code_warm/run_code": ("run_code_warm", "run_code")}
 TMP = tempfile.mkdtemp(prefix="crucible-bench-t-")
 
 
@@ -89,7 +92,7 @@ for args, named in [(["--rounds", "0"], "--rounds"), (["--rounds", "x"], "--roun
        (r.returncode, r.stderr, r.stdout))
 r = bench("--only", "nope")
 ok("cases: bare, cold, cli, warm, bwrap, python_bare, python_cold, forkserver, http, "
-   "eval_unsandboxed, eval" in r.stderr,
+   "run_code, run_code_warm, eval_unsandboxed, eval, eval_cold" in r.stderr,
    "--only's error lists the cases", r.stderr)
 
 r = bench("--help")
@@ -125,7 +128,9 @@ for name in CASES:
                   "python_bare": not os.access("/usr/bin/python3", os.X_OK),
                   "python_cold": not os.access("/usr/bin/python3", os.X_OK),
                   # a fork server needs cgroups and the host's shared libpython
-                  "forkserver": any(w in why for w in ("python3", "libpython", "cgroup"))}
+                  "forkserver": any(w in why for w in ("python3", "libpython", "cgroup")),
+                  # the server's fork server, where the sandbox API's could not start either
+                  "run_code": "skipped" in cases.get("forkserver", {})}
         ok(absent.get(name, False) and why,
            "%s: skipped only when optional and what it needs is absent (%s)" % (name, why), c)
         continue
