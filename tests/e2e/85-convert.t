@@ -54,7 +54,7 @@ conv() {
 # --- the real datasets ---------------------------------------------------------------
 if [ ! -f "$DS/humaneval/HumanEval.jsonl.gz" ] || [ ! -f "$DS/mbpp/mbpp.jsonl" ] ||
     [ ! -d "$DS/humaneval-x" ] || [ ! -d "$DS/codejam-slice" ]; then
-    skip_n 20 "datasets" "../shared/datasets not found (a user's clone does not have it)"
+    skip_n 21 "datasets" "../shared/datasets not found (a user's clone does not have it)"
 else
     conv "$T/he.jsonl" --from humaneval "$DS/humaneval/HumanEval.jsonl.gz"
     is "$RC" 0 "humaneval: exit 0"

@@ -15,7 +15,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from procs import cgroups_of, children_of  # noqa: E402
+from procs import cgroups_of, children_of, wait_for  # noqa: E402
 from serverlib import Server, ok_rss, tmpdir  # noqa: E402
 from taplib import done, ok  # noqa: E402
 
@@ -253,6 +253,9 @@ ok(not failures, "8 threads x 10 creates and deletes: every answer 201/429 and 2
 ok(wait_idle(), "the table empties and no sandbox process is left")
 ok(wait_fds(fds0), "the server holds no more fds than before (a connection the clients closed "
    "is given 10 s to be seen closed; a leaked fd stays)", (fds0, fd_targets()))
+# A deleted session's cgroup is removed by the background teardown, after its processes are
+# reaped: given 20 s (a liveness bound); a leaked one stays.
+wait_for(lambda: not any(os.path.isdir(d) for d in seen))
 left = sorted(d for d in seen if os.path.isdir(d))
 ok(seen and not left, "no cgroup of the %d seen is left" % len(seen), left[:5])
 ok_rss(srv.status_kb("VmRSS") < 128 * 1024, "the server's RSS stays below 128 MB",
