@@ -549,7 +549,10 @@ static int run_jobs(const struct eval_args *a, struct eval *ev, struct workers_o
     /* The Python fork server (pyserver.h): started by the first run that can use it, or now
      * when it is required. */
     if (a->fork_server != PYSERVER_OFF &&
-        (!(ev->opts.pyserver = pyserver_new(a->fork_server, "crucible eval")) ||
+        (ev->opts.pyserver = pyserver_new(a->fork_server, "crucible eval")))
+        pyserver_set_spares(ev->opts.pyserver, (unsigned)a->jobs); /* one job ahead per worker */
+    if (a->fork_server != PYSERVER_OFF &&
+        (!ev->opts.pyserver ||
          (a->fork_server == PYSERVER_REQUIRED && pyserver_start(ev->opts.pyserver, &err) < 0))) {
         fprintf(stderr, "crucible eval: --fork-server: %s\n",
                 ev->opts.pyserver ? err.msg : "out of memory");

@@ -1000,6 +1000,7 @@ static int tasks_validate(int argc, char **argv)
         fprintf(stderr, "crucible tasks validate: out of memory\n");
         goto out;
     }
+    pyserver_set_spares(vd.pyserver, (unsigned)jobs); /* NULL (--no-fork-server): no-op */
     if (!all && !o.status_given)
         o.filter.status_mask = 1u << STORE_NEW;
     r = store_list(vd.store, &o.filter, collect_job, &vd, &err);

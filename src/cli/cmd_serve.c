@@ -743,6 +743,8 @@ static int serve_start(struct serve *s, const struct serve_args *a)
         errbuf_set(&err, "out of memory");
         goto out_error;
     }
+    /* Fork-server jobs made ahead, as many as the warm sandboxes (--warm; capped) */
+    pyserver_set_spares(s->pyserver, (unsigned)a->warm);
     s->cfg.pyserver = s->pyserver;
     s->cfg.token = a->token;
     s->cfg.infra_retries = 2;

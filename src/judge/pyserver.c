@@ -31,7 +31,8 @@ struct pyserver {
     struct forkserver *started[PYSERVER_MAX_STARTS]; /* every one, until pyserver_free */
     unsigned nstarted;
     uint64_t failures;
-    bool off; /* given up: every run takes the cold path */
+    bool off;        /* given up: every run takes the cold path */
+    unsigned spares; /* jobs each fork server keeps made ahead (forkserver_set_spares) */
 };
 
 struct pyserver *pyserver_new(enum pyserver_mode mode, const char *who)
@@ -44,6 +45,15 @@ struct pyserver *pyserver_new(enum pyserver_mode mode, const char *who)
     snprintf(ps->who, sizeof(ps->who), "%s", who ? who : "crucible");
     pthread_mutex_init(&ps->lock, NULL);
     return ps;
+}
+
+void pyserver_set_spares(struct pyserver *ps, unsigned n)
+{
+    if (!ps)
+        return;
+    pthread_mutex_lock(&ps->lock);
+    ps->spares = n;
+    pthread_mutex_unlock(&ps->lock);
 }
 
 /* runtime_locked(ps, err) — the fork server's own runtime and host image, made once. 0, or
@@ -86,6 +96,8 @@ static int start_locked(struct pyserver *ps, struct errbuf *err)
         return errno == ENOTSUP ? -ENOTSUP : -EIO;
     ps->started[ps->nstarted++] = fs;
     ps->current = fs;
+    if (ps->spares > 0 && forkserver_set_spares(fs, ps->spares, err) < 0)
+        fprintf(stderr, "%s: %s: every job is made when a run asks for it\n", ps->who, err->msg);
     return 0;
 }
 

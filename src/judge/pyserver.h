@@ -31,6 +31,11 @@ struct pyserver;
  * ("crucible eval"). NULL when out of memory. */
 struct pyserver *pyserver_new(enum pyserver_mode mode, const char *who);
 
+/* pyserver_set_spares(ps, n) — every fork server it starts keeps n jobs made ahead
+ * (forkserver_set_spares; capped there): a caller running N runs at once sets N. Before the
+ * first run; NULL is a no-op. */
+void pyserver_set_spares(struct pyserver *ps, unsigned n);
+
 /* pyserver_start(ps, err) — starts it now (for PYSERVER_REQUIRED, before any run). 0, or
  * -errno with err set. */
 int pyserver_start(struct pyserver *ps, struct errbuf *err);

@@ -28,6 +28,7 @@
  *
  * Threading: forkserver_run may be called from several threads at once on one fork server
  * (the request to the zygote is sent under a lock; each job has its own socket and cgroup).
+ * Jobs made ahead (forkserver_set_spares) are made by a thread of the fork server's own.
  */
 #ifndef CRUCIBLE_FORKSERVER_H
 #define CRUCIBLE_FORKSERVER_H
@@ -75,6 +76,21 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
  * forkserver_run is this plus the files, the exec and the destroy. NULL with err set. */
 struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
                                struct errbuf *err);
+
+/* forkserver_set_spares(fs, n) — keeps up to n jobs (at most FORKSERVER_SPARES_MAX) made
+ * ahead by a thread of its own, for the scratch size and network of the last job asked for:
+ * forkserver_job and forkserver_run then take a ready one instead of waiting for it to be
+ * made (its memory and pids limits are set then). 0 (the default): every job is made when
+ * asked for. Call it before the jobs run, from one thread. 0, or -errno with err set (the
+ * thread could not start; jobs are then made when asked for). */
+#define FORKSERVER_SPARES_MAX 8
+int forkserver_set_spares(struct forkserver *fs, unsigned n, struct errbuf *err);
+
+struct forkserver_spare_stats {
+    unsigned ready;               /* spares waiting now */
+    uint64_t made, taken, failed; /* made ahead, used, could not be made */
+};
+void forkserver_spare_stats(struct forkserver *fs, struct forkserver_spare_stats *st);
 
 /* forkserver_image(fs) — the image its sandbox and jobs run. */
 const struct image *forkserver_image(const struct forkserver *fs);

@@ -1709,6 +1709,13 @@ int sandbox__job_ready(struct sandbox *sb, struct errbuf *err)
     return 0;
 }
 
+bool sandbox__job_idle(struct sandbox *sb)
+{
+    struct pollfd pf = {.fd = sb->ctl, .events = POLLIN};
+
+    return sb->ctl >= 0 && poll(&pf, 1, 0) == 0;
+}
+
 int sandbox__scratch_open(struct sandbox *sb, struct errbuf *err)
 {
     struct ctl_msg m;

@@ -270,4 +270,9 @@ struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct 
                                  int *nattach, struct errbuf *err);
 int sandbox__job_ready(struct sandbox *sb, struct errbuf *err);
 
+/* sandbox__job_idle(sb) — true while a job made ahead (READY, nothing asked of it since) can
+ * still be used: its socket is open at the other end and holds no message it did not ask
+ * for. False once its pid 1 has ended (a zygote that died takes its jobs with it). */
+bool sandbox__job_idle(struct sandbox *sb);
+
 #endif

@@ -9,7 +9,10 @@
 #include "sandbox/sandbox.h"
 #include "tap.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -496,6 +499,89 @@ static void test_preload_fails(void)
     forkserver_stop(f);
 }
 
+/* groups_of_mine() — this process's sandbox and job groups left in crucible's subtree. */
+static int groups_of_mine(void)
+{
+    char prefix[32];
+    int n = 0;
+
+    snprintf(prefix, sizeof(prefix), "sb-%ld-", (long)getpid());
+    for (int h = 0; h < rt.cg.nhier; h++) {
+        DIR *d = opendir(rt.cg.hier[h].base);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+        if (d)
+            closedir(d);
+    }
+    return n;
+}
+
+/* wait_ready(want) — polls until want spares wait (a liveness bound of 20 s). */
+static bool wait_ready(unsigned want, struct forkserver_spare_stats *st)
+{
+    for (int i = 0; i < 2000; i++) {
+        forkserver_spare_stats(fs, st);
+        if (st->ready >= want)
+            return true;
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    }
+    return false;
+}
+
+/* test_spares(lim) — jobs made ahead: made for the last job's kind, taken by the next runs,
+ * with the run's own memory limit; every isolation test again with them on; none left after
+ * the fork server stops. */
+static void test_spares(const struct sandbox_limits *lim0)
+{
+    struct sandbox_limits lim = *lim0;
+    struct forkserver_spare_stats st, st2;
+    struct errbuf err = {{0}};
+    struct result r;
+    bool ready;
+
+    forkserver_spare_stats(fs, &st);
+    ok(st.ready == 0 && st.made == 0 && st.taken == 0, "no spares until asked for");
+    ok(forkserver_set_spares(fs, 2, &err) == 0, "two spares asked for (%s)", err.msg);
+    job_says("print('first')", &lim, "first\n", "a job: its limits are the spares' pattern");
+    ready = wait_ready(2, &st);
+    ok(ready, "two spares are made ahead (%u ready, %llu made)", st.ready,
+       (unsigned long long)st.made);
+    ok(groups_of_mine() >= 3, "their groups exist beside the zygote's (%d seen)", groups_of_mine());
+    job_says("import os\nprint(os.listdir('/work'), os.listdir('/tmp'))", &lim, "[] []\n",
+             "a spare's scratch is empty");
+    forkserver_spare_stats(fs, &st2);
+    ok(st2.taken == st.taken + 1, "that job was a spare (taken %llu -> %llu)",
+       (unsigned long long)st.taken, (unsigned long long)st2.taken);
+
+    /* a smaller memory limit than the spare was made with: set when it is taken */
+    ok(wait_ready(2, &st), "the spares are made up again");
+    lim.memory_mb = 64;
+    job("x = b'x' * (300 << 20)", &lim, &r);
+    forkserver_spare_stats(fs, &st2);
+    ok(r.status == RESULT_MEMORY_LIMIT && st2.taken == st.taken + 1,
+       "a spare taken by a run with a 64 MB limit ends it as memory_limit (%s)",
+       result_status_name(r.status));
+    result_release(&r);
+
+    /* another scratch size: not from the spares; the pattern follows it */
+    lim = *lim0;
+    lim.disk_mb = 8;
+    ok(wait_ready(2, &st), "the spares are made up again");
+    job_says("import shutil; print(shutil.disk_usage('/tmp').total <= (8 << 20))", &lim, "True\n",
+             "a job of another scratch size gets that size");
+    forkserver_spare_stats(fs, &st2);
+    ok(st2.taken == st.taken, "it was made on demand, not taken from the spares");
+    ok(wait_ready(2, &st), "spares of the new size are made");
+    job_says("import shutil; print(shutil.disk_usage('/tmp').total <= (8 << 20))", &lim, "True\n",
+             "and the next job of that size takes one, of that size");
+
+    diag("the isolation tests again, with jobs made ahead");
+    test_isolation(lim0);
+    forkserver_spare_stats(fs, &st);
+    ok(st.taken >= 8, "most of those jobs were spares (%llu taken)", (unsigned long long)st.taken);
+}
+
 int main(int argc, char **argv)
 {
     struct errbuf err = {{0}};
@@ -530,7 +616,12 @@ int main(int argc, char **argv)
     test_verdicts(&lim);
     test_isolation(&lim);
     test_preload(&lim);
+    test_spares(&lim);
     forkserver_stop(fs);
+    ok(groups_of_mine() == 0,
+       "no group of a job or spare is left once the fork server stops "
+       "(%d)",
+       groups_of_mine());
     test_preload_fails();
     sandbox_runtime_release(&rt);
     return done_testing();
