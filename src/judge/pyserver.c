@@ -147,6 +147,7 @@ void pyserver_failed(struct pyserver *ps, struct forkserver *fs, const char *why
     pthread_mutex_lock(&ps->lock);
     if (ps->current == fs) {
         ps->current = NULL;
+        (void)forkserver_set_spares(fs, 0, NULL); /* no more jobs made ahead of a failed one */
         ps->failures++;
         fprintf(stderr, "%s: the Python fork server failed (%s)%s\n", ps->who, why,
                 ps->nstarted < PYSERVER_MAX_STARTS ? ": starting another"

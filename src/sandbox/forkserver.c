@@ -261,7 +261,7 @@ static struct sandbox *spare_take(struct forkserver *fs, const struct sandbox_li
 }
 
 /* filler(arg) — keeps sp->want spares of the pattern's kind; a spare of another kind (the
- * pattern changed) is destroyed to make room. Ends on stopping. */
+ * pattern changed), or beyond want (fewer asked for), is destroyed. Ends on stopping. */
 static void *filler(void *arg)
 {
     struct forkserver *fs = arg;
@@ -273,6 +273,8 @@ static void *filler(void *arg)
         struct sandbox *job, *stale = NULL;
         struct errbuf err = {{0}};
 
+        if (sp->n > sp->want) /* fewer asked for: the newest goes */
+            stale = sp->job[--sp->n];
         for (unsigned i = 0; i < sp->n && !stale; i++)
             if (!same_kind(&sp->made[i], &sp->pattern)) {
                 stale = sp->job[i];

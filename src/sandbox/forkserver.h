@@ -81,8 +81,8 @@ struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limit
  * ahead by a thread of its own, for the scratch size and network of the last job asked for:
  * forkserver_job and forkserver_run then take a ready one instead of waiting for it to be
  * made (its memory and pids limits are set then). 0 (the default): every job is made when
- * asked for. Call it before the jobs run, from one thread. 0, or -errno with err set (the
- * thread could not start; jobs are then made when asked for). */
+ * asked for; spares beyond a smaller n are destroyed. Thread-safe. 0, or -errno with err
+ * (may be NULL) set: the thread could not start; jobs are then made when asked for. */
 #define FORKSERVER_SPARES_MAX 8
 int forkserver_set_spares(struct forkserver *fs, unsigned n, struct errbuf *err);
 

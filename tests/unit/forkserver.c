@@ -580,6 +580,12 @@ static void test_spares(const struct sandbox_limits *lim0)
     test_isolation(lim0);
     forkserver_spare_stats(fs, &st);
     ok(st.taken >= 8, "most of those jobs were spares (%llu taken)", (unsigned long long)st.taken);
+
+    ok(forkserver_set_spares(fs, 0, &err) == 0, "no spares asked for any more");
+    for (int i = 0; i < 2000 && (forkserver_spare_stats(fs, &st), st.ready > 0); i++)
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    ok(st.ready == 0, "the spares left are destroyed (%u ready)", st.ready);
+    job_says("print('made now')", lim0, "made now\n", "and a job is made when asked for");
 }
 
 int main(int argc, char **argv)
