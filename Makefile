@@ -32,8 +32,8 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # src/ is layered (README "Layout"): util, metrics, strset at the top; image/, sandbox/, judge/,
-# library/, service/, cli/ below. Includes name the folder ("judge/verify.h") from -Isrc.
-SRC_DIRS := src src/image src/sandbox src/judge src/library src/service src/cli
+# library/, service/, cluster/, cli/ below. Includes name the folder ("judge/verify.h") from -Isrc.
+SRC_DIRS := src src/image src/sandbox src/judge src/library src/service src/cluster src/cli
 LIB_SRC  := $(filter-out src/cli/main.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)

@@ -20,6 +20,9 @@ int cmd_eval(int argc, char **argv);
 /* cmd_serve(argc, argv) — `crucible serve`: the HTTP service (docs/API.md). */
 int cmd_serve(int argc, char **argv);
 
+/* cmd_worker(argc, argv) — `crucible worker`: a cluster's worker (docs/CLUSTER.md). */
+int cmd_worker(int argc, char **argv);
+
 /* cmd_session(argc, argv) — `crucible session`: a server's sessions by hand (docs/API.md). */
 int cmd_session(int argc, char **argv);
 

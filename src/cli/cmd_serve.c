@@ -20,6 +20,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "cluster/gateway.h"
 #include "service/api.h"
 #include "service/api_sessions.h"
 #include "cli/cmd.h"
@@ -46,7 +47,7 @@ static const char USAGE[] =
     "                      [--api-threads N] [--parse-budget MB]\n"
     "                      [--run-code-margin S]\n"
     "                      [--max-sessions N] [--session-ttl S] [--session-idle-ttl S]\n"
-    "                      [--session-spares N] [--no-fork-server]\n"
+    "                      [--session-spares N] [--no-fork-server] [--broker URL]\n"
     "\n"
     "Serves the HTTP API (docs/API.md): /v1/run, /v1/verify, /v1/batch (NDJSON stream),\n"
     "/run_code (SandboxFusion-compatible), /healthz, /metrics (Prometheus), and with --db\n"
@@ -123,7 +124,14 @@ static const char USAGE[] =
     "  --session-spares N  sandboxes of a default session's shape (host image, default disk,\n"
     "                      loopback, no writable root) kept made ahead, so that creating such a\n"
     "                      session or forking one does not wait for a sandbox (default 2; 0:\n"
-    "                      none)\n";
+    "                      none)\n"
+    "\n"
+    "Cluster mode (docs/CLUSTER.md):\n"
+    "  --broker URL        redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]: be a gateway. The job\n"
+    "                      routes (/v1/run, /v1/verify, /v1/batch, /run_code) are put on the\n"
+    "                      broker's streams and run by `crucible worker`s; --queue bounds the\n"
+    "                      requests waiting for them. No sandbox runs here; sessions are not\n"
+    "                      served by a gateway yet\n";
 
 /* What the command line asks for; 0 (slots, memory) and UINT64_MAX (warm) mean "default". */
 struct serve_args {
@@ -140,6 +148,8 @@ struct serve_args {
     bool max_sessions_given; /* else the default shrinks to fit the descriptor limit */
     char *token;             /* owned */
     const char *db_path, *port_file;
+    const char *broker; /* --broker URL: a gateway (cluster/gateway.h), or NULL */
+    struct broker_url broker_url;
     bool quiet, help, no_fork_server;
 };
 
@@ -162,6 +172,7 @@ struct serve {
     struct api *api;
     struct api_config cfg;
     struct api_sessions *sessions;
+    struct gateway *gateway; /* --broker */
 };
 
 /* usage_error(fmt, ...) — one line on stderr pointing at --help; returns 2. */
@@ -286,7 +297,8 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         O_MAXSESSIONS,
         O_SESSIONTTL,
         O_SESSIONIDLE,
-        O_SESSIONSPARES
+        O_SESSIONSPARES,
+        O_BROKER
     };
     /* The memory options: a table, one range and one error each. */
     static const struct {
@@ -333,6 +345,7 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
         {"session-ttl", required_argument, NULL, O_SESSIONTTL},
         {"session-idle-ttl", required_argument, NULL, O_SESSIONIDLE},
         {"session-spares", required_argument, NULL, O_SESSIONSPARES},
+        {"broker", required_argument, NULL, O_BROKER},
         {NULL, 0, NULL, 0},
     };
     struct errbuf err = {{0}};
@@ -420,6 +433,11 @@ static int parse_args(int argc, char **argv, struct serve_args *a)
             break;
         case O_NO_FORK_SERVER:
             a->no_fork_server = true;
+            break;
+        case O_BROKER:
+            if (broker_url_parse(optarg, &a->broker_url, &err) < 0)
+                rc = usage_error("--broker: %s", err.msg);
+            a->broker = optarg;
             break;
         case O_DB:
             a->db_path = optarg;
@@ -724,7 +742,7 @@ static int serve_start(struct serve *s, const struct serve_args *a)
                   pool_new(&s->rt, &s->host_img, &shape, (unsigned)a->warm, true, s->m, &err)))
             goto out_error;
     }
-    if (a->session_spares && a->max_sessions) {
+    if (a->session_spares && a->max_sessions && !a->broker) {
         /* parse_create's defaults: the server's limits, lo up; each session sets its own
          * memory, pids and CPU on taking one (pool_take), disk and root must match */
         struct sandbox_limits shape = s->cfg.limits;
@@ -747,6 +765,12 @@ static int serve_start(struct serve *s, const struct serve_args *a)
     /* Fork-server jobs made ahead, as many as the warm sandboxes (--warm; capped) */
     pyserver_set_spares(s->pyserver, (unsigned)a->warm);
     s->cfg.pyserver = s->pyserver;
+    if (a->broker) {
+        struct gateway_config gc = {.url = a->broker_url, .max_inflight = (size_t)a->queue};
+        if (!(s->gateway = gateway_new(s->loop, &gc, &err)))
+            goto out_error;
+        s->cfg.gateway = s->gateway;
+    }
     s->cfg.token = a->token;
     s->cfg.infra_retries = 2;
     s->cfg.max_batch = 10000;
@@ -763,14 +787,14 @@ static int serve_start(struct serve *s, const struct serve_args *a)
                                          .max_file_bytes = (size_t)a->max_body << 20,
                                          .spares = s->session_spares,
                                          .store = s->store};
-        if (!(s->sessions = api_sessions_new(&sc, s->sched, s->offload, s->m))) {
+        if (!a->broker && !(s->sessions = api_sessions_new(&sc, s->sched, s->offload, s->m))) {
             errbuf_set(&err, "out of memory");
             goto out_error;
         }
         s->cfg.sessions = s->sessions;
     }
     s->api = api_new(s->sched, s->m, &s->cfg, a->quiet ? NULL : stderr);
-    if (s->api) {
+    if (s->api && s->sessions) {
         struct api_sessions_budget b = {s->cfg.output_budget, session_output_take,
                                         session_output_give, s->api};
         api_sessions_set_log(s->sessions, session_log, s->api);
@@ -805,6 +829,7 @@ static void serve_stop(struct serve *s)
 {
     api_sessions_stop(s->sessions); /* sessions are destroyed here from now on */
     http_stop(s->http);       /* clients see their connections close; their jobs are cancelled */
+    gateway_free(s->gateway); /* after http_stop: no request of it is left open */
     offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
     sched_free(s->sched);
     api_sessions_free(s->sessions); /* after the jobs and api workers that used them */
@@ -857,6 +882,12 @@ int cmd_serve(int argc, char **argv)
         a.memory = default_memory_mb();
     if (a.warm == UINT64_MAX)
         a.warm = a.slots;
+    if (a.broker) { /* a gateway runs no job itself: nothing to keep ready */
+        a.warm = 0;
+        a.session_spares = 0;
+        a.max_sessions = 0;
+        a.no_fork_server = true;
+    }
     rc = 2;
     if (serve_start(&s, &a) == 0) {
         api_log(s.api, "listening",

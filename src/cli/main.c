@@ -18,6 +18,7 @@ static const struct {
     {"verify", cmd_verify, "verify one solution against one task"},
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
     {"serve", cmd_serve, "the HTTP service: run, verify, batch, SandboxFusion's /run_code"},
+    {"worker", cmd_worker, "cluster mode: run the jobs of a broker's streams (docs/CLUSTER.md)"},
     {"session", cmd_session, "a running server's sessions: create, exec, put, get, fork, rm"},
     {"tasks", cmd_tasks, "the task library: convert public datasets to native tasks"},
     {"image", cmd_image, "environment images: import OCI/docker archives, list, tag, rm, gc"},

@@ -8,6 +8,7 @@
  * (or was answered) and none of its jobs is still with the scheduler.
  */
 #include "service/api.h"
+#include "cluster/gateway.h"
 #include "service/api_fuzz.h"
 
 #include <errno.h>
@@ -2087,9 +2088,60 @@ static void route_healthz(struct api *a, struct http_request *r)
     for (int p = 0; p < PRIO_COUNT; p++)
         q += st.queued[p];
     count_request(a, "/healthz", 200, 0);
+    if (a->cfg.gateway) { /* a gateway is healthy while it runs; what it can do is said */
+        struct gateway_stats g;
+        gateway_stats(a->cfg.gateway, &g);
+        http_respond_json(r, 200,
+                          json_pack("{s:s,s:s,s:b,s:I,s:I}", "status", "ok", "role", "gateway",
+                                    "broker", g.broker_up, "workers", (json_int_t)g.workers_alive,
+                                    "inflight", (json_int_t)g.inflight));
+        return;
+    }
     http_respond_json(r, 200,
                       json_pack("{s:s,s:i,s:i,s:i}", "status", "ok", "slots", (int)st.slots,
                                 "running", (int)st.running, "queued", (int)q));
+}
+
+/* gateway_metrics(a) — cluster mode's figures: the broker, the streams, the workers. */
+static void gateway_metrics(struct api *a)
+{
+    struct gateway_stats g;
+
+    gateway_stats(a->cfg.gateway, &g);
+    metrics_set(a->m, "cluster_broker_up", "1 while the gateway reaches the broker", "",
+                g.broker_up);
+    metrics_set(a->m, "cluster_workers", "workers with a live heartbeat (-1: unknown)", "",
+                (double)g.workers_alive);
+    metrics_set(a->m, "cluster_inflight", "requests admitted and not yet answered", "",
+                (double)g.inflight);
+    metrics_set_total(a->m, "cluster_admitted_total", "job requests put on the broker", "",
+                      (double)g.admitted);
+    metrics_set_total(a->m, "cluster_answered_total", "job requests answered by a worker", "",
+                      (double)g.answered);
+    metrics_set_total(a->m, "cluster_duplicate_answers_total",
+                      "answers dropped: the job was answered already (run twice after a takeover "
+                      "or a resend)",
+                      "", (double)g.duplicates);
+    metrics_set_total(a->m, "cluster_resent_total",
+                      "jobs put on the broker again (it lost them, or an add failed)", "",
+                      (double)g.resent);
+    metrics_set_total(a->m, "cluster_refused_total", "job requests refused: 429 busy",
+                      "reason=\"busy\"", (double)g.refused_busy);
+    metrics_set_total(a->m, "cluster_refused_total",
+                      "job requests refused: 503 broker or workers down", "reason=\"unavailable\"",
+                      (double)g.refused_down);
+    for (int p = 0; p < PRIO_COUNT; p++) {
+        char labels[48];
+        snprintf(labels, sizeof(labels), "priority=\"%s\"",
+                 job_priority_name((enum job_priority)p));
+        metrics_set(a->m, "cluster_stream_depth", "entries in a job stream (waiting or running)",
+                    labels, (double)g.depth[p]);
+        metrics_set(a->m, "cluster_stream_pending",
+                    "jobs of a stream delivered to a worker, not yet acknowledged", labels,
+                    (double)g.pending[p]);
+    }
+    metrics_set(a->m, "cluster_dead_letters",
+                "entries of crucible:dead (jobs that took down workers)", "", (double)g.dead);
 }
 
 static void route_metrics(struct api *a, struct http_request *r)
@@ -2146,6 +2198,8 @@ static void route_metrics(struct api *a, struct http_request *r)
                           "Python fork servers that failed to make a job (their run went cold)", "",
                           (double)ps.failures);
     }
+    if (a->cfg.gateway)
+        gateway_metrics(a);
     count_request(a, "/metrics", 200, 0);
     text = metrics_render(a->m);
     if (!text) {
@@ -2229,6 +2283,12 @@ static bool refuse(struct api *a, struct http_request *r)
     }
     if (is_tasks_path(path) || (a->cfg.sessions && api_sessions_path(path)))
         return false; /* api_tasks_route and api_sessions_route answer their own 404 and 405 */
+    if (a->cfg.gateway && api_sessions_path(path)) {
+        fail(a, r, "/v1/sessions", 501, "not_implemented",
+             "sessions are not served through a gateway (--broker) yet: create them on a "
+             "single node (docs/CLUSTER.md)");
+        return true;
+    }
     if (!rt) {
         fail(a, r, "other", 404, "not_found", "no route %s %s (see docs/API.md)", method, path);
         return true;
@@ -2251,6 +2311,23 @@ void api_precheck(void *arg, struct http_request *r)
         return;
     if ((st = api_sessions_precheck(a->cfg.sessions, r, route, sizeof(route))) > 0)
         count_request(a, route, (unsigned)st, 0);
+}
+
+/* request_priority(r) — a job request's "priority" for the gateway's choice of stream; the
+ * body is read only when small (the worker validates it either way): "normal" otherwise. */
+static enum job_priority request_priority(const struct http_request *r)
+{
+    enum job_priority p = PRIO_NORMAL;
+    size_t len;
+    const char *body = http_body(r, &len);
+    json_t *j, *v;
+
+    if (len > (64u << 10) || !(j = json_loadb(body, len, 0, NULL)))
+        return p;
+    if (json_is_string(v = json_object_get(j, "priority")))
+        job_priority_parse(json_string_value(v), &p);
+    json_decref(j);
+    return p;
 }
 
 /* tasks_answered — a task-library answer given from an api worker's result went out. */
@@ -2290,8 +2367,11 @@ void api_handle(void *arg, struct http_request *r)
     case -2:
         route_metrics(a, r);
         return;
-    default: /* a body to parse: on an api worker */
-        route_parse(a, r, rt->path, rt->kind);
+    default: /* a body to parse: on an api worker, or a worker of the cluster */
+        if (a->cfg.gateway)
+            gateway_forward(a->cfg.gateway, r, rt->path, request_priority(r));
+        else
+            route_parse(a, r, rt->path, rt->kind);
         return;
     }
 }
@@ -2339,6 +2419,8 @@ struct api *api_new(struct sched *s, struct metrics *m, const struct api_config 
     a->cfg = *cfg;
     a->log = log;
     pthread_mutex_init(&a->lock, NULL);
+    if (cfg->gateway)
+        gateway_set_answered(cfg->gateway, tasks_answered, a);
     return a;
 }
 

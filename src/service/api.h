@@ -18,6 +18,7 @@
 struct pool;
 struct offload;
 struct api_sessions;
+struct gateway;
 
 struct api_config {
     const struct image *host;            /* the resolved "host" image */
@@ -44,6 +45,7 @@ struct api_config {
      * a request that cannot start in time to answer within that gets 504; 0: no limit. */
     double run_code_margin;
     struct api_sessions *sessions; /* the sessions' routes (/v1/sessions), or NULL: none */
+    struct gateway *gateway;       /* cluster mode: job routes go to workers (gateway.h), or NULL */
 };
 
 struct api;

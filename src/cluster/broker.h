@@ -1,0 +1,81 @@
+/*
+ * broker.h — crucible's use of Redis in cluster mode (docs/CLUSTER.md): the broker's URL, a
+ * connection, and the names and fields of the streams gateways and workers share.
+ *
+ * Streams (all under the "crucible:" prefix):
+ *   crucible:jobs:high|normal|low  jobs, one stream per priority class, read by the consumer
+ *                                  group "crucible-workers"; fields: id, reply, method, target,
+ *                                  ctype, body
+ *   crucible:replies:GATEWAY       a gateway's answers, read by its own group "gateway";
+ *                                  fields: id, status, ctype, body, worker
+ *   crucible:dead                  jobs that took down max_attempts workers; the job's fields
+ *                                  and reason, deliveries, stream
+ * Keys: crucible:worker:NAME, a live worker's heartbeat (a JSON capacity, expiring when the
+ * worker stops renewing it).
+ *
+ * A connection is one hiredis context, used by one thread at a time. A command that fails
+ * on the connection (reset, timeout, server gone) answers NULL and the connection is dead
+ * from then on (broker_alive: false); the caller reconnects. An error reply of the server
+ * (WRONGTYPE, NOGROUP...) is a reply, not a dead connection.
+ */
+#ifndef CRUCIBLE_BROKER_H
+#define CRUCIBLE_BROKER_H
+
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "service/scheduler.h"
+#include "util.h"
+
+#define BROKER_GROUP        "crucible-workers"
+#define BROKER_REPLY_GROUP  "gateway"
+#define BROKER_DEAD_STREAM  "crucible:dead"
+#define BROKER_WORKER_KEY   "crucible:worker:"
+#define BROKER_REPLY_STREAM "crucible:replies:"
+
+struct broker_url {
+    char host[256];
+    int port;
+    int db;
+    char user[128];     /* "" with a password alone: AUTH password */
+    char password[256]; /* "": no AUTH */
+};
+
+/* broker_url_parse(s, u, err) — redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]; the password may
+ * also come from $CRUCIBLE_BROKER_PASSWORD, so that it stays out of the process list.
+ * rediss:// (TLS) is refused with the reason: Debian 12's hiredis has no TLS. */
+int broker_url_parse(const char *s, struct broker_url *u, struct errbuf *err);
+/* broker_url_show(u, out, size) — redis://HOST:PORT/DB, no credentials: for logs. */
+void broker_url_show(const struct broker_url *u, char *out, size_t size);
+
+struct broker;
+
+/* broker_connect(u, timeout_s, err) — connected, authenticated, the database selected;
+ * commands time out after timeout_s (a blocking read asks for less). NULL with err set. */
+struct broker *broker_connect(const struct broker_url *u, double timeout_s, struct errbuf *err);
+void broker_close(struct broker *b);
+bool broker_alive(const struct broker *b);
+
+/* broker_cmd(b, err, argc, argv, lens) — one command; the reply (freeReplyObject), or NULL
+ * with err set when the connection failed (b is dead). lens NULL: strlen of each. */
+redisReply *broker_cmd(struct broker *b, struct errbuf *err, int argc, const char **argv,
+                       const size_t *lens);
+/* broker_cmdf(b, err, arg, ...) — the same with NUL-terminated arguments ending with NULL. */
+redisReply *broker_cmdf(struct broker *b, struct errbuf *err, ...) __attribute__((sentinel));
+
+/* broker_reply_ok(rep) — the reply is not an error reply (and not NULL). */
+bool broker_reply_ok(const redisReply *rep);
+/* broker_ensure_group(b, stream, group, err) — XGROUP CREATE ... 0 MKSTREAM, "exists" being
+ * fine: 0, or -EIO with err set. */
+int broker_ensure_group(struct broker *b, const char *stream, const char *group,
+                        struct errbuf *err);
+
+/* broker_job_stream(p) — "crucible:jobs:high"... */
+const char *broker_job_stream(enum job_priority p);
+
+/* broker_field(fields, name, &len) — a stream entry's field value (fields: the entry's array
+ * of name, value, ...), or NULL. */
+const char *broker_field(const redisReply *fields, const char *name, size_t *len);
+
+#endif

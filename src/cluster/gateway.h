@@ -1,0 +1,69 @@
+/*
+ * gateway.h — `crucible serve --broker`: the single node's HTTP API with its jobs run by
+ * workers through Redis Streams (broker.h, docs/CLUSTER.md).
+ *
+ * A job route's request (/v1/run, /v1/verify, /v1/batch, /run_code) is admitted here —
+ * 503 with Retry-After when the broker is unreachable or no worker is alive, 429 when
+ * max_inflight requests already wait — then added to its priority's stream with an id of
+ * this gateway, and answered with the status, type and body of the first reply a worker
+ * writes for that id: exactly what the worker's single node answered. Later replies for the
+ * same id (a reclaimed job run twice) are counted and dropped.
+ *
+ * Nothing admitted is lost while the gateway runs: a job stays in memory until answered;
+ * when the broker comes back after losing its data (a restart without persistence: its run
+ * id changed) or a job could not be added, every unanswered job is added again.
+ *
+ * Threads: the loop's (gateway_forward, the answers), a sender (XADD) and a reader (the
+ * reply stream, the broker's health, stream depths), each with its own connection.
+ */
+#ifndef CRUCIBLE_GATEWAY_H
+#define CRUCIBLE_GATEWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cluster/broker.h"
+#include "service/http.h"
+#include "service/loop.h"
+
+struct gateway_config {
+    struct broker_url url;
+    size_t max_inflight; /* requests waiting for workers at most; more get 429 */
+    /* answered(ctx, route, status, t0) — on the loop thread, when a forwarded request's
+     * answer went out (for the request counters); route is the route's path. */
+    void (*answered)(void *ctx, const char *route, unsigned status, double t0);
+    void *ctx;
+};
+
+struct gateway_stats {
+    size_t inflight;
+    uint64_t admitted, answered, duplicates, resent, refused_busy, refused_down;
+    bool broker_up;
+    long workers_alive;            /* heartbeat keys seen at the last poll; -1: unknown */
+    long long depth[PRIO_COUNT];   /* XLEN of each job stream at the last poll; -1: unknown */
+    long long pending[PRIO_COUNT]; /* delivered to a worker, not yet acknowledged; -1 */
+    long long dead;                /* XLEN crucible:dead */
+};
+
+struct gateway;
+
+/* gateway_new(loop, cfg, err) — starts the threads; the broker need not be up yet (the
+ * gateway answers 503 until it is). NULL with err set. */
+struct gateway *gateway_new(struct loop *loop, const struct gateway_config *cfg,
+                            struct errbuf *err);
+/* gateway_free(g) — stops the threads; unanswered requests get 503. Loop thread. */
+void gateway_free(struct gateway *g);
+
+/* gateway_forward(g, r, route, prio) — loop thread; r is answered later (or now: 429, 503). */
+void gateway_forward(struct gateway *g, struct http_request *r, const char *route,
+                     enum job_priority prio);
+
+/* gateway_set_answered(g, answered, ctx) — replaces cfg.answered (set before requests). */
+void gateway_set_answered(struct gateway *g,
+                          void (*answered)(void *ctx, const char *route, unsigned status,
+                                           double t0),
+                          void *ctx);
+
+void gateway_stats(struct gateway *g, struct gateway_stats *st);
+
+#endif

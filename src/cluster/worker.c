@@ -1,0 +1,647 @@
+/*
+ * worker.c — taking jobs from the streams, answering them, reclaiming a dead worker's jobs
+ * (worker.h).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster/worker.h"
+#include "sandbox/result.h"
+
+#define CONNECT_TIMEOUT_S 2.0
+#define REPLY_TTL_S       "3600" /* a reply stream nobody reads (its gateway gone) expires */
+
+/* A job as read from a stream: the entry's fields copied. */
+struct msg {
+    char stream[48], msgid[48];
+    char *id, *reply, *seq, *target, *ctype, *body;
+    size_t len;
+    struct msg *next;
+};
+
+struct worker {
+    struct worker_config cfg;
+    char name[96], hb_key[160];
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool draining, failed;
+    struct msg *claimed; /* reclaimed or read beyond one, waiting for a slot */
+    unsigned nclaimed, busy, running_threads;
+    pthread_t *slots, keeper;
+    unsigned nslots;
+    bool keeper_started;
+    struct worker_stats st;
+};
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void msg_free(struct msg *m)
+{
+    if (!m)
+        return;
+    free(m->id);
+    free(m->reply);
+    free(m->seq);
+    free(m->target);
+    free(m->ctype);
+    free(m->body);
+    free(m);
+}
+
+static char *field_dup(const redisReply *f, const char *name, size_t *len)
+{
+    size_t n = 0;
+    const char *v = broker_field(f, name, &n);
+    char *s;
+
+    if (!v)
+        return NULL;
+    if ((s = malloc(n + 1))) {
+        memcpy(s, v, n);
+        s[n] = '\0';
+    }
+    if (len)
+        *len = n;
+    return s;
+}
+
+/* msg_from_entry(stream, e) — e: [msgid, [field, value, ...]]; NULL when malformed (fields
+ * nil: the entry was deleted meanwhile). */
+static struct msg *msg_from_entry(const char *stream, const redisReply *e)
+{
+    struct msg *m;
+
+    if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 ||
+        e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    if (!(m = calloc(1, sizeof(*m))))
+        return NULL;
+    snprintf(m->stream, sizeof(m->stream), "%s", stream);
+    snprintf(m->msgid, sizeof(m->msgid), "%s", e->element[0]->str);
+    m->id = field_dup(e->element[1], "id", NULL);
+    m->reply = field_dup(e->element[1], "reply", NULL);
+    m->seq = field_dup(e->element[1], "seq", NULL);
+    m->target = field_dup(e->element[1], "target", NULL);
+    m->ctype = field_dup(e->element[1], "ctype", NULL);
+    m->body = field_dup(e->element[1], "body", &m->len);
+    return m;
+}
+
+/* msg_valid(m) — what a worker trusts of an entry before acting on it: a reply stream of
+ * the gateways' own prefix (never an arbitrary key), a seq, a route. */
+static bool msg_valid(const struct msg *m)
+{
+    return m->id && m->seq && m->target && m->body && m->reply &&
+           strncmp(m->reply, BROKER_REPLY_STREAM, strlen(BROKER_REPLY_STREAM)) == 0 &&
+           strlen(m->reply) < 200;
+}
+
+static int ensure_groups(struct broker *b, struct errbuf *err)
+{
+    for (int p = 0; p < PRIO_COUNT; p++)
+        if (broker_ensure_group(b, broker_job_stream((enum job_priority)p), BROKER_GROUP, err) < 0)
+            return -EIO;
+    return 0;
+}
+
+static void claimed_push(struct worker *w, struct msg *m)
+{
+    m->next = w->claimed;
+    w->claimed = m;
+    w->nclaimed++;
+    pthread_cond_broadcast(&w->cond);
+}
+
+/* take_entries(w, rep, first) — the entries of an XREADGROUP answer ([[stream, [entry...]]...]):
+ * the first returned, any more queued for the other slots (they are this worker's now). */
+static struct msg *take_entries(struct worker *w, const redisReply *rep)
+{
+    struct msg *first = NULL;
+
+    if (rep->type != REDIS_REPLY_ARRAY)
+        return NULL;
+    for (size_t s = 0; s < rep->elements; s++) {
+        const redisReply *sr = rep->element[s];
+        if (sr->type != REDIS_REPLY_ARRAY || sr->elements != 2)
+            continue;
+        for (size_t i = 0; i < sr->element[1]->elements; i++) {
+            struct msg *m = msg_from_entry(sr->element[0]->str, sr->element[1]->element[i]);
+            if (!m)
+                continue;
+            if (!first) {
+                first = m;
+            } else {
+                pthread_mutex_lock(&w->lock);
+                claimed_push(w, m);
+                pthread_mutex_unlock(&w->lock);
+            }
+        }
+    }
+    return first;
+}
+
+/* read_next(w, b) — the next job: each stream in priority order without waiting, then all
+ * three, waiting up to a second. NULL: none (or the connection failed). */
+static struct msg *read_next(struct worker *w, struct broker *b)
+{
+    struct errbuf err = {{0}};
+    redisReply *rep;
+    struct msg *m = NULL;
+
+    for (int p = 0; p < PRIO_COUNT && !m; p++) {
+        rep = broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1",
+                          "STREAMS", broker_job_stream((enum job_priority)p), ">", NULL);
+        if (!rep)
+            return NULL;
+        if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "NOGROUP"))
+            ensure_groups(b, &err); /* the broker restarted empty */
+        else
+            m = take_entries(w, rep);
+        freeReplyObject(rep);
+    }
+    if (m)
+        return m;
+    rep =
+        broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1", "BLOCK",
+                    "1000", "STREAMS", broker_job_stream(PRIO_HIGH), broker_job_stream(PRIO_NORMAL),
+                    broker_job_stream(PRIO_LOW), ">", ">", ">", NULL);
+    if (!rep)
+        return NULL;
+    if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "NOGROUP"))
+        ensure_groups(b, &err);
+    else
+        m = take_entries(w, rep);
+    freeReplyObject(rep);
+    return m;
+}
+
+/* finish(w, b, m, ans) — the answer on the job's reply stream, then the job acknowledged
+ * and deleted. -EIO when the connection failed before the answer was written. */
+static int finish(struct worker *w, struct broker *b, const struct msg *m,
+                  const struct worker_answer *ans)
+{
+    struct errbuf err = {{0}};
+    char status[16];
+    const char *argv[] = {"XADD",
+                          m->reply,
+                          "*",
+                          "id",
+                          m->id,
+                          "seq",
+                          m->seq,
+                          "status",
+                          status,
+                          "ctype",
+                          ans->ctype,
+                          "body",
+                          ans->body ? ans->body : "",
+                          "worker",
+                          w->name};
+    size_t lens[sizeof(argv) / sizeof(argv[0])];
+    int n = (int)(sizeof(argv) / sizeof(argv[0]));
+    redisReply *rep;
+
+    snprintf(status, sizeof(status), "%u", ans->status);
+    for (int i = 0; i < n; i++)
+        lens[i] = strlen(argv[i]);
+    lens[11] = ans->len;
+    if (!(rep = broker_cmd(b, &err, n, argv, lens)))
+        return -EIO;
+    freeReplyObject(rep);
+    freeReplyObject(broker_cmdf(b, &err, "EXPIRE", m->reply, REPLY_TTL_S, NULL));
+    freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
+    freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
+    return broker_alive(b) ? 0 : -EIO;
+}
+
+static struct broker *connect_ready(struct worker *w)
+{
+    struct errbuf err = {{0}};
+    struct broker *b = broker_connect(&w->cfg.url, CONNECT_TIMEOUT_S, &err);
+
+    if (b && ensure_groups(b, &err) < 0) {
+        broker_close(b);
+        b = NULL;
+    }
+    return b;
+}
+
+static void *slot_main(void *arg)
+{
+    struct worker *w = arg;
+    struct broker *b = NULL;
+
+    for (;;) {
+        struct worker_answer ans = {0};
+        struct worker_job job;
+        struct msg *m = NULL;
+        int rc;
+
+        pthread_mutex_lock(&w->lock);
+        if (w->draining || w->failed) {
+            pthread_mutex_unlock(&w->lock);
+            break;
+        }
+        if ((m = w->claimed)) {
+            w->claimed = m->next;
+            w->nclaimed--;
+        }
+        pthread_mutex_unlock(&w->lock);
+        if (!broker_alive(b)) {
+            broker_close(b);
+            if (!(b = connect_ready(w))) {
+                if (m) {
+                    pthread_mutex_lock(&w->lock);
+                    claimed_push(w, m);
+                    pthread_mutex_unlock(&w->lock);
+                }
+                sleep_s(0.25);
+                continue;
+            }
+        }
+        if (!m && !(m = read_next(w, b)))
+            continue;
+        if (!msg_valid(m)) { /* not a job a gateway wrote: dropped, with a line */
+            struct errbuf err = {{0}};
+            fprintf(stderr, "crucible: worker: entry %s of %s is not a job; deleted\n", m->msgid,
+                    m->stream);
+            freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
+            freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
+            msg_free(m);
+            continue;
+        }
+        pthread_mutex_lock(&w->lock);
+        w->busy++;
+        pthread_mutex_unlock(&w->lock);
+        job = (struct worker_job){m->id, m->target, m->ctype ? m->ctype : "application/json",
+                                  m->body, m->len};
+        rc = w->cfg.run(w->cfg.ctx, &job, &ans);
+        if (rc == 0) {
+            /* The answer is written before the job is acknowledged; a lost connection is
+             * retried with the answer kept (a broker that lost the job meanwhile has the
+             * gateway send it again, and the gateway drops the second answer). */
+            for (int tries = 0; finish(w, b, m, &ans) < 0 && tries < 120; tries++) {
+                broker_close(b);
+                while (!(b = connect_ready(w)))
+                    sleep_s(0.5);
+            }
+        }
+        free(ans.body);
+        msg_free(m);
+        pthread_mutex_lock(&w->lock);
+        w->busy--;
+        if (rc == 0)
+            w->st.done++;
+        else
+            w->failed = true;
+        pthread_cond_broadcast(&w->cond);
+        pthread_mutex_unlock(&w->lock);
+    }
+    broker_close(b);
+    pthread_mutex_lock(&w->lock);
+    w->running_threads--;
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* ---- housekeeping: heartbeat, reclaim, dead letters ---------------------------------- */
+
+/* infra_answer(target, body, why, ans) — what a single node answers for a job that could
+ * not be run, in the route's shape (docs/API.md): verify a record with verdict infra_error
+ * and reward null, /run_code SandboxFusion's SandboxError, /v1/run a sandbox_error record. */
+static void infra_answer(const char *target, const char *body, size_t len, const char *why,
+                         struct worker_answer *ans)
+{
+    json_t *j = NULL, *req = json_loadb(body ? body : "", len, 0, NULL);
+
+    ans->status = 200;
+    snprintf(ans->ctype, sizeof(ans->ctype), "application/json");
+    if (strcmp(target, "/v1/verify") == 0) {
+        json_t *t = req ? json_object_get(req, "task_id") : NULL;
+        if (!json_is_string(t) && req && json_is_object(json_object_get(req, "task")))
+            t = json_object_get(json_object_get(req, "task"), "id");
+        j = json_pack("{s:O?,s:s,s:n,s:i,s:i,s:[],s:s}", "task_id", json_is_string(t) ? t : NULL,
+                      "verdict", "infra_error", "reward", "passed", 0, "total", 0, "tests",
+                      "message", why);
+    } else if (strcmp(target, "/run_code") == 0) {
+        j = json_pack("{s:s,s:s,s:n,s:n,s:s,s:{}}", "status", "SandboxError", "message", why,
+                      "compile_result", "run_result", "executor_pod_name", "crucible", "files");
+    } else if (strcmp(target, "/v1/run") == 0) {
+        struct result res;
+        result_init(&res);
+        result_fail(&res, "%s", why);
+        j = result_to_json(&res);
+    } else {
+        ans->status = 500;
+        j = json_pack("{s:{s:s,s:s}}", "error", "code", "infra_error", "message", why);
+    }
+    ans->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    ans->len = ans->body ? strlen(ans->body) : 0;
+    json_decref(j);
+    json_decref(req);
+}
+
+/* dead_letter(w, b, stream, msgid, deliveries) — the entry copied to crucible:dead with the
+ * reason, answered as an infrastructure failure, acknowledged and deleted. */
+static void dead_letter(struct worker *w, struct broker *b, const char *stream, const char *msgid,
+                        long long deliveries)
+{
+    struct errbuf err = {{0}};
+    redisReply *rep = broker_cmdf(b, &err, "XRANGE", stream, msgid, msgid, NULL);
+    struct msg *m = NULL;
+    char why[256], dl[24];
+
+    if (broker_reply_ok(rep) && rep->type == REDIS_REPLY_ARRAY && rep->elements == 1)
+        m = msg_from_entry(stream, rep->element[0]);
+    freeReplyObject(rep);
+    snprintf(dl, sizeof(dl), "%lld", deliveries);
+    snprintf(why, sizeof(why),
+             "the job was delivered to %lld workers that each stopped before answering it "
+             "(a job that takes down its worker); it was moved to " BROKER_DEAD_STREAM,
+             deliveries);
+    if (m && msg_valid(m)) {
+        struct worker_answer ans = {0};
+        const char *argv[] = {"XADD",   BROKER_DEAD_STREAM, "*",       "id",     m->id,   "reply",
+                              m->reply, "target",           m->target, "body",   m->body, "stream",
+                              stream,   "deliveries",       dl,        "reason", why,     "by",
+                              w->name};
+        size_t lens[sizeof(argv) / sizeof(argv[0])];
+        int n = (int)(sizeof(argv) / sizeof(argv[0]));
+        for (int i = 0; i < n; i++)
+            lens[i] = strlen(argv[i]);
+        lens[10] = m->len;
+        freeReplyObject(broker_cmd(b, &err, n, argv, lens));
+        infra_answer(m->target, m->body, m->len, why, &ans);
+        finish(w, b, m, &ans);
+        free(ans.body);
+        fprintf(stderr, "crucible: worker: job %s (%s) moved to " BROKER_DEAD_STREAM ": %s\n",
+                m->id, m->target, why);
+    } else {
+        freeReplyObject(broker_cmdf(b, &err, "XACK", stream, BROKER_GROUP, msgid, NULL));
+        freeReplyObject(broker_cmdf(b, &err, "XDEL", stream, msgid, NULL));
+    }
+    msg_free(m);
+    pthread_mutex_lock(&w->lock);
+    w->st.dead_lettered++;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static bool worker_alive_key(struct broker *b, const char *consumer)
+{
+    struct errbuf err = {{0}};
+    char key[200];
+    redisReply *rep;
+    bool alive;
+
+    snprintf(key, sizeof(key), BROKER_WORKER_KEY "%s", consumer);
+    rep = broker_cmdf(b, &err, "EXISTS", key, NULL);
+    alive = !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer != 0; /* unsure: alive */
+    freeReplyObject(rep);
+    return alive;
+}
+
+/* reclaim(w, b) — the pending jobs of dead workers, per stream. */
+static void reclaim(struct worker *w, struct broker *b)
+{
+    struct errbuf err = {{0}};
+    char idle[24];
+
+    snprintf(idle, sizeof(idle), "%lld", (long long)(w->cfg.claim_idle_s * 1000));
+    for (int p = 0; p < PRIO_COUNT; p++) {
+        const char *s = broker_job_stream((enum job_priority)p);
+        redisReply *rep =
+            broker_cmdf(b, &err, "XPENDING", s, BROKER_GROUP, "IDLE", idle, "-", "+", "64", NULL);
+        if (!broker_reply_ok(rep) || rep->type != REDIS_REPLY_ARRAY) {
+            freeReplyObject(rep);
+            continue;
+        }
+        for (size_t i = 0; i < rep->elements; i++) {
+            const redisReply *e = rep->element[i];
+            const char *msgid, *consumer;
+            long long deliveries;
+            unsigned room;
+            if (e->type != REDIS_REPLY_ARRAY || e->elements != 4)
+                continue;
+            msgid = e->element[0]->str;
+            consumer = e->element[1]->str;
+            deliveries = e->element[3]->integer;
+            if (strcmp(consumer, w->name) == 0 || worker_alive_key(b, consumer))
+                continue;
+            if (deliveries >= (long long)w->cfg.max_attempts) {
+                dead_letter(w, b, s, msgid, deliveries);
+                continue;
+            }
+            pthread_mutex_lock(&w->lock);
+            room = w->draining ? 0 : w->cfg.slots - w->busy - w->nclaimed;
+            pthread_mutex_unlock(&w->lock);
+            if (room == 0 || room > w->cfg.slots)
+                continue; /* busy: another worker, or this one later, takes it */
+            redisReply *c =
+                broker_cmdf(b, &err, "XCLAIM", s, BROKER_GROUP, w->name, idle, msgid, NULL);
+            if (broker_reply_ok(c) && c->type == REDIS_REPLY_ARRAY && c->elements == 1) {
+                struct msg *m = msg_from_entry(s, c->element[0]);
+                if (m) {
+                    fprintf(stderr,
+                            "crucible: worker: took job %s over from %s, which stopped (delivery "
+                            "%lld)\n",
+                            m->id ? m->id : "?", consumer, deliveries + 1);
+                    pthread_mutex_lock(&w->lock);
+                    claimed_push(w, m);
+                    w->st.reclaimed++;
+                    pthread_mutex_unlock(&w->lock);
+                } else { /* deleted meanwhile: nothing to run */
+                    freeReplyObject(broker_cmdf(b, &err, "XACK", s, BROKER_GROUP, msgid, NULL));
+                }
+            }
+            freeReplyObject(c);
+        }
+        freeReplyObject(rep);
+    }
+}
+
+static void heartbeat(struct worker *w, struct broker *b)
+{
+    struct errbuf err = {{0}};
+    char ttl[24];
+    double t = 3 * w->cfg.heartbeat_s;
+
+    snprintf(ttl, sizeof(ttl), "%lld",
+             (long long)(t * 1000) < 1000 ? 1000LL : (long long)(t * 1000));
+    freeReplyObject(broker_cmdf(b, &err, "SET", w->hb_key, w->cfg.capacity ? w->cfg.capacity : "{}",
+                                "PX", ttl, NULL));
+}
+
+/* hand_back(w, b) — jobs claimed but not started go back to their streams (added anew,
+ * the old entry acknowledged and deleted), for the workers that stay. */
+static void hand_back(struct worker *w, struct broker *b)
+{
+    struct errbuf err = {{0}};
+    struct msg *m;
+
+    pthread_mutex_lock(&w->lock);
+    while ((m = w->claimed)) {
+        w->claimed = m->next;
+        w->nclaimed--;
+        pthread_mutex_unlock(&w->lock);
+        if (msg_valid(m)) {
+            const char *argv[] = {
+                "XADD",  m->stream, "*",       "id",    m->id,
+                "reply", m->reply,  "seq",     m->seq,  "method",
+                "POST",  "target",  m->target, "ctype", m->ctype ? m->ctype : "application/json",
+                "body",  m->body};
+            size_t lens[sizeof(argv) / sizeof(argv[0])];
+            int n = (int)(sizeof(argv) / sizeof(argv[0]));
+            for (int i = 0; i < n; i++)
+                lens[i] = strlen(argv[i]);
+            lens[n - 1] = m->len;
+            freeReplyObject(broker_cmd(b, &err, n, argv, lens));
+        }
+        freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
+        freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
+        msg_free(m);
+        pthread_mutex_lock(&w->lock);
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void *keeper_main(void *arg)
+{
+    struct worker *w = arg;
+    struct broker *b = NULL;
+
+    for (;;) {
+        struct timespec until;
+        bool draining;
+
+        if (!broker_alive(b)) {
+            broker_close(b);
+            b = connect_ready(w);
+        }
+        pthread_mutex_lock(&w->lock);
+        draining = w->draining || w->failed;
+        pthread_mutex_unlock(&w->lock);
+        if (b && !draining) {
+            heartbeat(w, b);
+            reclaim(w, b);
+        }
+        pthread_mutex_lock(&w->lock);
+        if (w->draining || w->failed) {
+            /* the slots stop taking jobs; wait for the running ones, then leave */
+            while (w->running_threads > 0)
+                pthread_cond_wait(&w->cond, &w->lock);
+            pthread_mutex_unlock(&w->lock);
+            if (b) {
+                struct errbuf err = {{0}};
+                hand_back(w, b);
+                freeReplyObject(broker_cmdf(b, &err, "DEL", w->hb_key, NULL));
+            }
+            break;
+        }
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += (time_t)w->cfg.heartbeat_s;
+        until.tv_nsec += (long)((w->cfg.heartbeat_s - (time_t)w->cfg.heartbeat_s) * 1e9);
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&w->cond, &w->lock, &until);
+        pthread_mutex_unlock(&w->lock);
+    }
+    broker_close(b);
+    return NULL;
+}
+
+struct worker *worker_start(const struct worker_config *cfg, struct errbuf *err)
+{
+    struct worker *w = calloc(1, sizeof(*w));
+    char host[64] = "";
+
+    if (!w || !(w->slots = calloc(cfg->slots, sizeof(*w->slots)))) {
+        free(w);
+        errbuf_set(err, "out of memory");
+        return NULL;
+    }
+    w->cfg = *cfg;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->cond, NULL);
+    gethostname(host, sizeof(host) - 1);
+    snprintf(w->name, sizeof(w->name), "%.60s-%d", host, (int)getpid());
+    snprintf(w->hb_key, sizeof(w->hb_key), BROKER_WORKER_KEY "%s", w->name);
+    for (unsigned i = 0; i < cfg->slots; i++) {
+        if (pthread_create(&w->slots[i], NULL, slot_main, w) != 0)
+            break;
+        w->nslots++;
+    }
+    w->running_threads = w->nslots;
+    if (w->nslots != cfg->slots || pthread_create(&w->keeper, NULL, keeper_main, w) != 0) {
+        errbuf_set(err, "worker: cannot start its threads");
+        worker_drain(w);
+        worker_free(w);
+        return NULL;
+    }
+    w->keeper_started = true;
+    return w;
+}
+
+const char *worker_name(const struct worker *w)
+{
+    return w->name;
+}
+
+void worker_drain(struct worker *w)
+{
+    pthread_mutex_lock(&w->lock);
+    w->draining = true;
+    pthread_cond_broadcast(&w->cond);
+    pthread_mutex_unlock(&w->lock);
+    for (unsigned i = 0; i < w->nslots; i++)
+        pthread_join(w->slots[i], NULL);
+    w->nslots = 0;
+    if (w->keeper_started)
+        pthread_join(w->keeper, NULL);
+    w->keeper_started = false;
+}
+
+bool worker_failed(struct worker *w)
+{
+    bool f;
+
+    pthread_mutex_lock(&w->lock);
+    f = w->failed;
+    pthread_mutex_unlock(&w->lock);
+    return f;
+}
+
+void worker_stats(struct worker *w, struct worker_stats *st)
+{
+    pthread_mutex_lock(&w->lock);
+    *st = w->st;
+    st->busy = w->busy;
+    pthread_mutex_unlock(&w->lock);
+}
+
+void worker_free(struct worker *w)
+{
+    struct msg *m;
+
+    if (!w)
+        return;
+    while ((m = w->claimed)) {
+        w->claimed = m->next;
+        msg_free(m);
+    }
+    pthread_cond_destroy(&w->cond);
+    pthread_mutex_destroy(&w->lock);
+    free(w->slots);
+    free(w);
+}

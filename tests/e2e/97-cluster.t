@@ -1,0 +1,319 @@
+#!/usr/bin/python3
+# Cluster mode (docs/CLUSTER.md): a real redis-server on loopback, a gateway (`crucible serve
+# --broker`) and workers (`crucible worker`), all started here. What a user must be able to
+# count on:
+#   - answers through the gateway are the single node's answers (/v1/run, /run_code, a 400);
+#   - 1,000 jobs with a worker killed by SIGKILL in the middle: every one answered once, with
+#     its own output, none lost;
+#   - the broker killed and restarted (empty: no persistence) in the middle of a batch: the
+#     batch completes;
+#   - a job whose workers keep dying lands in crucible:dead and is answered as an
+#     infrastructure failure;
+#   - no worker, or no broker: 503 with Retry-After, never a hang;
+#   - a worker drained with SIGTERM answers the job it holds and exits 0.
+# Skipped, saying so, when redis-server is not installed (scripts/install-deps installs it).
+import concurrent.futures
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serverlib import Server, tmpdir  # noqa: E402
+from taplib import CRUCIBLE, done, ok, skip, track  # noqa: E402
+
+REDIS = shutil.which("redis-server")
+if not REDIS:
+    print("1..0 # SKIP redis-server is not installed (scripts/install-deps installs it)")
+    sys.exit(0)
+
+TMP = tmpdir("crucible-cluster-")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+RPORT = free_port()
+BROKER = "redis://127.0.0.1:%d" % RPORT
+
+
+def start_redis():
+    p = track(subprocess.Popen([REDIS, "--port", str(RPORT), "--bind", "127.0.0.1", "--save", "",
+                                "--appendonly", "no", "--dir", TMP],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", RPORT), timeout=1).close()
+            return p
+        except OSError:
+            time.sleep(0.05)
+    print("Bail out! redis-server did not start on port %d" % RPORT)
+    sys.exit(255)
+
+
+def redis(*args):
+    """One command through redis-cli; its output, stripped."""
+    r = subprocess.run(["redis-cli", "-p", str(RPORT)] + [str(a) for a in args],
+                       capture_output=True, text=True, timeout=10)
+    return r.stdout.strip()
+
+
+WORKER_LOGS = []
+
+
+def start_worker(*extra):
+    log = open(os.path.join(TMP, "worker-%d.log" % len(WORKER_LOGS)), "w+")
+    WORKER_LOGS.append(log)
+    return track(subprocess.Popen([CRUCIBLE, "worker", "--broker", BROKER, "--slots", "1",
+                                   "--claim-idle", "1.5", "--heartbeat", "0.5",
+                                   "--max-attempts", "2"] + list(extra) +
+                                  ["--", "--quiet", "--warm", "1"],
+                                  stdout=subprocess.DEVNULL, stderr=log))
+
+
+def wait_for(cond, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    return cond()
+
+
+def health(gw):
+    st, j, _ = gw.request("GET", "/healthz")
+    return j if st == 200 else {}
+
+
+def run_echo(gw, n, sleep="0.02"):
+    """/v1/run of a command that prints n, as a well-behaved client sends it (a 503 is
+    retried after its Retry-After, up to 30 times): (status, stdout or the answer's text)."""
+    body = {"command": ["/bin/sh", "-c", "sleep %s; echo %d" % (sleep, n)]}
+    last = None
+    for _ in range(30):
+        try:
+            r, data = gw.exchange("POST", "/v1/run", body, timeout=120)
+        except OSError as e:
+            last = (None, str(e))
+            time.sleep(0.2)
+            continue
+        text = data.decode(errors="replace")
+        if r.status == 503 and r.getheader("Retry-After"):
+            RETRIED.append(n)
+            last = (503, text)
+            time.sleep(float(r.getheader("Retry-After")))
+            continue
+        try:
+            return r.status, json.loads(text).get("stdout", text)
+        except ValueError:
+            return r.status, text
+    return last
+
+
+RETRIED = []
+
+
+def children(pid):
+    """The pids of pid's children (its node, `crucible serve`)."""
+    out = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                out += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return out
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+redis_p = start_redis()
+gw = Server("--broker", BROKER, "--queue", "5000", tmp=TMP)
+
+# ---- no worker yet: 503, not a hang -------------------------------------------------
+ok(wait_for(lambda: health(gw).get("broker") is True, 10),
+   "the gateway reaches the broker (/healthz broker: true)", health(gw))
+r, body = gw.exchange("POST", "/v1/run", {"command": ["/bin/true"]})
+ok(r.status == 503 and r.getheader("Retry-After") and b"no_workers" in body,
+   "with no worker alive a job request is answered 503 no_workers with Retry-After",
+   (r.status, body))
+
+workers = [start_worker() for _ in range(3)]
+ok(wait_for(lambda: health(gw).get("workers") == 3, 60), "three workers heartbeat",
+   health(gw))
+
+# ---- the single node's answers ------------------------------------------------------
+single = Server(tmp=TMP)
+for path, req in [("/v1/run", {"command": ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"]}),
+                  ("/run_code", {"code": "print(6*7)", "language": "python"}),
+                  ("/v1/run", {"code": "import sys; print(sys.argv)", "language": "python"}),
+                  ("/v1/run", {"command": ["/bin/true"], "limits": {"wall_time": -1}}),
+                  ("/v1/run", {"cmd": ["/bin/true"]})]:
+    s1, j1, t1 = single.post(path, req)
+    s2, j2, t2 = gw.post(path, req)
+    keep = ("status", "exit_code", "stdout", "stderr", "compile_result", "message", "error")
+
+    def strip(j):
+        if not isinstance(j, dict):
+            return j
+        out = {k: v for k, v in j.items() if k in keep}
+        rr = j.get("run_result")
+        if isinstance(rr, dict):
+            out["run_result"] = {k: rr.get(k) for k in ("status", "return_code", "stdout")}
+        return out
+    ok(s1 == s2 and strip(j1) == strip(j2),
+       "%s %s: the gateway answers as a single node does (%d)" % (path, json.dumps(req)[:60], s2),
+       (s1, t1[:300], s2, t2[:300]))
+single.stop()
+
+# ---- 1,000 jobs, one worker SIGKILLed in the middle -----------------------------------
+N = 1000
+answers = {}
+killed = {}
+
+
+def one(n):
+    answers[n] = run_echo(gw, n)
+    if len(answers) == 300 and not killed:
+        killed["pid"] = workers[0].pid
+        killed["node"] = children(workers[0].pid)
+        os.kill(workers[0].pid, signal.SIGKILL)
+
+
+t0 = time.time()
+with concurrent.futures.ThreadPoolExecutor(32) as ex:
+    list(ex.map(one, range(N)))
+wrong = [(n, a) for n, a in answers.items() if a != (200, "%d\n" % n)]
+ok(len(answers) == N and not wrong,
+   "%d jobs through the gateway with a worker SIGKILLed after 300: every one answered with its "
+   "own output (%.1f s)" % (N, time.time() - t0), wrong[:5])
+ok(workers[0].wait(10) == -signal.SIGKILL, "the killed worker is gone")
+ok(killed.get("node") and wait_for(lambda: not [p for p in killed["node"] if alive(p)], 30),
+   "its node (crucible serve) ended with it", killed)
+ok(wait_for(lambda: health(gw).get("inflight") == 0, 10), "nothing is left in flight",
+   health(gw))
+answered = gw.metric("crucible_cluster_answered_total")
+ok(answered is not None and answered >= N + 5,
+   "crucible_cluster_answered_total counts each request once (%s)" % answered)
+ok(wait_for(lambda: redis("XLEN", "crucible:jobs:normal") == "0", 10),
+   "the job stream is empty afterwards: every job acknowledged and deleted",
+   redis("XLEN", "crucible:jobs:normal"))
+workers = workers[1:] + [start_worker()]
+
+# ---- the broker restarted mid-batch ---------------------------------------------------
+answers = {}
+restarted = {}
+
+
+def one_r(n):
+    answers[n] = run_echo(gw, n)
+    if len(answers) == 80 and not restarted:
+        restarted["at"] = time.time()
+        redis_p.kill()
+        redis_p.wait()
+        time.sleep(1)
+        restarted["p"] = start_redis()
+
+
+with concurrent.futures.ThreadPoolExecutor(16) as ex:
+    list(ex.map(one_r, range(300)))
+redis_p = restarted.get("p", redis_p)
+bad = [(n, a) for n, a in answers.items() if a != (200, "%d\n" % n)]
+ok(restarted and len(answers) == 300 and not bad,
+   "300 jobs with the broker killed and restarted empty after 80: every job answered with its "
+   "own output (%d requests were refused 503 with Retry-After while it was down, and retried)"
+   % len(set(RETRIED)), bad[:5])
+ok(wait_for(lambda: health(gw).get("workers") == 3, 20), "the workers came back to the broker",
+   health(gw))
+resent = gw.metric("crucible_cluster_resent_total")
+ok(resent is not None and resent > 0, "the gateway sent the lost jobs again (%s)" % resent)
+
+# ---- a poison job: its workers keep dying ---------------------------------------------
+poison = {}
+
+
+def post_poison():
+    poison["answer"] = gw.post("/v1/run", {"command": ["/bin/sleep", "50"],
+                                           "limits": {"wall_time": 60}}, timeout=120)
+
+
+def holder():
+    """The pid of the worker holding the poison job (XPENDING's consumer: HOST-PID)."""
+    out = redis("XPENDING", "crucible:jobs:normal", "crucible-workers", "-", "+", "10").split()
+    return int(out[1].rsplit("-", 1)[1]) if len(out) >= 2 else None
+
+
+with concurrent.futures.ThreadPoolExecutor(1) as ex:
+    fut = ex.submit(post_poison)
+    victims = []
+    for attempt in range(2):
+        pid = wait_for(lambda: (lambda h: h if h and h not in victims else None)(holder()), 30)
+        if pid:
+            victims.append(pid)
+            os.kill(pid, signal.SIGKILL)
+    fut.result(timeout=90)
+st, j, text = poison.get("answer", (None, None, ""))
+ok(len(victims) == 2, "the poison job was delivered to two workers, each killed", victims)
+ok(st == 200 and j and j.get("status") == "sandbox_error" and "crucible:dead" in j.get("message", ""),
+   "after --max-attempts deliveries it is answered sandbox_error, naming the dead-letter stream",
+   text[:400])
+ok(redis("XLEN", "crucible:dead") == "1", "crucible:dead holds it",
+   redis("XLEN", "crucible:dead"))
+reason = redis("XRANGE", "crucible:dead", "-", "+")
+ok("/bin/sleep" in reason and "delivered to 2 workers" in reason,
+   "the dead letter keeps the job and the reason", reason[:300])
+workers = [w for w in workers if w.poll() is None]
+while len(workers) < 2:
+    workers.append(start_worker())
+
+# ---- a worker drained with SIGTERM answers what it holds ------------------------------
+for w in workers[1:]:
+    w.send_signal(signal.SIGTERM)
+    w.wait(30)
+workers = workers[:1]
+ok(wait_for(lambda: health(gw).get("workers") == 1, 10), "one worker left", health(gw))
+with concurrent.futures.ThreadPoolExecutor(1) as ex:
+    fut = ex.submit(run_echo, gw, 7, "1.5")
+    time.sleep(0.7)
+    workers[0].send_signal(signal.SIGTERM)
+    rc = workers[0].wait(30)
+    res = fut.result(timeout=30)
+ok(res == (200, "7\n") and rc == 0,
+   "a worker drained with SIGTERM mid-job answers it, then exits 0", (res, rc))
+ok(wait_for(lambda: health(gw).get("workers") == 0, 10),
+   "its heartbeat is removed at once", health(gw))
+
+# ---- no broker: 503 -------------------------------------------------------------------
+redis_p.kill()
+redis_p.wait()
+ok(wait_for(lambda: health(gw).get("broker") is False, 10), "the gateway sees the broker gone",
+   health(gw))
+r, body = gw.exchange("POST", "/v1/run", {"command": ["/bin/true"]})
+ok(r.status == 503 and r.getheader("Retry-After") and b"broker_unavailable" in body,
+   "with the broker down a job request is answered 503 broker_unavailable with Retry-After",
+   (r.status, body))
+r, body = gw.exchange("POST", "/v1/sessions", {})
+ok(r.status == 501, "sessions through a gateway: 501 with the reason", (r.status, body))
+ok(gw.stop() == 0, "the gateway stops cleanly")
+for log in WORKER_LOGS:
+    log.seek(0)
+    text = log.read()
+    if "ERROR" in text or "Sanitizer" in text:
+        ok(False, "worker log %s is clean" % log.name, text[-1500:])
+done()
