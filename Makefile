@@ -40,7 +40,8 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 SEC_SRC  := $(wildcard tests/security/cases/*.c)
 SEC_BIN  := $(SEC_SRC:tests/security/cases/%.c=$(BUILD)/security/%)
-BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload $(BUILD)/bench/exec $(BUILD)/bench/forkserver
+BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload $(BUILD)/bench/exec $(BUILD)/bench/forkserver \
+             $(BUILD)/bench/fleet
 
 all: $(BUILD)/crucible
 
@@ -114,6 +115,10 @@ $(BUILD)/security/%: tests/security/cases/%.c tests/security/hostile.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=gnu11 -D_GNU_SOURCE -w -static -pthread -o $@ $<
 
+# bench/fleet (simulated cluster workers) talks to Redis itself.
+$(BUILD)/bench/fleet: bench/fleet.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -lhiredis -pthread
 # bench/exec and bench/forkserver drive the sandbox through its API: linked with the library.
 $(BUILD)/bench/forkserver: bench/forkserver.c $(LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -211,9 +211,8 @@ static int finish(struct worker *w, struct broker *b, const struct msg *m,
     redisReply *rep;
 
     snprintf(status, sizeof(status), "%u", ans->status);
-    for (int i = 0; i < n; i++)
-        lens[i] = strlen(argv[i]);
-    lens[11] = ans->len;
+    for (int i = 0; i < n; i++) /* the answer (argv[12]) is binary-safe: its own length */
+        lens[i] = i == 12 ? ans->len : strlen(argv[i]);
     if (!(rep = broker_cmd(b, &err, n, argv, lens)))
         return -EIO;
     freeReplyObject(rep);

@@ -5,9 +5,9 @@
  * write the answer to the job's reply stream, and only then acknowledge and delete the job.
  *
  * A housekeeping thread renews the worker's heartbeat (crucible:worker:NAME, its capacity as
- * JSON, expiring after 3 heartbeats) and reclaims the jobs of dead workers: a job pending for
- * longer than claim_idle_s with a consumer whose heartbeat is gone is claimed (XCLAIM) and
- * run here when a slot is free, or — when it was already delivered max_attempts times, each
+ * JSON, expiring after 3 heartbeats and 2 s more) and reclaims the jobs of dead workers: a job
+ * pending for longer than claim_idle_s with a consumer whose heartbeat is gone is claimed (XCLAIM)
+ * and run here when a slot is free, or — when it was already delivered max_attempts times, each
  * time to a worker that died — moved to crucible:dead with the reason and answered as an
  * infrastructure failure in the route's own shape (verify: verdict infra_error, reward null).
  * A live worker's long job is never taken from it.

@@ -31,7 +31,8 @@ static void url_cases(void)
     ok(strcmp(u.host, "broker.internal") == 0 && u.port == 7000 && u.db == 3 &&
            strcmp(u.password, "s3cret") == 0 && !u.user[0],
        "each part read");
-    is_int(broker_url_parse("redis://crucible:p@ss@h:1", &u, &err), 0, "a user, '@' in the password");
+    is_int(broker_url_parse("redis://crucible:p@ss@h:1", &u, &err), 0,
+           "a user, '@' in the password");
     ok(strcmp(u.user, "crucible") == 0 && strcmp(u.password, "p@ss") == 0 && u.port == 1,
        "the last '@' ends the credentials");
     broker_url_show(&u, shown, sizeof(shown));
