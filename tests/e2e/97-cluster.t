@@ -182,6 +182,29 @@ for path, req in [("/v1/run", {"command": ["/bin/sh", "-c", "echo out; echo err 
        (s1, t1[:300], s2, t2[:300]))
 single.stop()
 
+# ---- the Python client, unchanged, against the gateway -------------------------------
+sys.path.insert(0, os.path.join(os.path.dirname(CRUCIBLE), "..", "clients", "python"))
+from crucible_client import Client, run_item, verify_item  # noqa: E402
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                       "tasks.jsonl")) as f:
+    TASK = json.loads(f.readline())  # demo/py-add, an assert task
+cl = Client("http://127.0.0.1:%d" % gw.port, timeout=60)
+res = cl.verify(task=TASK, solution=TASK["reference"])
+ok(res.get("verdict") == "accepted" and res.get("reward") == 1.0,
+   "Client.verify through the gateway: the reference is accepted", res)
+res = cl.verify(task=TASK, solution="def add(a, b):\n    return a - b\n")
+ok(res.get("verdict") == "wrong_answer" and res.get("reward") == 0.0,
+   "Client.verify through the gateway: a wrong solution is wrong_answer", res)
+lines = sorted(cl.batch([run_item(["/bin/echo", "a"]), verify_item(TASK, solution=TASK["reference"]),
+                         run_item(["/bin/echo", "c"], after=[0])]), key=lambda x: x["index"])
+got = [x.get("result", {}).get("stdout", x.get("result", {}).get("verdict")) for x in lines]
+ok(got == ["a\n", "accepted", "c\n"],
+   "Client.batch through the gateway: three items, one after another, answered", lines)
+rc = cl.run_code(code="print(sum(range(10)))", language="python")
+ok(rc.get("status") == "Success" and rc.get("run_result", {}).get("stdout") == "45\n",
+   "Client.run_code (SandboxFusion's route, verl's path) through the gateway", rc)
+
 # ---- 1,000 jobs, one worker SIGKILLed in the middle -----------------------------------
 N = 1000
 answers = {}
@@ -281,6 +304,24 @@ ok("/bin/sleep" in reason and "delivered to 2 workers" in reason,
 workers = [w for w in workers if w.poll() is None]
 while len(workers) < 2:
     workers.append(start_worker())
+
+# ---- backpressure: beyond --queue requests in flight, 429 ------------------------------
+gw2 = Server("--broker", BROKER, "--queue", "2", tmp=TMP)
+wait_for(lambda: health(gw2).get("workers", 0) >= 1, 10)
+
+
+def slow(_):
+    r, data = gw2.exchange("POST", "/v1/run", {"command": ["/bin/sleep", "1"]}, timeout=60)
+    return r.status, r.getheader("Retry-After")
+
+
+with concurrent.futures.ThreadPoolExecutor(6) as ex:
+    got = list(ex.map(slow, range(6)))
+ok(sorted(st for st, _ in got).count(200) >= 2 and
+   all(st == 200 or (st == 429 and ra) for st, ra in got) and any(st == 429 for st, _ in got),
+   "a gateway with --queue 2 answers 429 with Retry-After beyond two requests in flight, "
+   "and the admitted ones 200", got)
+gw2.stop()
 
 # ---- a worker drained with SIGTERM answers what it holds ------------------------------
 for w in workers[1:]:
