@@ -94,6 +94,7 @@ static struct gw_job *table_take(struct gateway *g, uint64_t seq)
             struct gw_job *j = *pp;
             *pp = j->hnext;
             g->st.inflight--;
+            g->st.inflight_bytes -= j->len;
             return j;
         }
     return NULL;
@@ -476,17 +477,20 @@ void gateway_forward(struct gateway *g, struct http_request *r, const char *rout
 {
     const char *ct = http_header(r, "Content-Type");
     struct gw_job *j;
-    bool up;
+    bool up, full;
     long workers;
-    size_t inflight;
+    size_t inflight, len = 0;
 
+    http_body(r, &len);
     pthread_mutex_lock(&g->lock);
     up = g->st.broker_up;
     workers = g->st.workers_alive;
     inflight = g->st.inflight;
+    full = inflight >= g->cfg.max_inflight ||
+           (inflight > 0 && g->st.inflight_bytes + len > g->cfg.max_inflight_bytes);
     if (!up || workers == 0)
         g->st.refused_down++;
-    else if (inflight >= g->cfg.max_inflight)
+    else if (full)
         g->st.refused_busy++;
     pthread_mutex_unlock(&g->lock);
     if (!up) {
@@ -503,9 +507,11 @@ void gateway_forward(struct gateway *g, struct http_request *r, const char *rout
             g->cfg.answered(g->cfg.ctx, route, 503, 0);
         return;
     }
-    if (inflight >= g->cfg.max_inflight) {
+    if (full) {
         http_respond_error_with(r, 429, "Retry-After", "1", "busy",
-                                "%zu requests already wait for workers (--queue)", inflight);
+                                "%zu requests already wait for workers (at most --queue, and "
+                                "%zu MiB of request bodies)",
+                                inflight, g->cfg.max_inflight_bytes >> 20);
         if (g->cfg.answered)
             g->cfg.answered(g->cfg.ctx, route, 429, 0);
         return;
@@ -527,6 +533,7 @@ void gateway_forward(struct gateway *g, struct http_request *r, const char *rout
     j->hnext = g->table[j->seq % BUCKETS];
     g->table[j->seq % BUCKETS] = j;
     g->st.inflight++;
+    g->st.inflight_bytes += j->len;
     g->st.admitted++;
     queue_push(g, j);
     pthread_cond_signal(&g->cond);
@@ -561,6 +568,8 @@ struct gateway *gateway_new(struct loop *loop, const struct gateway_config *cfg,
         return NULL;
     }
     g->cfg = *cfg;
+    if (!g->cfg.max_inflight_bytes)
+        g->cfg.max_inflight_bytes = (size_t)1 << 30;
     g->loop = loop;
     g->qtail = &g->qhead;
     g->efd = -1;

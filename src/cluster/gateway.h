@@ -4,10 +4,10 @@
  *
  * A job route's request (/v1/run, /v1/verify, /v1/batch, /run_code) is admitted here —
  * 503 with Retry-After when the broker is unreachable or no worker is alive, 429 when
- * max_inflight requests already wait — then added to its priority's stream with an id of
- * this gateway, and answered with the status, type and body of the first reply a worker
- * writes for that id: exactly what the worker's single node answered. Later replies for the
- * same id (a reclaimed job run twice) are counted and dropped.
+ * max_inflight requests, or max_inflight_bytes of bodies, already wait — then added to its
+ * priority's stream with an id of this gateway, and answered with the status, type and body of the
+ * first reply a worker writes for that id: exactly what the worker's single node answered. Later
+ * replies for the same id (a reclaimed job run twice) are counted and dropped.
  *
  * Nothing admitted is lost while the gateway runs: a job stays in memory until answered;
  * when the broker comes back after losing its data (a restart without persistence: its run
@@ -28,7 +28,9 @@
 
 struct gateway_config {
     struct broker_url url;
-    size_t max_inflight; /* requests waiting for workers at most; more get 429 */
+    size_t max_inflight;       /* requests waiting for workers at most; more get 429 */
+    size_t max_inflight_bytes; /* their bodies' bytes at most (0: 1 GiB); more get 429,
+                                * unless nothing waits (a body alone always fits) */
     /* answered(ctx, route, status, t0) — on the loop thread, when a forwarded request's
      * answer went out (for the request counters); route is the route's path. */
     void (*answered)(void *ctx, const char *route, unsigned status, double t0);
@@ -36,7 +38,7 @@ struct gateway_config {
 };
 
 struct gateway_stats {
-    size_t inflight;
+    size_t inflight, inflight_bytes;
     uint64_t admitted, answered, duplicates, resent, refused_busy, refused_down;
     bool broker_up;
     long workers_alive;            /* heartbeat keys seen at the last poll; -1: unknown */

@@ -2114,6 +2114,8 @@ static void gateway_metrics(struct api *a)
                 (double)g.workers_alive);
     metrics_set(a->m, "cluster_inflight", "requests admitted and not yet answered", "",
                 (double)g.inflight);
+    metrics_set(a->m, "cluster_inflight_bytes", "their request bodies, held until answered", "",
+                (double)g.inflight_bytes);
     metrics_set_total(a->m, "cluster_admitted_total", "job requests put on the broker", "",
                       (double)g.admitted);
     metrics_set_total(a->m, "cluster_answered_total", "job requests answered by a worker", "",
@@ -2313,21 +2315,31 @@ void api_precheck(void *arg, struct http_request *r)
         count_request(a, route, (unsigned)st, 0);
 }
 
-/* request_priority(r) — a job request's "priority" for the gateway's choice of stream; the
- * body is read only when small (the worker validates it either way): "normal" otherwise. */
-static enum job_priority request_priority(const struct http_request *r)
+/* forward_job(a, r, route) — cluster mode: the request goes to the workers (gateway.h) on
+ * its priority's stream. The body is read here only when small (a worker's node validates
+ * it either way), for "priority" (else "normal") and for what a gateway cannot forward: a
+ * verification by task_id, whose task and outcome live in this server's library. */
+static void forward_job(struct api *a, struct http_request *r, const char *route)
 {
     enum job_priority p = PRIO_NORMAL;
     size_t len;
     const char *body = http_body(r, &len);
-    json_t *j, *v;
+    json_t *j = len <= (64u << 10) ? json_loadb(body, len, 0, NULL) : NULL, *v;
+    bool by_id = false;
 
-    if (len > (64u << 10) || !(j = json_loadb(body, len, 0, NULL)))
-        return p;
-    if (json_is_string(v = json_object_get(j, "priority")))
-        job_priority_parse(json_string_value(v), &p);
+    if (json_is_object(j)) {
+        if (json_is_string(v = json_object_get(j, "priority")))
+            job_priority_parse(json_string_value(v), &p);
+        by_id = strcmp(route, "/v1/verify") == 0 && json_object_get(j, "task_id");
+    }
     json_decref(j);
-    return p;
+    if (by_id) {
+        fail(a, r, route, 501, "not_implemented",
+             "a verification by 'task_id' is not forwarded by a gateway (--broker) yet: send the "
+             "task itself as 'task' (its outcome is then not recorded in the library)");
+        return;
+    }
+    gateway_forward(a->cfg.gateway, r, route, p);
 }
 
 /* tasks_answered — a task-library answer given from an api worker's result went out. */
@@ -2369,7 +2381,7 @@ void api_handle(void *arg, struct http_request *r)
         return;
     default: /* a body to parse: on an api worker, or a worker of the cluster */
         if (a->cfg.gateway)
-            gateway_forward(a->cfg.gateway, r, rt->path, request_priority(r));
+            forward_job(a, r, rt->path);
         else
             route_parse(a, r, rt->path, rt->kind);
         return;

@@ -351,6 +351,9 @@ ok(r.status == 503 and r.getheader("Retry-After") and b"broker_unavailable" in b
    (r.status, body))
 r, body = gw.exchange("POST", "/v1/sessions", {})
 ok(r.status == 501, "sessions through a gateway: 501 with the reason", (r.status, body))
+r, body = gw.exchange("POST", "/v1/verify", {"task_id": "demo/py-add", "solution": "x"})
+ok(r.status == 501 and b"'task'" in body,
+   "a verification by task_id through a gateway: 501 saying to send the task", (r.status, body))
 ok(gw.stop() == 0, "the gateway stops cleanly")
 for log in WORKER_LOGS:
     log.seek(0)
