@@ -831,12 +831,13 @@ static void serve_stop(struct serve *s)
     http_stop(s->http);       /* clients see their connections close; their jobs are cancelled */
     gateway_free(s->gateway); /* after http_stop: no request of it is left open */
     offload_free(s->offload); /* what is parsed is discarded: its clients have gone */
-    sched_free(s->sched);
+    sched_stop(s->sched);
     api_sessions_free(s->sessions); /* after the jobs and api workers that used them */
     pool_free(s->pool);             /* after the jobs: they hand their sandboxes back to it */
     pool_free(s->run_code_pool);
     pool_free(s->session_spares); /* after the sessions: they hand their sandboxes back to it */
     pyserver_free(s->pyserver);   /* after the jobs that use it */
+    sched_free(s->sched);         /* after the pools: sandboxes of its jobs refer to its runtimes */
     api_free(s->api);
     store_close(s->store); /* after the jobs: they record their outcomes in it */
     metrics_free(s->m);

@@ -44,6 +44,7 @@ struct sched {
     uint64_t memory_mb, memory_used;
     uint64_t pids, pids_used;
     bool stop;
+    bool stopped; /* sched_stop ran (loop thread) */
 };
 
 static const char *const prio_names[PRIO_COUNT] = {"high", "normal", "low"};
@@ -228,10 +229,11 @@ struct sched *sched_new(struct loop *loop, const struct sandbox_runtime *rt, uns
     return s;
 }
 
-void sched_free(struct sched *s)
+void sched_stop(struct sched *s)
 {
-    if (!s)
+    if (!s || s->stopped)
         return;
+    s->stopped = true;
     pthread_mutex_lock(&s->mu);
     s->stop = true;
     for (int p = 0; p < PRIO_COUNT; p++)
@@ -255,7 +257,15 @@ void sched_free(struct sched *s)
         on_done(s, 0); /* the last done() calls */
         loop_del(s->loop, s->done_fd);
         close(s->done_fd);
+        s->done_fd = -1;
     }
+}
+
+void sched_free(struct sched *s)
+{
+    if (!s)
+        return;
+    sched_stop(s);
     free(s->workers);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);

@@ -64,8 +64,12 @@ struct sched;
 struct sched *sched_new(struct loop *loop, const struct sandbox_runtime *rt, unsigned slots,
                         uint64_t memory_mb, uint64_t pids, size_t queue_max, struct errbuf *err);
 
-/* sched_free(s) — cancels what runs, waits for the workers; queued jobs get done()
- * with JOB_CANCELLED first. */
+/* sched_stop(s) — cancels what runs, waits for the workers; queued jobs get done() with
+ * JOB_CANCELLED first. The workers' runtimes stay allocated until sched_free: sandboxes
+ * their jobs made refer to them, and a pool may still be destroying those in the
+ * background (free the pools between the two). Loop thread; a second call does nothing. */
+void sched_stop(struct sched *s);
+/* sched_free(s) — sched_stop if not done yet, then the memory. */
 void sched_free(struct sched *s);
 
 /* sched_reserve(s, n) — room for n more jobs in the queue: 0, or -EAGAIN when full. */
