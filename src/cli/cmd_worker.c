@@ -65,19 +65,6 @@ static int usage_error(const char *msg, const char *arg)
     return 2;
 }
 
-static int parse_seconds(const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v;
-
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* run_job — a job sent to the node as the request it was; -1 when the node is gone. */
 static int run_job(void *ctx, const struct worker_job *job, struct worker_answer *ans)
 {
@@ -206,27 +193,27 @@ int cmd_worker(int argc, char **argv)
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        double v;
+        uint64_t v;
         switch (c) {
         case 'b':
             broker = optarg;
             break;
         case 's':
-            if (parse_seconds(optarg, 1, 1024, &v) < 0 || v != (unsigned)v)
+            if (!util_parse_u64(optarg, 1, 1024, &v))
                 return usage_error("--slots takes a whole number 1..1024", optarg);
             cfg.slots = (unsigned)v;
             break;
         case 'a':
-            if (parse_seconds(optarg, 1, 100, &v) < 0 || v != (unsigned)v)
+            if (!util_parse_u64(optarg, 1, 100, &v))
                 return usage_error("--max-attempts takes a whole number 1..100", optarg);
             cfg.max_attempts = (unsigned)v;
             break;
         case 'c':
-            if (parse_seconds(optarg, 0.1, 86400, &cfg.claim_idle_s) < 0)
+            if (!util_parse_double(optarg, 0.1, 86400, &cfg.claim_idle_s))
                 return usage_error("--claim-idle takes seconds, 0.1..86400", optarg);
             break;
         case 'H':
-            if (parse_seconds(optarg, 0.1, 3600, &cfg.heartbeat_s) < 0)
+            if (!util_parse_double(optarg, 0.1, 3600, &cfg.heartbeat_s))
                 return usage_error("--heartbeat takes seconds, 0.1..3600", optarg);
             break;
         case 'h':
