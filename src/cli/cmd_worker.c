@@ -71,7 +71,7 @@ static int run_job(void *ctx, const struct worker_job *job, struct worker_answer
     struct node *n = ctx;
     struct http_client_request req = {.host = "127.0.0.1",
                                       .port = n->port,
-                                      .method = "POST",
+                                      .method = job->method,
                                       .target = job->target,
                                       .content_type = job->ctype,
                                       .body = job->body,

@@ -228,3 +228,33 @@ const char *broker_field(const redisReply *fields, const char *name, size_t *len
     }
     return NULL;
 }
+
+bool broker_idem_key_valid(const char *k)
+{
+    size_t n = strlen(k);
+
+    if (n == 0 || n > BROKER_IDEM_KEY_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = k[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == ':' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+bool broker_session_of(const char *target, char *id, size_t size)
+{
+    const char *p = target + strlen("/v1/sessions/");
+    size_t n;
+
+    if (strncmp(target, "/v1/sessions/", strlen("/v1/sessions/")) != 0)
+        return false;
+    n = strcspn(p, "/?");
+    if (n == 0 || n >= size || n >= BROKER_SESSION_ID_MAX)
+        return false;
+    memcpy(id, p, n);
+    id[n] = '\0';
+    return broker_idem_key_valid(id);
+}

@@ -4,14 +4,22 @@
  *
  * Streams (all under the "crucible:" prefix):
  *   crucible:jobs:high|normal|low  jobs, one stream per priority class, read by the consumer
- *                                  group "crucible-workers"; fields: id, reply, method, target,
- *                                  ctype, body
+ *                                  group "crucible-workers"; fields: id, reply, seq, method,
+ *                                  target (path and query), ctype, body, and key (an
+ *                                  Idempotency-Key) when the client gave one
  *   crucible:replies:GATEWAY       a gateway's answers, read by its own group "gateway";
  *                                  fields: id, status, ctype, body, worker
  *   crucible:dead                  jobs that took down max_attempts workers; the job's fields
  *                                  and reason, deliveries, stream
- * Keys: crucible:worker:NAME, a live worker's heartbeat (a JSON capacity, expiring when the
- * worker stops renewing it).
+ *   crucible:jobs:at:WORKER        jobs for one worker alone (a session's requests: the session
+ *                                  lives on that worker's node), read by the same group
+ * Keys:
+ *   crucible:worker:NAME           a live worker's heartbeat (a JSON capacity, expiring when the
+ *                                  worker stops renewing it)
+ *   crucible:session:ID            the worker that holds session ID
+ *   crucible:idem:KEY              a job admitted with Idempotency-Key KEY: "STREAM MSGID", or
+ *                                  "-" while it is being added
+ *   crucible:answer:KEY            its answer (hash: status, ctype, body, worker), kept an hour
  *
  * A connection is one hiredis context, used by one thread at a time. A command that fails
  * on the connection (reset, timeout, server gone) answers NULL and the connection is dead
@@ -33,6 +41,12 @@
 #define BROKER_DEAD_STREAM  "crucible:dead"
 #define BROKER_WORKER_KEY   "crucible:worker:"
 #define BROKER_REPLY_STREAM "crucible:replies:"
+#define BROKER_AT_STREAM    "crucible:jobs:at:"
+#define BROKER_SESSION_KEY  "crucible:session:"
+#define BROKER_IDEM_KEY     "crucible:idem:"
+#define BROKER_ANSWER_KEY   "crucible:answer:"
+#define BROKER_KEEP_S       "3600"   /* an answer, an idempotency key, a reply stream */
+#define BROKER_SESSION_S    "604800" /* a session's pin: the node reaps sessions sooner */
 
 struct broker_url {
     char host[256];
@@ -73,6 +87,17 @@ int broker_ensure_group(struct broker *b, const char *stream, const char *group,
 
 /* broker_job_stream(p) — "crucible:jobs:high"... */
 const char *broker_job_stream(enum job_priority p);
+
+#define BROKER_SESSION_ID_MAX 80
+#define BROKER_IDEM_KEY_MAX   128
+
+/* broker_session_of(target, id, size) — the session a request target names
+ * ("/v1/sessions/ID", "/v1/sessions/ID/exec?..."): true with id set, when ID is one of
+ * broker_idem_key_valid's alphabet and fits. */
+bool broker_session_of(const char *target, char *id, size_t size);
+/* broker_idem_key_valid(k) — 1..BROKER_IDEM_KEY_MAX bytes of [A-Za-z0-9._:-]: an
+ * Idempotency-Key, or a session id, that may become part of a key's name. */
+bool broker_idem_key_valid(const char *k);
 
 /* broker_field(fields, name, &len) — a stream entry's field value (fields: the entry's array
  * of name, value, ...), or NULL. */

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <jansson.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,20 +25,29 @@
 #define CONNECT_TIMEOUT_S 2.0
 #define POLL_EVERY_S      1.0
 #define READ_BLOCK_MS     "500"
+#define WATCH_MAX         1024 /* attached or pinned jobs looked at per poll */
+#define ADDING_STALE_S    10.0 /* an idempotency key left at "-" that long: its adder died */
 
 struct gw_job {
     uint64_t seq;
     int refs;
     bool queued, answered;
+    bool attached; /* its key was admitted before (another gateway, an earlier run of this
+                    * one): it waits for that job's answer (watch_jobs), not sent */
+    bool list;     /* GET /v1/sessions: answered from the broker's session pins */
+    double attached_at;
     struct gw_job *hnext, *qnext;
     struct gateway *g;
     struct http_request *r; /* NULL once its client left */
     const char *route;
     double t0;
     enum job_priority prio;
-    char *body;
+    char *body, *target;
     size_t len;
-    char ctype[128];
+    char method[8], ctype[128];
+    char key[BROKER_IDEM_KEY_MAX + 1];   /* its Idempotency-Key, or "" */
+    char session[BROKER_SESSION_ID_MAX]; /* the session it names, or "" */
+    char pin[128];                       /* the worker its session lives on, once sent */
 };
 
 struct gw_reply {
@@ -70,6 +81,7 @@ static void job_unref(struct gw_job *j)
 {
     if (--j->refs == 0) {
         free(j->body);
+        free(j->target);
         free(j);
     }
 }
@@ -100,17 +112,90 @@ static struct gw_job *table_take(struct gateway *g, uint64_t seq)
     return NULL;
 }
 
+/* table_find(g, seq) — the unanswered job, or NULL. Locked. */
+static struct gw_job *table_find(struct gateway *g, uint64_t seq)
+{
+    for (struct gw_job *j = g->table[seq % BUCKETS]; j; j = j->hnext)
+        if (j->seq == seq)
+            return j;
+    return NULL;
+}
+
 /* resend_all(g, why) — every unanswered job not already waiting to be sent is queued again
- * (the broker lost them). Locked. */
+ * (the broker lost them, and the idempotency keys and session pins with them). Locked. */
 static void resend_all(struct gateway *g)
 {
     for (size_t b = 0; b < BUCKETS; b++)
         for (struct gw_job *j = g->table[b]; j; j = j->hnext)
             if (!j->queued) {
+                j->attached = false;
                 queue_push(g, j);
                 g->st.resent++;
             }
     pthread_cond_broadcast(&g->cond);
+}
+
+/* requeue(g, seq) — an attached job whose first admission was lost is sent by this gateway
+ * after all. Locked. */
+static void requeue(struct gateway *g, uint64_t seq)
+{
+    struct gw_job *j = table_find(g, seq);
+
+    if (j && j->attached && !j->queued) {
+        j->attached = false;
+        queue_push(g, j);
+        g->st.resent++;
+        pthread_cond_broadcast(&g->cond);
+    }
+}
+
+/* reply_local(g, seq, status, ctype, body, len) — an answer the gateway makes itself (a stored
+ * answer, a session's error) handed to the loop thread as a worker's would be. Any thread,
+ * unlocked. */
+static void reply_local(struct gateway *g, uint64_t seq, unsigned status, const char *ctype,
+                        const char *body, size_t len)
+{
+    struct gw_reply *r = calloc(1, sizeof(*r));
+    uint64_t one = 1;
+
+    if (!r || !(r->body = malloc(len + 1))) {
+        free(r);
+        return; /* out of memory: the request waits for its client to give up */
+    }
+    memcpy(r->body, body, len);
+    r->body[len] = '\0';
+    r->len = len;
+    r->seq = seq;
+    r->status = status;
+    snprintf(r->ctype, sizeof(r->ctype), "%s", ctype);
+    pthread_mutex_lock(&g->lock);
+    r->next = g->replies;
+    g->replies = r;
+    pthread_mutex_unlock(&g->lock);
+    if (write(g->efd, &one, sizeof(one)) < 0) { /* the counter is full: it is readable */
+    }
+}
+
+/* reply_error(g, seq, status, code, fmt, ...) — reply_local of an error in the API's shape. */
+static void reply_error(struct gateway *g, uint64_t seq, unsigned status, const char *code,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void reply_error(struct gateway *g, uint64_t seq, unsigned status, const char *code,
+                        const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    json_t *j;
+    char *s;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg);
+    s = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (s)
+        reply_local(g, seq, status, "application/json", s, strlen(s));
+    free(s);
+    json_decref(j);
 }
 
 static void sleep_s(double s)
@@ -121,12 +206,163 @@ static void sleep_s(double s)
 
 /* ---- the sender ------------------------------------------------------------------- */
 
-static int send_job(struct gateway *g, struct broker *b, struct gw_job *j)
+/* stored_answer(g, b, seq, key) — the answer kept under an idempotency key, if any, given
+ * to the job seq: 1 when it was, 0 when there is none, -EIO when the connection failed. */
+static int stored_answer(struct gateway *g, struct broker *b, uint64_t seq, const char *key)
+{
+    struct errbuf err = {{0}};
+    char name[BROKER_IDEM_KEY_MAX + 32];
+    redisReply *rep;
+    const char *st, *ct, *body;
+    size_t len = 0;
+    int rc = 0;
+
+    snprintf(name, sizeof(name), BROKER_ANSWER_KEY "%s", key);
+    if (!(rep = broker_cmdf(b, &err, "HGETALL", name, NULL)))
+        return -EIO;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 2 &&
+        (st = broker_field(rep, "status", NULL)) && (body = broker_field(rep, "body", &len))) {
+        ct = broker_field(rep, "ctype", NULL);
+        reply_local(g, seq, (unsigned)strtoul(st, NULL, 10), ct ? ct : "application/json", body,
+                    len);
+        pthread_mutex_lock(&g->lock);
+        g->st.replayed++;
+        pthread_mutex_unlock(&g->lock);
+        rc = 1;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
+/* claim_key(g, b, j) — a job with an idempotency key: answered now when its answer is kept
+ * (1), attached to the job admitted before under that key (1), or this gateway's to send (0:
+ * the key now names it). -EIO when the connection failed. */
+static int claim_key(struct gateway *g, struct broker *b, struct gw_job *j)
+{
+    struct errbuf err = {{0}};
+    char name[BROKER_IDEM_KEY_MAX + 32];
+    redisReply *rep;
+    int rc;
+
+    if ((rc = stored_answer(g, b, j->seq, j->key)) != 0)
+        return rc;
+    snprintf(name, sizeof(name), BROKER_IDEM_KEY "%s", j->key);
+    if (!(rep = broker_cmdf(b, &err, "SET", name, "-", "NX", "EX", BROKER_KEEP_S, NULL)))
+        return -EIO;
+    rc = rep->type == REDIS_REPLY_NIL ? 1 : broker_reply_ok(rep) ? 0 : -EIO;
+    freeReplyObject(rep);
+    if (rc == 1) {
+        pthread_mutex_lock(&g->lock);
+        j->attached = true;
+        j->attached_at = util_now();
+        g->st.attached++;
+        pthread_mutex_unlock(&g->lock);
+    }
+    return rc;
+}
+
+/* worker_alive(b, name) — its heartbeat key exists (unsure: true). */
+static bool worker_alive(struct broker *b, const char *name)
+{
+    struct errbuf err = {{0}};
+    char key[200];
+    redisReply *rep;
+    bool alive;
+
+    snprintf(key, sizeof(key), BROKER_WORKER_KEY "%s", name);
+    rep = broker_cmdf(b, &err, "EXISTS", key, NULL);
+    alive = !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer != 0;
+    freeReplyObject(rep);
+    return alive;
+}
+
+/* route_session(g, b, j, stream, size) — a session's request goes to the stream of the
+ * worker holding the session: 0 with stream set; 1 when it was answered here instead (no
+ * such session: 404; its worker is gone: 410); -EIO. */
+static int route_session(struct gateway *g, struct broker *b, struct gw_job *j, char *stream,
+                         size_t size)
+{
+    struct errbuf err = {{0}};
+    char name[BROKER_SESSION_ID_MAX + 32], worker[128];
+    redisReply *rep;
+
+    snprintf(name, sizeof(name), BROKER_SESSION_KEY "%s", j->session);
+    if (!(rep = broker_cmdf(b, &err, "GET", name, NULL)))
+        return -EIO;
+    if (rep->type != REDIS_REPLY_STRING || rep->len >= sizeof(worker)) {
+        freeReplyObject(rep);
+        reply_error(g, j->seq, 404, "not_found", "no session %s", j->session);
+        return 1;
+    }
+    snprintf(worker, sizeof(worker), "%s", rep->str);
+    freeReplyObject(rep);
+    if (!worker_alive(b, worker)) {
+        pthread_mutex_lock(&g->lock);
+        g->st.sessions_lost++;
+        pthread_mutex_unlock(&g->lock);
+        reply_error(g, j->seq, 410, "session_lost",
+                    "session %s lived on worker %s, which stopped: the session is gone", j->session,
+                    worker);
+        return 1;
+    }
+    pthread_mutex_lock(&g->lock);
+    snprintf(j->pin, sizeof(j->pin), "%s", worker);
+    pthread_mutex_unlock(&g->lock);
+    snprintf(stream, size, BROKER_AT_STREAM "%s", worker);
+    return 0;
+}
+
+/* list_sessions(g, b, j) — GET /v1/sessions: the sessions pinned in the broker, each with its
+ * worker and whether that worker is alive. 0, or -EIO. */
+static int list_sessions(struct gateway *g, struct broker *b, struct gw_job *j)
+{
+    struct errbuf err = {{0}};
+    char cursor[32] = "0";
+    json_t *arr = json_array(), *out;
+    char *s;
+
+    do {
+        redisReply *rep = broker_cmdf(b, &err, "SCAN", cursor, "MATCH", BROKER_SESSION_KEY "*",
+                                      "COUNT", "1000", NULL);
+        if (!rep) {
+            json_decref(arr);
+            return -EIO;
+        }
+        if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
+            freeReplyObject(rep);
+            break;
+        }
+        snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
+        for (size_t i = 0; i < rep->element[1]->elements; i++) {
+            const char *key = rep->element[1]->element[i]->str;
+            redisReply *w = broker_cmdf(b, &err, "GET", key, NULL);
+            if (w && w->type == REDIS_REPLY_STRING)
+                json_array_append_new(arr, json_pack("{s:s,s:s,s:b}", "id",
+                                                     key + strlen(BROKER_SESSION_KEY), "worker",
+                                                     w->str, "alive", worker_alive(b, w->str)));
+            freeReplyObject(w);
+        }
+        freeReplyObject(rep);
+    } while (strcmp(cursor, "0") != 0);
+    out = json_pack("{s:o,s:I,s:n}", "sessions", arr, "count", (json_int_t)json_array_size(arr),
+                    "max");
+    s = out ? json_dumps(out, JSON_COMPACT) : NULL;
+    if (s)
+        reply_local(g, j->seq, 200, "application/json", s, strlen(s));
+    else
+        reply_error(g, j->seq, 500, "internal", "out of memory");
+    free(s);
+    json_decref(out);
+    return 0;
+}
+
+/* send_job(g, b, j, stream) — XADD of the job; its key (if any) then names the entry. */
+static int send_job(struct gateway *g, struct broker *b, struct gw_job *j, const char *stream)
 {
     char id[96], seq[24];
     struct errbuf err = {{0}};
-    const char *argv[20];
-    size_t lens[20];
+    const char *argv[24];
+    size_t lens[24];
     int n = 0;
     redisReply *rep;
 
@@ -135,7 +371,7 @@ static int send_job(struct gateway *g, struct broker *b, struct gw_job *j)
 #define ARG(s, l) (argv[n] = (s), lens[n] = (l), n++)
 #define SARG(s)   ARG((s), strlen(s))
     SARG("XADD");
-    SARG(broker_job_stream(j->prio));
+    SARG(stream);
     SARG("*");
     SARG("id");
     SARG(id);
@@ -144,23 +380,51 @@ static int send_job(struct gateway *g, struct broker *b, struct gw_job *j)
     SARG("seq");
     SARG(seq);
     SARG("method");
-    SARG("POST");
+    SARG(j->method);
     SARG("target");
-    SARG(j->route);
+    SARG(j->target);
     SARG("ctype");
     SARG(j->ctype);
+    if (j->key[0]) {
+        SARG("key");
+        SARG(j->key);
+    }
     SARG("body");
     ARG(j->body ? j->body : "", j->len);
 #undef SARG
 #undef ARG
     rep = broker_cmd(b, &err, n, argv, lens);
-    if (!broker_reply_ok(rep)) {
+    if (!broker_reply_ok(rep) || rep->type != REDIS_REPLY_STRING) {
         fprintf(stderr, "crucible: gateway: XADD of job %s: %s\n", id, rep ? rep->str : err.msg);
         freeReplyObject(rep);
         return -EIO;
     }
+    if (j->key[0]) { /* a gateway attached to this key can now tell a lost job from a slow one */
+        char name[BROKER_IDEM_KEY_MAX + 32], where[256];
+        snprintf(name, sizeof(name), BROKER_IDEM_KEY "%s", j->key);
+        snprintf(where, sizeof(where), "%s %s", stream, rep->str);
+        freeReplyObject(broker_cmdf(b, &err, "SET", name, where, "EX", BROKER_KEEP_S, NULL));
+    }
     freeReplyObject(rep);
     return 0;
+}
+
+/* dispatch(g, b, j) — what the sender does with a job: answer it from the broker (a session
+ * list, a kept answer, a session that is not there), attach it to an earlier admission of its
+ * key, or add it to its stream. 0 when done, -EIO to try again. */
+static int dispatch(struct gateway *g, struct broker *b, struct gw_job *j)
+{
+    char stream[192];
+    int rc;
+
+    if (j->list)
+        return list_sessions(g, b, j);
+    if (j->key[0] && (rc = claim_key(g, b, j)) != 0)
+        return rc < 0 ? rc : 0;
+    snprintf(stream, sizeof(stream), "%s", broker_job_stream(j->prio));
+    if (j->session[0] && (rc = route_session(g, b, j, stream, sizeof(stream))) != 0)
+        return rc < 0 ? rc : 0;
+    return send_job(g, b, j, stream);
 }
 
 static void *sender_main(void *arg)
@@ -195,7 +459,7 @@ static void *sender_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&g->lock);
-        rc = send_job(g, b, j);
+        rc = dispatch(g, b, j);
         pthread_mutex_lock(&g->lock);
         if (rc < 0 && !j->answered && !j->queued) { /* again, first in line, with this ref */
             j->queued = true;
@@ -302,6 +566,116 @@ static void poll_broker(struct gateway *g, struct broker *b)
     pthread_mutex_unlock(&g->lock);
 }
 
+/* unwatch(g, seq) — the job was answered by the watcher: not watched again meanwhile. */
+static void unwatch(struct gateway *g, uint64_t seq)
+{
+    struct gw_job *j;
+
+    pthread_mutex_lock(&g->lock);
+    if ((j = table_find(g, seq))) {
+        j->attached = false;
+        j->pin[0] = '\0';
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+struct watched {
+    uint64_t seq;
+    double attached_at;
+    char name[BROKER_IDEM_KEY_MAX + 1]; /* the key of an attached job, or a pinned job's worker */
+};
+
+/* watch_attached(g, b, w) — a job attached to an earlier admission of its key: answered
+ * when that job's answer is kept; sent by this gateway when that job was lost (its key
+ * expired or went with the broker's data, its entry deleted without an answer, or its
+ * adder died before adding it). */
+static void watch_attached(struct gateway *g, struct broker *b, const struct watched *w)
+{
+    struct errbuf err = {{0}};
+    char name[BROKER_IDEM_KEY_MAX + 32], stream[200], msgid[48];
+    redisReply *rep;
+    bool lost = false;
+
+    if (stored_answer(g, b, w->seq, w->name) != 0) {
+        unwatch(g, w->seq);
+        return;
+    }
+    snprintf(name, sizeof(name), BROKER_IDEM_KEY "%s", w->name);
+    if (!(rep = broker_cmdf(b, &err, "GET", name, NULL)))
+        return;
+    if (rep->type == REDIS_REPLY_NIL) {
+        lost = true;
+    } else if (rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "-") == 0) {
+        lost = util_now() - w->attached_at > ADDING_STALE_S;
+    } else if (rep->type == REDIS_REPLY_STRING &&
+               sscanf(rep->str, "%199s %47s", stream, msgid) == 2) {
+        redisReply *e = broker_cmdf(b, &err, "XRANGE", stream, msgid, msgid, NULL);
+        /* the entry is deleted after the answer is kept: look for the answer again */
+        if (e && e->type == REDIS_REPLY_ARRAY && e->elements == 0) {
+            if (stored_answer(g, b, w->seq, w->name) == 0)
+                lost = true;
+            else
+                unwatch(g, w->seq);
+        }
+        freeReplyObject(e);
+    }
+    freeReplyObject(rep);
+    if (lost) {
+        freeReplyObject(broker_cmdf(b, &err, "DEL", name, NULL));
+        pthread_mutex_lock(&g->lock);
+        requeue(g, w->seq);
+        pthread_mutex_unlock(&g->lock);
+    }
+}
+
+/* watch_jobs(g, b) — the jobs that wait on something other than the reply stream: attached
+ * ones (watch_attached), and sessions' requests on the stream of one worker, answered 410 when
+ * that worker stopped (its stream is deleted: nobody else reads it). */
+static void watch_jobs(struct gateway *g, struct broker *b)
+{
+    struct watched *att = calloc(WATCH_MAX, sizeof(*att)), *pin = calloc(WATCH_MAX, sizeof(*pin));
+    size_t na = 0, np = 0;
+
+    if (!att || !pin) {
+        free(att);
+        free(pin);
+        return;
+    }
+    pthread_mutex_lock(&g->lock);
+    for (size_t k = 0; k < BUCKETS; k++)
+        for (struct gw_job *j = g->table[k]; j; j = j->hnext) {
+            if (j->attached && !j->queued && na < WATCH_MAX) {
+                att[na].seq = j->seq;
+                att[na].attached_at = j->attached_at;
+                snprintf(att[na++].name, sizeof(att[0].name), "%s", j->key);
+            } else if (j->pin[0] && !j->queued && np < WATCH_MAX) {
+                pin[np].seq = j->seq;
+                snprintf(pin[np++].name, sizeof(pin[0].name), "%s", j->pin);
+            }
+        }
+    pthread_mutex_unlock(&g->lock);
+    for (size_t i = 0; i < na; i++)
+        watch_attached(g, b, &att[i]);
+    for (size_t i = 0; i < np; i++) {
+        struct errbuf err = {{0}};
+        char stream[200];
+        if (worker_alive(b, pin[i].name))
+            continue;
+        snprintf(stream, sizeof(stream), BROKER_AT_STREAM "%s", pin[i].name);
+        freeReplyObject(broker_cmdf(b, &err, "DEL", stream, NULL));
+        unwatch(g, pin[i].seq);
+        pthread_mutex_lock(&g->lock);
+        g->st.sessions_lost++;
+        pthread_mutex_unlock(&g->lock);
+        reply_error(g, pin[i].seq, 410, "session_lost",
+                    "the worker %s holding this session stopped before answering; the session is "
+                    "gone",
+                    pin[i].name);
+    }
+    free(att);
+    free(pin);
+}
+
 /* take_replies(g, b, rep) — the entries of an XREADGROUP answer handed to the loop, then
  * acknowledged and deleted. */
 static void take_replies(struct gateway *g, struct broker *b, const redisReply *rep)
@@ -397,6 +771,7 @@ static void *reader_main(void *arg)
         }
         if (util_now() - last_poll >= POLL_EVERY_S) {
             poll_broker(g, b);
+            watch_jobs(g, b);
             last_poll = util_now();
         }
         rep = broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_REPLY_GROUP, g->id, "COUNT", "256",
@@ -472,10 +847,10 @@ static void on_replies(void *arg, uint32_t events)
     }
 }
 
-void gateway_forward(struct gateway *g, struct http_request *r, const char *route,
-                     enum job_priority prio)
+void gateway_forward(struct gateway *g, struct http_request *r, const struct gateway_request *q)
 {
-    const char *ct = http_header(r, "Content-Type");
+    const char *ct = http_header(r, "Content-Type"), *route = q->route;
+    char query[4096];
     struct gw_job *j;
     bool up, full;
     long workers;
@@ -516,14 +891,28 @@ void gateway_forward(struct gateway *g, struct http_request *r, const char *rout
             g->cfg.answered(g->cfg.ctx, route, 429, 0);
         return;
     }
-    if (!(j = calloc(1, sizeof(*j)))) {
+    if (!http_query_string(r, query, sizeof(query))) {
+        http_respond_error(r, 414, "uri_too_long", "the query is over %zu bytes", sizeof(query));
+        if (g->cfg.answered)
+            g->cfg.answered(g->cfg.ctx, route, 414, 0);
+        return;
+    }
+    if (!(j = calloc(1, sizeof(*j))) ||
+        !(j->target = malloc(strlen(http_path(r)) + strlen(query) + 1))) {
+        free(j);
         http_respond_error(r, 500, "internal", "out of memory");
         return;
     }
+    strcpy(j->target, http_path(r));
+    strcat(j->target, query);
+    snprintf(j->method, sizeof(j->method), "%s", http_method(r));
+    snprintf(j->key, sizeof(j->key), "%s", q->key ? q->key : "");
+    snprintf(j->session, sizeof(j->session), "%s", q->session ? q->session : "");
+    j->list = q->list_sessions;
     j->g = g;
     j->r = r;
     j->route = route;
-    j->prio = prio;
+    j->prio = q->prio;
     j->t0 = util_now();
     j->body = http_body_take(r, &j->len);
     snprintf(j->ctype, sizeof(j->ctype), "%s", ct ? ct : "application/json");

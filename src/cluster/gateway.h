@@ -13,6 +13,15 @@
  * when the broker comes back after losing its data (a restart without persistence: its run
  * id changed) or a job could not be added, every unanswered job is added again.
  *
+ * Nor when it restarts, for clients that send an Idempotency-Key and retry: a job is admitted
+ * once per key (crucible:idem:KEY), its answer kept an hour (crucible:answer:KEY, written by
+ * the worker before the reply), so a retry through any gateway is answered with the kept
+ * answer, or waits for the job admitted before — it is not run again.
+ *
+ * Sessions: POST /v1/sessions goes to any worker, which pins the new session to itself
+ * (crucible:session:ID); the session's requests go to that worker's own stream; a session
+ * whose worker stopped answers 410, whether the request came before or after.
+ *
  * Threads: the loop's (gateway_forward, the answers), a sender (XADD) and a reader (the
  * reply stream, the broker's health, stream depths), each with its own connection.
  */
@@ -40,6 +49,9 @@ struct gateway_config {
 struct gateway_stats {
     size_t inflight, inflight_bytes;
     uint64_t admitted, answered, duplicates, resent, refused_busy, refused_down;
+    uint64_t replayed;      /* answered with the answer kept under their Idempotency-Key */
+    uint64_t attached;      /* their key was admitted before: they waited for that job */
+    uint64_t sessions_lost; /* a session's request whose worker had stopped: 410 */
     bool broker_up;
     long workers_alive;            /* heartbeat keys seen at the last poll; -1: unknown */
     long long depth[PRIO_COUNT];   /* XLEN of each job stream at the last poll; -1: unknown */
@@ -56,9 +68,18 @@ struct gateway *gateway_new(struct loop *loop, const struct gateway_config *cfg,
 /* gateway_free(g) — stops the threads; unanswered requests get 503. Loop thread. */
 void gateway_free(struct gateway *g);
 
-/* gateway_forward(g, r, route, prio) — loop thread; r is answered later (or now: 429, 503). */
-void gateway_forward(struct gateway *g, struct http_request *r, const char *route,
-                     enum job_priority prio);
+/* What the gateway needs to know of a request it forwards (the method, path, query, content
+ * type and body are taken from it as they are). */
+struct gateway_request {
+    const char *route;      /* for the counters: a static string ("/v1/run"...) */
+    enum job_priority prio; /* its job stream */
+    const char *session;    /* the session it names (sent to that session's worker), or NULL */
+    const char *key;        /* its Idempotency-Key (broker_idem_key_valid), or NULL */
+    bool list_sessions;     /* GET /v1/sessions: answered with the broker's session pins */
+};
+
+/* gateway_forward(g, r, q) — loop thread; r is answered later (or now: 429, 503, 414). */
+void gateway_forward(struct gateway *g, struct http_request *r, const struct gateway_request *q);
 
 /* gateway_set_answered(g, answered, ctx) — replaces cfg.answered (set before requests). */
 void gateway_set_answered(struct gateway *g,

@@ -14,19 +14,18 @@
 #include "sandbox/result.h"
 
 #define CONNECT_TIMEOUT_S 2.0
-#define REPLY_TTL_S       "3600" /* a reply stream nobody reads (its gateway gone) expires */
 
 /* A job as read from a stream: the entry's fields copied. */
 struct msg {
-    char stream[48], msgid[48];
-    char *id, *reply, *seq, *target, *ctype, *body;
+    char stream[160], msgid[48];
+    char *id, *reply, *seq, *method, *target, *ctype, *body, *key;
     size_t len;
     struct msg *next;
 };
 
 struct worker {
     struct worker_config cfg;
-    char name[96], hb_key[160];
+    char name[96], hb_key[160], at_stream[160];
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool draining, failed;
@@ -51,7 +50,9 @@ static void msg_free(struct msg *m)
     free(m->id);
     free(m->reply);
     free(m->seq);
+    free(m->method);
     free(m->target);
+    free(m->key);
     free(m->ctype);
     free(m->body);
     free(m);
@@ -90,27 +91,54 @@ static struct msg *msg_from_entry(const char *stream, const redisReply *e)
     m->id = field_dup(e->element[1], "id", NULL);
     m->reply = field_dup(e->element[1], "reply", NULL);
     m->seq = field_dup(e->element[1], "seq", NULL);
+    m->method = field_dup(e->element[1], "method", NULL);
     m->target = field_dup(e->element[1], "target", NULL);
+    m->key = field_dup(e->element[1], "key", NULL);
     m->ctype = field_dup(e->element[1], "ctype", NULL);
     m->body = field_dup(e->element[1], "body", &m->len);
     return m;
 }
 
+/* route_allowed(method, target) — a job's request is one a gateway forwards: POST to a job
+ * route, or a session's request; printable, no "..", no more than 1 KiB. */
+static bool route_allowed(const char *method, const char *target)
+{
+    static const char *const jobs[] = {"/v1/run", "/v1/verify", "/v1/batch", "/run_code"};
+    char session[BROKER_SESSION_ID_MAX];
+
+    for (const char *p = target; *p; p++)
+        if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f)
+            return false;
+    if (strlen(target) > 1024 || strstr(target, ".."))
+        return false;
+    if (strcmp(method, "POST") == 0)
+        for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++)
+            if (strcmp(target, jobs[i]) == 0)
+                return true;
+    if (strcmp(target, "/v1/sessions") == 0)
+        return strcmp(method, "POST") == 0;
+    return broker_session_of(target, session, sizeof(session)) &&
+           (strcmp(method, "GET") == 0 || strcmp(method, "POST") == 0 ||
+            strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0);
+}
+
 /* msg_valid(m) — what a worker trusts of an entry before acting on it: a reply stream of
- * the gateways' own prefix (never an arbitrary key), a seq, a route. */
+ * the gateways' own prefix (never an arbitrary key), a seq, a request a gateway forwards,
+ * an idempotency key of the gateways' alphabet. */
 static bool msg_valid(const struct msg *m)
 {
     return m->id && m->seq && m->target && m->body && m->reply &&
            strncmp(m->reply, BROKER_REPLY_STREAM, strlen(BROKER_REPLY_STREAM)) == 0 &&
-           strlen(m->reply) < 200;
+           strlen(m->reply) < 200 && route_allowed(m->method ? m->method : "POST", m->target) &&
+           (!m->key || broker_idem_key_valid(m->key));
 }
 
-static int ensure_groups(struct broker *b, struct errbuf *err)
+static int ensure_groups(struct worker *w, struct broker *b, struct errbuf *err)
 {
     for (int p = 0; p < PRIO_COUNT; p++)
         if (broker_ensure_group(b, broker_job_stream((enum job_priority)p), BROKER_GROUP, err) < 0)
             return -EIO;
-    return 0;
+    return broker_ensure_group(b, w->at_stream, BROKER_GROUP, err);
 }
 
 static void claimed_push(struct worker *w, struct msg *m)
@@ -149,43 +177,77 @@ static struct msg *take_entries(struct worker *w, const redisReply *rep)
     return first;
 }
 
-/* read_next(w, b) — the next job: each stream in priority order without waiting, then all
- * three, waiting up to a second. NULL: none (or the connection failed). */
+/* read_next(w, b) — the next job: this worker's own stream (its sessions' requests), then
+ * each job stream in priority order, without waiting; then all four, waiting up to a
+ * second. NULL: none (or the connection failed). */
 static struct msg *read_next(struct worker *w, struct broker *b)
 {
     struct errbuf err = {{0}};
     redisReply *rep;
     struct msg *m = NULL;
 
-    for (int p = 0; p < PRIO_COUNT && !m; p++) {
+    for (int p = -1; p < PRIO_COUNT && !m; p++) {
+        const char *s = p < 0 ? w->at_stream : broker_job_stream((enum job_priority)p);
         rep = broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1",
-                          "STREAMS", broker_job_stream((enum job_priority)p), ">", NULL);
+                          "STREAMS", s, ">", NULL);
         if (!rep)
             return NULL;
         if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "NOGROUP"))
-            ensure_groups(b, &err); /* the broker restarted empty */
+            ensure_groups(w, b, &err); /* the broker restarted empty */
         else
             m = take_entries(w, rep);
         freeReplyObject(rep);
     }
     if (m)
         return m;
-    rep =
-        broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1", "BLOCK",
-                    "1000", "STREAMS", broker_job_stream(PRIO_HIGH), broker_job_stream(PRIO_NORMAL),
-                    broker_job_stream(PRIO_LOW), ">", ">", ">", NULL);
+    rep = broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1", "BLOCK",
+                      "1000", "STREAMS", w->at_stream, broker_job_stream(PRIO_HIGH),
+                      broker_job_stream(PRIO_NORMAL), broker_job_stream(PRIO_LOW), ">", ">", ">",
+                      ">", NULL);
     if (!rep)
         return NULL;
     if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "NOGROUP"))
-        ensure_groups(b, &err);
+        ensure_groups(w, b, &err);
     else
         m = take_entries(w, rep);
     freeReplyObject(rep);
     return m;
 }
 
-/* finish(w, b, m, ans) — the answer on the job's reply stream, then the job acknowledged
- * and deleted. -EIO when the connection failed before the answer was written. */
+/* record_session(w, b, m, ans) — a session made here (created, or forked) is pinned to this
+ * worker for the gateways; a deleted one unpinned. */
+static void record_session(struct worker *w, struct broker *b, const struct msg *m,
+                           const struct worker_answer *ans)
+{
+    struct errbuf err = {{0}};
+    const char *method = m->method ? m->method : "POST";
+    char id[BROKER_SESSION_ID_MAX], key[sizeof(id) + 32];
+    size_t n = strlen(m->target);
+    bool made = strcmp(method, "POST") == 0 && ans->status == 201 &&
+                (strcmp(m->target, "/v1/sessions") == 0 ||
+                 (n > 5 && strcmp(m->target + n - 5, "/fork") == 0));
+
+    if (made) {
+        json_t *j = json_loadb(ans->body ? ans->body : "", ans->len, 0, NULL);
+        const char *s = json_string_value(json_object_get(j, "id"));
+        if (s && strlen(s) < sizeof(id) && broker_idem_key_valid(s)) {
+            snprintf(key, sizeof(key), BROKER_SESSION_KEY "%s", s);
+            freeReplyObject(
+                broker_cmdf(b, &err, "SET", key, w->name, "EX", BROKER_SESSION_S, NULL));
+        }
+        json_decref(j);
+    } else if (strcmp(method, "DELETE") == 0 && ans->status == 200 &&
+               broker_session_of(m->target, id, sizeof(id)) &&
+               !strchr(m->target + strlen("/v1/sessions/"), '/')) {
+        snprintf(key, sizeof(key), BROKER_SESSION_KEY "%s", id);
+        freeReplyObject(broker_cmdf(b, &err, "DEL", key, NULL));
+    }
+}
+
+/* finish(w, b, m, ans) — the answer kept under the job's idempotency key (when it has one:
+ * a gateway that restarted finds it there), the session pinned (record_session), the
+ * answer on the job's reply stream, then the job acknowledged and deleted. -EIO when the
+ * connection failed before the answer was written. */
 static int finish(struct worker *w, struct broker *b, const struct msg *m,
                   const struct worker_answer *ans)
 {
@@ -213,10 +275,25 @@ static int finish(struct worker *w, struct broker *b, const struct msg *m,
     snprintf(status, sizeof(status), "%u", ans->status);
     for (int i = 0; i < n; i++) /* the answer (argv[12]) is binary-safe: its own length */
         lens[i] = i == 12 ? ans->len : strlen(argv[i]);
+    if (m->key) {
+        char key[BROKER_IDEM_KEY_MAX + 32];
+        const char *hv[] = {"HSET",   key,        "status", status,
+                            "ctype",  ans->ctype, "body",   ans->body ? ans->body : "",
+                            "worker", w->name};
+        size_t hl[sizeof(hv) / sizeof(hv[0])];
+        snprintf(key, sizeof(key), BROKER_ANSWER_KEY "%s", m->key);
+        for (size_t i = 0; i < sizeof(hv) / sizeof(hv[0]); i++)
+            hl[i] = i == 7 ? ans->len : strlen(hv[i]);
+        if (!(rep = broker_cmd(b, &err, (int)(sizeof(hv) / sizeof(hv[0])), hv, hl)))
+            return -EIO;
+        freeReplyObject(rep);
+        freeReplyObject(broker_cmdf(b, &err, "EXPIRE", key, BROKER_KEEP_S, NULL));
+    }
+    record_session(w, b, m, ans);
     if (!(rep = broker_cmd(b, &err, n, argv, lens)))
         return -EIO;
     freeReplyObject(rep);
-    freeReplyObject(broker_cmdf(b, &err, "EXPIRE", m->reply, REPLY_TTL_S, NULL));
+    freeReplyObject(broker_cmdf(b, &err, "EXPIRE", m->reply, BROKER_KEEP_S, NULL));
     freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
     freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
     return broker_alive(b) ? 0 : -EIO;
@@ -227,7 +304,7 @@ static struct broker *connect_ready(struct worker *w)
     struct errbuf err = {{0}};
     struct broker *b = broker_connect(&w->cfg.url, CONNECT_TIMEOUT_S, &err);
 
-    if (b && ensure_groups(b, &err) < 0) {
+    if (b && ensure_groups(w, b, &err) < 0) {
         broker_close(b);
         b = NULL;
     }
@@ -281,8 +358,9 @@ static void *slot_main(void *arg)
         pthread_mutex_lock(&w->lock);
         w->busy++;
         pthread_mutex_unlock(&w->lock);
-        job = (struct worker_job){m->id, m->target, m->ctype ? m->ctype : "application/json",
-                                  m->body, m->len};
+        job = (struct worker_job){m->id,     m->method ? m->method : "POST",
+                                  m->target, m->ctype ? m->ctype : "application/json",
+                                  m->body,   m->len};
         rc = w->cfg.run(w->cfg.ctx, &job, &ans);
         if (rc == 0) {
             /* The answer is written before the job is acknowledged; a lost connection is
@@ -480,8 +558,22 @@ static void heartbeat(struct worker *w, struct broker *b)
                                 "PX", ttl, NULL));
 }
 
+/* error_answer(ans, status, code, message) — an error in the API's shape. */
+static void error_answer(struct worker_answer *ans, unsigned status, const char *code,
+                         const char *message)
+{
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", message);
+
+    ans->status = status;
+    snprintf(ans->ctype, sizeof(ans->ctype), "application/json");
+    ans->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    ans->len = ans->body ? strlen(ans->body) : 0;
+    json_decref(j);
+}
+
 /* hand_back(w, b) — jobs claimed but not started go back to their streams (added anew,
- * the old entry acknowledged and deleted), for the workers that stay. */
+ * the old entry acknowledged and deleted), for the workers that stay; a session's request
+ * cannot go elsewhere (the session lives here) and is answered 503. */
 static void hand_back(struct worker *w, struct broker *b)
 {
     struct errbuf err = {{0}};
@@ -492,17 +584,45 @@ static void hand_back(struct worker *w, struct broker *b)
         w->claimed = m->next;
         w->nclaimed--;
         pthread_mutex_unlock(&w->lock);
+        if (msg_valid(m) && strcmp(m->stream, w->at_stream) == 0) {
+            struct worker_answer ans = {0};
+            error_answer(&ans, 503, "worker_stopping",
+                         "the worker holding this session is stopping; the session ends with it");
+            finish(w, b, m, &ans);
+            free(ans.body);
+            msg_free(m);
+            pthread_mutex_lock(&w->lock);
+            continue;
+        }
         if (msg_valid(m)) {
-            const char *argv[] = {
-                "XADD",  m->stream, "*",       "id",    m->id,
-                "reply", m->reply,  "seq",     m->seq,  "method",
-                "POST",  "target",  m->target, "ctype", m->ctype ? m->ctype : "application/json",
-                "body",  m->body};
-            size_t lens[sizeof(argv) / sizeof(argv[0])];
-            int n = (int)(sizeof(argv) / sizeof(argv[0]));
-            for (int i = 0; i < n; i++)
-                lens[i] = strlen(argv[i]);
-            lens[n - 1] = m->len;
+            const char *argv[20];
+            size_t lens[20];
+            int n = 0;
+#define ARG(v, l) (argv[n] = (v), lens[n] = (l), n++)
+#define SARG(v)   ARG((v), strlen(v))
+            SARG("XADD");
+            SARG(m->stream);
+            SARG("*");
+            SARG("id");
+            SARG(m->id);
+            SARG("reply");
+            SARG(m->reply);
+            SARG("seq");
+            SARG(m->seq);
+            SARG("method");
+            SARG(m->method ? m->method : "POST");
+            SARG("target");
+            SARG(m->target);
+            SARG("ctype");
+            SARG(m->ctype ? m->ctype : "application/json");
+            if (m->key) {
+                SARG("key");
+                SARG(m->key);
+            }
+            SARG("body");
+            ARG(m->body, m->len);
+#undef SARG
+#undef ARG
             freeReplyObject(broker_cmd(b, &err, n, argv, lens));
         }
         freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
@@ -542,7 +662,7 @@ static void *keeper_main(void *arg)
             if (b) {
                 struct errbuf err = {{0}};
                 hand_back(w, b);
-                freeReplyObject(broker_cmdf(b, &err, "DEL", w->hb_key, NULL));
+                freeReplyObject(broker_cmdf(b, &err, "DEL", w->hb_key, w->at_stream, NULL));
             }
             break;
         }
@@ -576,6 +696,7 @@ struct worker *worker_start(const struct worker_config *cfg, struct errbuf *err)
     gethostname(host, sizeof(host) - 1);
     snprintf(w->name, sizeof(w->name), "%.60s-%d", host, (int)getpid());
     snprintf(w->hb_key, sizeof(w->hb_key), BROKER_WORKER_KEY "%s", w->name);
+    snprintf(w->at_stream, sizeof(w->at_stream), BROKER_AT_STREAM "%s", w->name);
     for (unsigned i = 0; i < cfg->slots; i++) {
         if (pthread_create(&w->slots[i], NULL, slot_main, w) != 0)
             break;

@@ -22,7 +22,8 @@
 
 struct worker_job {
     const char *id;     /* the gateway's id of the job */
-    const char *target; /* the route: "/v1/run", "/run_code"... */
+    const char *method; /* "POST", or a session's GET, PUT, DELETE */
+    const char *target; /* the route with its query: "/v1/run", "/v1/sessions/ID/files?..." */
     const char *ctype;
     const char *body;
     size_t len;

@@ -32,6 +32,7 @@ static struct {
     __typeof__(&MHD_create_response_from_callback) create_response_from_callback;
     __typeof__(&MHD_destroy_response) destroy_response;
     __typeof__(&MHD_get_connection_info) get_connection_info;
+    __typeof__(&MHD_get_connection_values_n) get_connection_values_n;
     __typeof__(&MHD_get_daemon_info) get_daemon_info;
     __typeof__(&MHD_get_timeout) get_timeout;
     __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
@@ -56,6 +57,7 @@ static int mhd_load(struct errbuf *err)
                                         "MHD_create_response_from_callback",
                                         "MHD_destroy_response",
                                         "MHD_get_connection_info",
+                                        "MHD_get_connection_values_n",
                                         "MHD_get_daemon_info",
                                         "MHD_get_timeout",
                                         "MHD_lookup_connection_value",
@@ -718,6 +720,66 @@ const char *http_query_n(const struct http_request *r, const char *key, size_t *
         MHD_YES)
         return NULL;
     return v;
+}
+
+struct query_out {
+    char *out;
+    size_t size, used;
+    bool overflow;
+};
+
+static void query_put(struct query_out *q, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                     c == '-' || c == '.' || c == '_' || c == '~' || c == '/';
+        if (q->used + (plain ? 1 : 3) >= q->size) {
+            q->overflow = true;
+            return;
+        }
+        if (plain) {
+            q->out[q->used++] = (char)c;
+        } else {
+            q->out[q->used++] = '%';
+            q->out[q->used++] = hex[c >> 4];
+            q->out[q->used++] = hex[c & 15];
+        }
+    }
+}
+
+static enum MHD_Result query_one(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_size, const char *value, size_t value_size)
+{
+    struct query_out *q = cls;
+
+    (void)kind;
+    if (q->used + 1 >= q->size) {
+        q->overflow = true;
+        return MHD_NO;
+    }
+    q->out[q->used] = q->used == 0 ? '?' : '&';
+    q->used++;
+    query_put(q, key, key_size);
+    if (value) {
+        if (q->used + 1 < q->size)
+            q->out[q->used++] = '=';
+        query_put(q, value, value_size);
+    }
+    return q->overflow ? MHD_NO : MHD_YES;
+}
+
+bool http_query_string(const struct http_request *r, char *out, size_t size)
+{
+    struct query_out q = {out, size, 0, false};
+
+    if (size == 0)
+        return false;
+    mhd.get_connection_values_n(r->conn, MHD_GET_ARGUMENT_KIND, query_one, &q);
+    out[q.used < size ? q.used : size - 1] = '\0';
+    return !q.overflow;
 }
 
 const char *http_body(const struct http_request *r, size_t *len)

@@ -79,6 +79,9 @@ const char *http_query(const struct http_request *r, const char *key);
 /* http_query_n(r, key, &len) — http_query with the decoded value's length: a value that
  * held an escaped NUL ("%00") is longer than its strlen. NULL when absent. */
 const char *http_query_n(const struct http_request *r, const char *key, size_t *len);
+/* http_query_string(r, out, size) — the query as received, re-encoded ("?a=1&b=x%20y", ""
+ * when none): for passing a request on. false when it does not fit in size. */
+bool http_query_string(const struct http_request *r, char *out, size_t size);
 /* http_body(r, &len) — the request body, NUL-terminated ("" when none). */
 const char *http_body(const struct http_request *r, size_t *len);
 /* http_body_take(r, &len) — the body, NUL-terminated, now the caller's to free (NULL and 0

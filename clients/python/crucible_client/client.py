@@ -13,6 +13,7 @@ import random
 import socket
 import time
 import urllib.parse
+import uuid
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
@@ -303,6 +304,11 @@ def _error_from(status: int, headers: Any, raw: bytes) -> CrucibleError:
     return CrucibleError(status, code, message, body)
 
 
+# The routes whose requests are jobs: sent with an Idempotency-Key, and sent again with it
+# when the connection fails (Client's resend_for).
+_JOB_ROUTES = ("/v1/run", "/v1/verify", "/run_code")
+
+
 class _Exchange:
     """One HTTP request on its own connection; owns the socket until closed."""
 
@@ -437,7 +443,14 @@ class Client:
     Overload: a ``429`` is retried up to ``max_retries`` times (``0`` disables retries),
     sleeping for the server's ``Retry-After`` (or ``retry_backoff * 2**attempt`` without
     one) capped at ``max_retry_wait`` seconds, plus up to 10% jitter within that cap.
-    Once retries are exhausted, :class:`CrucibleOverloaded` is raised. Nothing else is
+    Once retries are exhausted, :class:`CrucibleOverloaded` is raised.
+
+    Jobs (``run``, ``verify``, ``run_code``) are sent with an ``Idempotency-Key`` header, and
+    when their connection is refused or reset (a gateway restarting, a load balancer
+    moving the client) they are sent again with the same key for up to ``resend_for``
+    seconds: a gateway (``crucible serve --broker``) answers a key it admitted before with
+    that job's answer instead of running it again; a single node runs it again (a sandboxed
+    job has no effect outside itself). ``resend_for=0`` turns this off. Nothing else is
     retried: a request that reached the server may have run.
 
     The client holds no connection between calls, so one instance can be shared by threads
@@ -447,7 +460,7 @@ class Client:
     def __init__(self, url: str = DEFAULT_URL, token: Optional[str] = None,
                  timeout: Optional[float] = 600, *, max_retries: int = 5,
                  max_retry_wait: float = 30.0, retry_backoff: float = 1.0,
-                 user_agent: Optional[str] = None):
+                 user_agent: Optional[str] = None, resend_for: float = 10.0):
         if "://" not in url:
             url = "http://" + url
         parts = urllib.parse.urlsplit(url)
@@ -467,6 +480,9 @@ class Client:
         self.max_retries = int(max_retries)
         self.max_retry_wait = float(max_retry_wait)
         self.retry_backoff = float(retry_backoff)
+        if resend_for < 0:
+            raise ValueError("resend_for must be >= 0")
+        self.resend_for = float(resend_for)
         from . import __version__
 
         self.user_agent = user_agent or "crucible-client/%s" % __version__
@@ -483,10 +499,14 @@ class Client:
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
 
     def _open(self, method: str, path: str, body: Any, accept: str,
-              content_type: Optional[str] = None, timeout: Any = "client") -> _Exchange:
+              content_type: Optional[str] = None, timeout: Any = "client",
+              key: Optional[str] = None) -> _Exchange:
         """Send one request; an _Exchange for a 2xx answer, else the mapped exception.
-        ``body``: a JSON value, or bytes sent as they are with ``content_type``."""
+        ``body``: a JSON value, or bytes sent as they are with ``content_type``; ``key``: its
+        Idempotency-Key."""
         headers = {"Accept": accept, "User-Agent": self.user_agent, "Connection": "close"}
+        if key:
+            headers["Idempotency-Key"] = key
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
         data = None
@@ -529,11 +549,24 @@ class Client:
             ex.close()
         raise _error_from(resp.status, resp.headers, raw)
 
-    def _retrying(self, fn: Any) -> Any:
+    def _retrying(self, fn: Any, resend: bool = False) -> Any:
         attempt = 0
+        resend_until = time.monotonic() + self.resend_for
+        resend_wait = 0.25
         while True:
             try:
                 return fn()
+            except CrucibleUnavailable as e:
+                # A keyed job whose connection was refused or cut: sent again with its key
+                # (not after a timeout: the job may still be running, and waiting longer is
+                # the caller's choice of timeout).
+                if not resend or not isinstance(e.cause, ConnectionError) or \
+                        time.monotonic() + resend_wait > resend_until:
+                    raise
+                log.info("crucible connection lost (%s); sending again in %.2fs", e.message,
+                         resend_wait)
+                self._sleep(resend_wait)
+                resend_wait = min(resend_wait * 2, 2.0)
             except CrucibleOverloaded as e:
                 if attempt >= self.max_retries:
                     raise
@@ -556,9 +589,10 @@ class Client:
         ``timeout``: seconds for connecting and each read of this request (``None``: no
         limit), instead of the client's."""
         accept = "text/plain" if text else "*/*" if raw else "application/json"
+        key = uuid.uuid4().hex if method == "POST" and path in _JOB_ROUTES else None
 
         def once() -> Any:
-            ex = self._open(method, path, body, accept, content_type, timeout)
+            ex = self._open(method, path, body, accept, content_type, timeout, key)
             try:
                 data = ex.resp.read()
             except (OSError, http.client.HTTPException) as e:
@@ -575,7 +609,7 @@ class Client:
                 raise CrucibleError(ex.resp.status, "bad_response",
                                     "%s %s: answer is not JSON: %r" % (method, path, data[:200])) from e
 
-        return self._retrying(once)
+        return self._retrying(once, resend=key is not None and self.resend_for > 0)
 
     # --- the API -----------------------------------------------------------------
 

@@ -499,7 +499,7 @@ def test_overloaded_429(make_server):
 
 def test_unavailable():
     with pytest.raises(CrucibleUnavailable):
-        Client("http://127.0.0.1:%d" % free_port(), timeout=5).run(["true"])
+        Client("http://127.0.0.1:%d" % free_port(), timeout=5, resend_for=0).run(["true"])
 
 
 # --- verl adapter --------------------------------------------------------------------------

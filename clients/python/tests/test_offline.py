@@ -341,6 +341,32 @@ def test_unavailable():
     assert isinstance(ei.value, CrucibleError)
 
 
+def test_job_resent_with_its_key_after_a_reset(stub):
+    # A gateway restarting cuts the connection: the job is sent again with the same
+    # Idempotency-Key (the gateway answers it from the first admission); a health check is not.
+    calls = []
+
+    def flaky(h, b):
+        calls.append(h.headers.get("Idempotency-Key"))
+        if len(calls) < 3:
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)  # no answer: a reset
+            return
+        h.reply(200, {"status": "ok"})
+
+    stub.routes[("POST", "/v1/run")] = flaky
+    c = fast(stub.url)
+    assert c.run(["true"]) == {"status": "ok"}
+    assert len(calls) == 3 and calls[0] and len(set(calls)) == 1
+    assert c.slept == [0.25, 0.5]
+    assert c.run(["true"]) == {"status": "ok"}
+    assert calls[3] != calls[0]  # each job its own key
+    stub.routes[("POST", "/v1/run")] = lambda h, b: h.connection.shutdown(socket.SHUT_RDWR)
+    with pytest.raises(CrucibleUnavailable):
+        fast(stub.url, resend_for=0).run(["true"])  # turned off: the first failure raised
+    assert [x[2].get("Idempotency-Key") for x in stub.seen if x[1] == "/healthz"] == []
+
+
 def test_timeout_is_unavailable(stub):
     stub.routes[("GET", "/healthz")] = lambda h, b: time.sleep(2)
     with pytest.raises(CrucibleUnavailable):
