@@ -48,6 +48,9 @@ struct gw_job {
     char key[BROKER_IDEM_KEY_MAX + 1];   /* its Idempotency-Key, or "" */
     char session[BROKER_SESSION_ID_MAX]; /* the session it names, or "" */
     char pin[128];                       /* the worker its session lives on, once sent */
+    bool (*rewrite)(void *ctx, unsigned status, const char *body, size_t len, char **out,
+                    size_t *outlen); /* gateway_request's, until called */
+    void *rewrite_ctx;
 };
 
 struct gw_reply {
@@ -80,6 +83,8 @@ struct gateway {
 static void job_unref(struct gw_job *j)
 {
     if (--j->refs == 0) {
+        if (j->rewrite) /* never answered */
+            j->rewrite(j->rewrite_ctx, 0, NULL, 0, NULL, NULL);
         free(j->body);
         free(j->target);
         free(j);
@@ -833,6 +838,15 @@ static void on_replies(void *arg, uint32_t events)
         }
         pthread_mutex_unlock(&g->lock);
         if (j) {
+            char *out = NULL;
+            size_t outlen = 0;
+            if (j->rewrite &&
+                j->rewrite(j->rewrite_ctx, list->status, list->body, list->len, &out, &outlen)) {
+                free(list->body);
+                list->body = out;
+                list->len = outlen;
+            }
+            j->rewrite = NULL; /* called once */
             if (j->r) {
                 http_respond(j->r, list->status, list->ctype, list->body, list->len, NULL, NULL);
                 if (g->cfg.answered)
@@ -847,60 +861,67 @@ static void on_replies(void *arg, uint32_t events)
     }
 }
 
+/* admission(g, len, &inflight, &up) — 0 when a request of len bytes may be forwarded now,
+ * else the status it is refused with (503: no broker, !up, or no worker; 429: too much in
+ * flight). */
+static unsigned admission(struct gateway *g, size_t len, size_t *inflight, bool *up)
+{
+    unsigned st = 0;
+    bool full;
+
+    pthread_mutex_lock(&g->lock);
+    *inflight = g->st.inflight;
+    *up = g->st.broker_up;
+    full = *inflight >= g->cfg.max_inflight ||
+           (*inflight > 0 && g->st.inflight_bytes + len > g->cfg.max_inflight_bytes);
+    if (!*up || g->st.workers_alive == 0) {
+        g->st.refused_down++;
+        st = 503;
+    } else if (full) {
+        g->st.refused_busy++;
+        st = 429;
+    }
+    pthread_mutex_unlock(&g->lock);
+    return st;
+}
+
 void gateway_forward(struct gateway *g, struct http_request *r, const struct gateway_request *q)
 {
     const char *ct = http_header(r, "Content-Type"), *route = q->route;
     char query[4096];
-    struct gw_job *j;
-    bool up, full;
-    long workers;
-    size_t inflight, len = 0;
+    struct gw_job *j = NULL;
+    bool up;
+    size_t inflight, len = q->body ? q->len : 0;
+    unsigned st;
 
-    http_body(r, &len);
-    pthread_mutex_lock(&g->lock);
-    up = g->st.broker_up;
-    workers = g->st.workers_alive;
-    inflight = g->st.inflight;
-    full = inflight >= g->cfg.max_inflight ||
-           (inflight > 0 && g->st.inflight_bytes + len > g->cfg.max_inflight_bytes);
-    if (!up || workers == 0)
-        g->st.refused_down++;
-    else if (full)
-        g->st.refused_busy++;
-    pthread_mutex_unlock(&g->lock);
-    if (!up) {
+    if (!q->body)
+        http_body(r, &len);
+    st = admission(g, len, &inflight, &up);
+    if (st == 503 && !up)
         http_respond_error_with(r, 503, "Retry-After", "1", "broker_unavailable",
                                 "the broker %s cannot be reached; retry shortly", g->where);
-        if (g->cfg.answered)
-            g->cfg.answered(g->cfg.ctx, route, 503, 0);
-        return;
-    }
-    if (workers == 0) {
+    else if (st == 503)
         http_respond_error_with(r, 503, "Retry-After", "1", "no_workers",
                                 "no worker is connected to the broker %s", g->where);
-        if (g->cfg.answered)
-            g->cfg.answered(g->cfg.ctx, route, 503, 0);
-        return;
-    }
-    if (full) {
+    else if (st == 429)
         http_respond_error_with(r, 429, "Retry-After", "1", "busy",
                                 "%zu requests already wait for workers (at most --queue, and "
                                 "%zu MiB of request bodies)",
                                 inflight, g->cfg.max_inflight_bytes >> 20);
-        if (g->cfg.answered)
-            g->cfg.answered(g->cfg.ctx, route, 429, 0);
-        return;
-    }
-    if (!http_query_string(r, query, sizeof(query))) {
+    else if (!http_query_string(r, query, sizeof(query)) && (st = 414))
         http_respond_error(r, 414, "uri_too_long", "the query is over %zu bytes", sizeof(query));
-        if (g->cfg.answered)
-            g->cfg.answered(g->cfg.ctx, route, 414, 0);
-        return;
-    }
-    if (!(j = calloc(1, sizeof(*j))) ||
-        !(j->target = malloc(strlen(http_path(r)) + strlen(query) + 1))) {
-        free(j);
+    else if ((!(j = calloc(1, sizeof(*j))) ||
+              !(j->target = malloc(strlen(http_path(r)) + strlen(query) + 1))) &&
+             (st = 500))
         http_respond_error(r, 500, "internal", "out of memory");
+    if (st) {
+        if (j)
+            free(j);
+        if (q->rewrite)
+            q->rewrite(q->rewrite_ctx, 0, NULL, 0, NULL, NULL);
+        free(q->body);
+        if (g->cfg.answered)
+            g->cfg.answered(g->cfg.ctx, route, st, 0);
         return;
     }
     strcpy(j->target, http_path(r));
@@ -909,12 +930,19 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     snprintf(j->key, sizeof(j->key), "%s", q->key ? q->key : "");
     snprintf(j->session, sizeof(j->session), "%s", q->session ? q->session : "");
     j->list = q->list_sessions;
+    j->rewrite = q->rewrite;
+    j->rewrite_ctx = q->rewrite_ctx;
     j->g = g;
     j->r = r;
     j->route = route;
     j->prio = q->prio;
     j->t0 = util_now();
-    j->body = http_body_take(r, &j->len);
+    if (q->body) {
+        j->body = q->body;
+        j->len = q->len;
+    } else {
+        j->body = http_body_take(r, &j->len);
+    }
     snprintf(j->ctype, sizeof(j->ctype), "%s", ct ? ct : "application/json");
     j->refs = 2; /* the table's and the request's (queue_push adds the queue's) */
     pthread_mutex_lock(&g->lock);

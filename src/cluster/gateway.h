@@ -76,6 +76,17 @@ struct gateway_request {
     const char *session;    /* the session it names (sent to that session's worker), or NULL */
     const char *key;        /* its Idempotency-Key (broker_idem_key_valid), or NULL */
     bool list_sessions;     /* GET /v1/sessions: answered with the broker's session pins */
+    char *body;             /* the body to send instead of the request's (malloc'd, taken), or
+                             * NULL */
+    size_t len;
+    /* rewrite(ctx, status, body, len, &out, &outlen) — on the loop thread with the first
+     * answer, before it goes out (a verification by task_id records its outcome there): true
+     * with *out a malloc'd body to send instead. Called exactly once per forwarded request,
+     * with status 0 and no body when it ended unanswered (the gateway stopping, or refused);
+     * ctx is the hook's to free then. */
+    bool (*rewrite)(void *ctx, unsigned status, const char *body, size_t len, char **out,
+                    size_t *outlen);
+    void *rewrite_ctx;
 };
 
 /* gateway_forward(g, r, q) — loop thread; r is answered later (or now: 429, 503, 414). */

@@ -623,7 +623,16 @@ static void hand_back(struct worker *w, struct broker *b)
             ARG(m->body, m->len);
 #undef SARG
 #undef ARG
-            freeReplyObject(broker_cmd(b, &err, n, argv, lens));
+            redisReply *rep = broker_cmd(b, &err, n, argv, lens);
+            if (m->key && broker_reply_ok(rep) && rep->type == REDIS_REPLY_STRING) {
+                /* the key names the new entry: a gateway attached to it must not think it lost */
+                char name[BROKER_IDEM_KEY_MAX + 32], where[256];
+                snprintf(name, sizeof(name), BROKER_IDEM_KEY "%s", m->key);
+                snprintf(where, sizeof(where), "%s %s", m->stream, rep->str);
+                freeReplyObject(
+                    broker_cmdf(b, &err, "SET", name, where, "XX", "EX", BROKER_KEEP_S, NULL));
+            }
+            freeReplyObject(rep);
         }
         freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
         freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));

@@ -8,6 +8,7 @@
  * (or was answered) and none of its jobs is still with the scheduler.
  */
 #include "service/api.h"
+#include "cluster/forward.h"
 #include "cluster/gateway.h"
 #include "service/api_fuzz.h"
 
@@ -2321,88 +2322,6 @@ void api_precheck(void *arg, struct http_request *r)
         count_request(a, route, (unsigned)st, 0);
 }
 
-/* idempotency_key(a, r, route, &key) — the request's Idempotency-Key header (NULL when
- * none); false when r was answered 400 for a malformed one. */
-static bool idempotency_key(struct api *a, struct http_request *r, const char *route,
-                            const char **key)
-{
-    *key = http_header(r, "Idempotency-Key");
-    if (*key && !broker_idem_key_valid(*key)) {
-        fail(a, r, route, 400, "bad_request",
-             "Idempotency-Key must be 1 to %d characters of A-Z a-z 0-9 . _ : -",
-             BROKER_IDEM_KEY_MAX);
-        return false;
-    }
-    return true;
-}
-
-/* forward_job(a, r, route) — cluster mode: the request goes to the workers (gateway.h) on
- * its priority's stream. The body is read here only when small (a worker's node validates
- * it either way), for "priority" (else "normal") and for what a gateway cannot forward: a
- * verification by task_id, whose task and outcome live in this server's library. */
-static void forward_job(struct api *a, struct http_request *r, const char *route)
-{
-    struct gateway_request q = {.route = route, .prio = PRIO_NORMAL};
-    size_t len;
-    const char *body = http_body(r, &len);
-    json_t *j = len <= (64u << 10) ? json_loadb(body, len, 0, NULL) : NULL, *v;
-    bool by_id = false;
-
-    if (json_is_object(j)) {
-        if (json_is_string(v = json_object_get(j, "priority")))
-            job_priority_parse(json_string_value(v), &q.prio);
-        by_id = strcmp(route, "/v1/verify") == 0 && json_object_get(j, "task_id");
-    }
-    json_decref(j);
-    if (by_id) {
-        fail(a, r, route, 501, "not_implemented",
-             "a verification by 'task_id' is not forwarded by a gateway (--broker) yet: send the "
-             "task itself as 'task' (its outcome is then not recorded in the library)");
-        return;
-    }
-    if (strcmp(route, "/v1/batch") != 0 && !idempotency_key(a, r, route, &q.key))
-        return;
-    gateway_forward(a->cfg.gateway, r, &q);
-}
-
-/* forward_session(a, r) — cluster mode: a session is created on any worker and pinned to it;
- * its requests go to that worker (gateway.h); the list comes from the broker's pins. */
-static void forward_session(struct api *a, struct http_request *r)
-{
-    static const char *const session_routes[] = {
-        "/v1/sessions/{id}", "/v1/sessions/{id}/exec", "/v1/sessions/{id}/files",
-        "/v1/sessions/{id}/fork", "/v1/sessions/{id}/verify"};
-    const char *path = http_path(r), *method = http_method(r), *rest;
-    char id[BROKER_SESSION_ID_MAX];
-    struct gateway_request q = {.route = "/v1/sessions", .prio = PRIO_HIGH};
-
-    if (strcmp(path, "/v1/sessions") == 0) {
-        if (strcmp(method, "GET") == 0) {
-            q.list_sessions = true;
-        } else if (strcmp(method, "POST") != 0) {
-            fail_with(a, r, q.route, 405, "Allow", "GET, POST", "method_not_allowed",
-                      "/v1/sessions wants GET or POST, not %s", method);
-            return;
-        } else if (!idempotency_key(a, r, q.route, &q.key)) {
-            return;
-        }
-        gateway_forward(a->cfg.gateway, r, &q);
-        return;
-    }
-    if (!broker_session_of(path, id, sizeof(id))) {
-        fail(a, r, "/v1/sessions/{id}", 404, "not_found", "no session %s",
-             path + strlen("/v1/sessions/"));
-        return;
-    }
-    rest = path + strlen("/v1/sessions/") + strlen(id);
-    q.route = session_routes[0];
-    for (size_t i = 1; i < sizeof(session_routes) / sizeof(session_routes[0]); i++)
-        if (strcmp(rest, session_routes[i] + strlen("/v1/sessions/{id}")) == 0)
-            q.route = session_routes[i];
-    q.session = id; /* the worker's node answers what it does not serve (404, 405) */
-    gateway_forward(a->cfg.gateway, r, &q);
-}
-
 /* tasks_answered — a task-library answer given from an api worker's result went out. */
 static void tasks_answered(void *ctx, const char *route, unsigned status, double t0)
 {
@@ -2427,7 +2346,10 @@ void api_handle(void *arg, struct http_request *r)
         return;
     }
     if (a->cfg.gateway && api_sessions_path(path)) {
-        forward_session(a, r);
+        struct forward_config fc = {a->cfg.gateway, a->cfg.store};
+        const char *sroute;
+        if ((st = (int)forward_session(&fc, r, &sroute)) > 0)
+            count_request(a, sroute, (unsigned)st, 0);
         return;
     }
     if (a->cfg.sessions && api_sessions_path(path)) {
@@ -2445,9 +2367,11 @@ void api_handle(void *arg, struct http_request *r)
         route_metrics(a, r);
         return;
     default: /* a body to parse: on an api worker, or a worker of the cluster */
-        if (a->cfg.gateway)
-            forward_job(a, r, rt->path);
-        else
+        if (a->cfg.gateway) {
+            struct forward_config fc = {a->cfg.gateway, a->cfg.store};
+            if ((st = (int)forward_job(&fc, r, rt->path)) > 0)
+                count_request(a, rt->path, (unsigned)st, 0);
+        } else
             route_parse(a, r, rt->path, rt->kind);
         return;
     }
