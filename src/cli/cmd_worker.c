@@ -97,6 +97,41 @@ static int run_job(void *ctx, const struct worker_job *job, struct worker_answer
     return -1;
 }
 
+/* node_images(n) — the names its /healthz says a job may give as "image" (a JSON array,
+ * ["host"] when it could not be asked). */
+static json_t *node_images(const struct node *n)
+{
+    struct http_client_request req = {.host = "127.0.0.1",
+                                      .port = n->port,
+                                      .method = "GET",
+                                      .target = "/healthz",
+                                      .timeout_s = 10};
+    struct http_client_answer a = {0};
+    struct errbuf err = {{0}};
+    json_t *h = NULL, *images = NULL;
+
+    if (http_client_do(&req, &a, &err) == 0 && a.status == 200 &&
+        (h = json_loadb(a.body, a.len, 0, NULL)) && json_is_array(json_object_get(h, "images")))
+        images = json_incref(json_object_get(h, "images"));
+    free(a.body);
+    json_decref(h);
+    return images ? images : json_pack("[s]", "host");
+}
+
+/* memory_mb() — the machine's memory (MemTotal), for the heartbeat; 0 when unknown. */
+static long memory_mb(void)
+{
+    FILE *f = fopen("/proc/meminfo", "re");
+    long kb = 0;
+
+    if (f) {
+        if (fscanf(f, "MemTotal: %ld kB", &kb) != 1)
+            kb = 0;
+        fclose(f);
+    }
+    return kb / 1024;
+}
+
 /* start_node(slots, extra, nextra, n) — `crucible serve` on a loopback port; 0 once
  * it listens. */
 static int start_node(unsigned slots, char **extra, int nextra, struct node *n)
@@ -189,7 +224,8 @@ int cmd_worker(int argc, char **argv)
     int c, sfd, rc = 0;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     char host[64] = "";
-    json_t *cap;
+    json_t *cap, *images;
+    const char **names = NULL;
 
     optind = 1;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -246,8 +282,15 @@ int cmd_worker(int argc, char **argv)
         return 2;
     }
     gethostname(host, sizeof(host) - 1);
-    cap = json_pack("{s:s,s:i,s:I,s:s,s:s}", "host", host, "slots", (int)cfg.slots, "pid",
-                    (json_int_t)getpid(), "version", CRUCIBLE_VERSION, "node_port", node.port);
+    images = node_images(&node);
+    if ((names = calloc(json_array_size(images) + 1, sizeof(*names))))
+        for (size_t i = 0; i < json_array_size(images); i++)
+            if (json_is_string(json_array_get(images, i)))
+                names[cfg.nimages++] = json_string_value(json_array_get(images, i));
+    cfg.images = names;
+    cap = json_pack("{s:s,s:i,s:I,s:s,s:s,s:O,s:I}", "host", host, "slots", (int)cfg.slots, "pid",
+                    (json_int_t)getpid(), "version", CRUCIBLE_VERSION, "node_port", node.port,
+                    "images", images, "memory_mb", (json_int_t)memory_mb());
     cfg.capacity = cap ? json_dumps(cap, JSON_COMPACT) : NULL;
     json_decref(cap);
     cfg.run = run_job;
@@ -256,6 +299,8 @@ int cmd_worker(int argc, char **argv)
         fprintf(stderr, "crucible worker: %s\n", err.msg);
         stop_node(&node);
         free((char *)cfg.capacity);
+        free(names);
+        json_decref(images);
         return 2;
     }
     {
@@ -303,5 +348,7 @@ int cmd_worker(int argc, char **argv)
     stop_node(&node);
     close(sfd);
     free((char *)cfg.capacity);
+    free(names);
+    json_decref(images);
     return rc;
 }

@@ -258,3 +258,18 @@ bool broker_session_of(const char *target, char *id, size_t size)
     id[n] = '\0';
     return broker_idem_key_valid(id);
 }
+
+bool broker_image_stream(enum job_priority p, const char *image, char *out, size_t size)
+{
+    size_t n = strlen(image);
+
+    if (n == 0 || n > 200)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = image[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-' || c == '/' || c == ':'))
+            return false;
+    }
+    return (size_t)snprintf(out, size, "%s:image:%s", broker_job_stream(p), image) < size;
+}

@@ -11,6 +11,7 @@
  *                                  fields: id, status, ctype, body, worker
  *   crucible:dead                  jobs that took down max_attempts workers; the job's fields
  *                                  and reason, deliveries, stream
+ *   crucible:jobs:PRIO:image:NAME  jobs that need image NAME, read by the workers holding it
  *   crucible:jobs:at:WORKER        jobs for one worker alone (a session's requests: the session
  *                                  lives on that worker's node), read by the same group
  * Keys:
@@ -98,6 +99,14 @@ bool broker_session_of(const char *target, char *id, size_t size);
 /* broker_idem_key_valid(k) — 1..BROKER_IDEM_KEY_MAX bytes of [A-Za-z0-9._:-]: an
  * Idempotency-Key, or a session id, that may become part of a key's name. */
 bool broker_idem_key_valid(const char *k);
+
+#define BROKER_STREAM_MAX 320
+
+/* broker_image_stream(p, image, out, size) — "crucible:jobs:normal:image:NAME": the jobs of
+ * priority p that name an image other than "host", read only by the workers whose node holds
+ * it (their heartbeat's "images"). false when image is not a name (an image name or NAME:TAG:
+ * letters, digits, '.', '_', '-', '/', ':') or does not fit. */
+bool broker_image_stream(enum job_priority p, const char *image, char *out, size_t size);
 
 /* broker_field(fields, name, &len) — a stream entry's field value (fields: the entry's array
  * of name, value, ...), or NULL. */

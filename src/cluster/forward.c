@@ -110,6 +110,7 @@ static unsigned forward_by_id(const struct forward_config *cfg, struct http_requ
     struct task t;
     struct by_id *b;
     json_t *body;
+    char *image_copy = NULL;
     int rc;
 
     if (!cfg->store) {
@@ -153,6 +154,13 @@ static unsigned forward_by_id(const struct forward_config *cfg, struct http_requ
     }
     q->len = strlen(q->body);
     json_decref(body);
+    if (t.image && strcmp(t.image, "host") != 0 && !(q->image = image_copy = strdup(t.image))) {
+        record_outcome(b, 0, NULL, 0, NULL, NULL); /* frees b (b->store unset: not used) */
+        free(q->body);
+        task_release(&t);
+        http_respond_error(r, 500, "internal", "out of memory");
+        return 500;
+    }
     b->store = cfg->store;
     snprintf(b->version, sizeof(b->version), "%s", t.version);
     snprintf(b->model, sizeof(b->model), "%s", model ? json_string_value(model) : "default");
@@ -160,6 +168,7 @@ static unsigned forward_by_id(const struct forward_config *cfg, struct http_requ
     q->rewrite = record_outcome;
     q->rewrite_ctx = b;
     gateway_forward(cfg->gateway, r, q);
+    free(image_copy);
     return 0;
 }
 
@@ -177,6 +186,9 @@ unsigned forward_job(const struct forward_config *cfg, struct http_request *r, c
 
     if (json_is_object(j) && json_is_string(v = json_object_get(j, "priority")))
         job_priority_parse(json_string_value(v), &q.prio);
+    if (json_is_object(j)) /* its image: a run's own, a verification's task's */
+        q.image =
+            json_string_value(json_object_get(verify ? json_object_get(j, "task") : j, "image"));
     if (strcmp(route, "/v1/batch") != 0 && (st = idempotency_key(r, &q.key)) != 0) {
         json_decref(j);
         return st;
@@ -186,8 +198,8 @@ unsigned forward_job(const struct forward_config *cfg, struct http_request *r, c
         json_decref(j);
         return st;
     }
+    gateway_forward(cfg->gateway, r, &q); /* q.image is j's: j is kept until here */
     json_decref(j);
-    gateway_forward(cfg->gateway, r, &q);
     return 0;
 }
 

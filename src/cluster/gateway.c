@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cluster/gateway.h"
+#include "strset.h"
 
 #define BUCKETS           4096
 #define CONNECT_TIMEOUT_S 2.0
@@ -48,6 +49,7 @@ struct gw_job {
     char key[BROKER_IDEM_KEY_MAX + 1];   /* its Idempotency-Key, or "" */
     char session[BROKER_SESSION_ID_MAX]; /* the session it names, or "" */
     char pin[128];                       /* the worker its session lives on, once sent */
+    char stream[BROKER_STREAM_MAX];      /* its job stream: its priority's, or its image's */
     bool (*rewrite)(void *ctx, unsigned status, const char *body, size_t len, char **out,
                     size_t *outlen); /* gateway_request's, until called */
     void *rewrite_ctx;
@@ -77,6 +79,8 @@ struct gateway {
     pthread_t sender, reader;
     bool sender_started, reader_started;
     struct gateway_stats st; /* under lock */
+    struct strset images;    /* the images live workers hold (their heartbeats), under lock */
+    char image_names[512];   /* the same, for messages */
     char run_id[64];         /* the broker's, at the reader's last look */
 };
 
@@ -426,7 +430,7 @@ static int dispatch(struct gateway *g, struct broker *b, struct gw_job *j)
         return list_sessions(g, b, j);
     if (j->key[0] && (rc = claim_key(g, b, j)) != 0)
         return rc < 0 ? rc : 0;
-    snprintf(stream, sizeof(stream), "%s", broker_job_stream(j->prio));
+    snprintf(stream, sizeof(stream), "%s", j->stream);
     if (j->session[0] && (rc = route_session(g, b, j, stream, sizeof(stream))) != 0)
         return rc < 0 ? rc : 0;
     return send_job(g, b, j, stream);
@@ -518,6 +522,36 @@ static long long int_reply(struct broker *b, const char *cmd, const char *key)
     return v;
 }
 
+/* heartbeat_images(b, keys, set) — the "images" of the heartbeats named by keys added to set. */
+static void heartbeat_images(struct broker *b, const redisReply *keys, struct strset *set)
+{
+    struct errbuf err = {{0}};
+    const char **argv = calloc(keys->elements + 1, sizeof(*argv));
+    redisReply *rep;
+
+    if (!argv || !keys->elements) {
+        free(argv);
+        return;
+    }
+    argv[0] = "MGET";
+    for (size_t i = 0; i < keys->elements; i++)
+        argv[i + 1] = keys->element[i]->str;
+    rep = broker_cmd(b, &err, (int)keys->elements + 1, argv, NULL);
+    free(argv);
+    if (rep && rep->type == REDIS_REPLY_ARRAY)
+        for (size_t i = 0; i < rep->elements; i++) {
+            json_t *hb, *img;
+            size_t k;
+            if (rep->element[i]->type != REDIS_REPLY_STRING ||
+                !(hb = json_loadb(rep->element[i]->str, rep->element[i]->len, 0, NULL)))
+                continue;
+            json_array_foreach(json_object_get(hb, "images"), k, img) if (json_is_string(img))
+                strset_add(set, json_string_value(img));
+            json_decref(hb);
+        }
+    freeReplyObject(rep);
+}
+
 /* poll_broker(g, b) — the broker's health and the figures of /metrics; a changed run id
  * (the broker restarted and may have lost every job) sends every unanswered job again. */
 static void poll_broker(struct gateway *g, struct broker *b)
@@ -527,10 +561,11 @@ static void poll_broker(struct gateway *g, struct broker *b)
     long workers = 0;
     long long depth[PRIO_COUNT], pending[PRIO_COUNT], dead;
     char cursor[32] = "0";
+    struct strset images = STRSET_INIT;
     redisReply *rep;
 
     info_run_id(b, run_id, sizeof(run_id));
-    do { /* SCAN the heartbeat keys: how many workers are alive */
+    do { /* SCAN the heartbeat keys: how many workers are alive, and the images they hold */
         rep = broker_cmdf(b, &err, "SCAN", cursor, "MATCH", BROKER_WORKER_KEY "*", "COUNT", "1000",
                           NULL);
         if (!broker_reply_ok(rep) || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2) {
@@ -540,6 +575,7 @@ static void poll_broker(struct gateway *g, struct broker *b)
         }
         snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
         workers += (long)rep->element[1]->elements;
+        heartbeat_images(b, rep->element[1], &images);
         freeReplyObject(rep);
     } while (strcmp(cursor, "0") != 0);
     for (int p = 0; p < PRIO_COUNT; p++) {
@@ -564,11 +600,23 @@ static void poll_broker(struct gateway *g, struct broker *b)
     if (run_id[0])
         snprintf(g->run_id, sizeof(g->run_id), "%s", run_id);
     g->st.workers_alive = workers;
+    if (workers >= 0) {
+        size_t used = 0;
+        strset_release(&g->images);
+        g->images = images;
+        images = (struct strset)STRSET_INIT;
+        g->image_names[0] = '\0';
+        for (size_t i = 0; i < g->images.cap; i++)
+            if (g->images.slot[i] && used < sizeof(g->image_names))
+                used += (size_t)snprintf(g->image_names + used, sizeof(g->image_names) - used,
+                                         "%s%s", used ? ", " : "", g->images.slot[i]);
+    }
     memcpy(g->st.depth, depth, sizeof(depth));
     memcpy(g->st.pending, pending, sizeof(pending));
     g->st.dead = dead;
     g->st.broker_up = broker_alive(b);
     pthread_mutex_unlock(&g->lock);
+    strset_release(&images);
 }
 
 /* unwatch(g, seq) — the job was answered by the watcher: not watched again meanwhile. */
@@ -861,6 +909,32 @@ static void on_replies(void *arg, uint32_t events)
     }
 }
 
+/* place(g, q, stream, size) — a job naming an image goes to that image's stream, for the
+ * workers holding it (their heartbeats): the name as given, or NAME:latest as an image store
+ * names it. 0 with stream set; 503 with stream holding the images live workers do hold. */
+static unsigned place(struct gateway *g, const struct gateway_request *q, char *stream, size_t size)
+{
+    char latest[BROKER_STREAM_MAX];
+    const char *name = NULL;
+
+    if (strcmp(q->image, "host") == 0)
+        return 0;
+    snprintf(latest, sizeof(latest), "%s:latest", q->image);
+    pthread_mutex_lock(&g->lock);
+    if (strset_has(&g->images, q->image))
+        name = q->image;
+    else if (!strchr(q->image, ':') && strset_has(&g->images, latest))
+        name = latest;
+    if (name && broker_image_stream(q->prio, name, stream, size)) {
+        pthread_mutex_unlock(&g->lock);
+        return 0;
+    }
+    snprintf(stream, size, "%s", g->image_names[0] ? g->image_names : "nothing known yet");
+    g->st.refused_down++;
+    pthread_mutex_unlock(&g->lock);
+    return 503;
+}
+
 /* admission(g, len, &inflight, &up) — 0 when a request of len bytes may be forwarded now,
  * else the status it is refused with (503: no broker, !up, or no worker; 429: too much in
  * flight). */
@@ -888,7 +962,7 @@ static unsigned admission(struct gateway *g, size_t len, size_t *inflight, bool 
 void gateway_forward(struct gateway *g, struct http_request *r, const struct gateway_request *q)
 {
     const char *ct = http_header(r, "Content-Type"), *route = q->route;
-    char query[4096];
+    char query[4096], stream[BROKER_STREAM_MAX];
     struct gw_job *j = NULL;
     bool up;
     size_t inflight, len = q->body ? q->len : 0;
@@ -896,6 +970,7 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
 
     if (!q->body)
         http_body(r, &len);
+    snprintf(stream, sizeof(stream), "%s", broker_job_stream(q->prio));
     st = admission(g, len, &inflight, &up);
     if (st == 503 && !up)
         http_respond_error_with(r, 503, "Retry-After", "1", "broker_unavailable",
@@ -908,6 +983,10 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
                                 "%zu requests already wait for workers (at most --queue, and "
                                 "%zu MiB of request bodies)",
                                 inflight, g->cfg.max_inflight_bytes >> 20);
+    else if (q->image && (st = place(g, q, stream, sizeof(stream))))
+        http_respond_error_with(r, 503, "Retry-After", "1", "no_worker_for_image",
+                                "no live worker holds image '%s' (they hold: %s)", q->image,
+                                stream);
     else if (!http_query_string(r, query, sizeof(query)) && (st = 414))
         http_respond_error(r, 414, "uri_too_long", "the query is over %zu bytes", sizeof(query));
     else if ((!(j = calloc(1, sizeof(*j))) ||
@@ -927,6 +1006,7 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     strcpy(j->target, http_path(r));
     strcat(j->target, query);
     snprintf(j->method, sizeof(j->method), "%s", http_method(r));
+    snprintf(j->stream, sizeof(j->stream), "%s", stream);
     snprintf(j->key, sizeof(j->key), "%s", q->key ? q->key : "");
     snprintf(j->session, sizeof(j->session), "%s", q->session ? q->session : "");
     j->list = q->list_sessions;
@@ -1059,6 +1139,7 @@ void gateway_free(struct gateway *g)
         loop_del(g->loop, g->efd);
         close(g->efd);
     }
+    strset_release(&g->images);
     pthread_cond_destroy(&g->cond);
     pthread_mutex_destroy(&g->lock);
     free(g);

@@ -76,6 +76,7 @@ struct gateway_request {
     const char *session;    /* the session it names (sent to that session's worker), or NULL */
     const char *key;        /* its Idempotency-Key (broker_idem_key_valid), or NULL */
     bool list_sessions;     /* GET /v1/sessions: answered with the broker's session pins */
+    const char *image;      /* the image it names, or NULL: placed on the workers holding it */
     char *body;             /* the body to send instead of the request's (malloc'd, taken), or
                              * NULL */
     size_t len;

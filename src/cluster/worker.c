@@ -17,7 +17,7 @@
 
 /* A job as read from a stream: the entry's fields copied. */
 struct msg {
-    char stream[160], msgid[48];
+    char stream[BROKER_STREAM_MAX], msgid[48];
     char *id, *reply, *seq, *method, *target, *ctype, *body, *key;
     size_t len;
     struct msg *next;
@@ -26,6 +26,10 @@ struct msg {
 struct worker {
     struct worker_config cfg;
     char name[96], hb_key[160], at_stream[160];
+    /* the streams it reads, in the order it takes jobs: its own (at_stream), then per priority
+     * the streams of the images it holds and the stream of jobs any worker can run */
+    char **streams;
+    size_t nstreams;
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool draining, failed;
@@ -135,10 +139,10 @@ static bool msg_valid(const struct msg *m)
 
 static int ensure_groups(struct worker *w, struct broker *b, struct errbuf *err)
 {
-    for (int p = 0; p < PRIO_COUNT; p++)
-        if (broker_ensure_group(b, broker_job_stream((enum job_priority)p), BROKER_GROUP, err) < 0)
+    for (size_t i = 0; i < w->nstreams; i++)
+        if (broker_ensure_group(b, w->streams[i], BROKER_GROUP, err) < 0)
             return -EIO;
-    return broker_ensure_group(b, w->at_stream, BROKER_GROUP, err);
+    return 0;
 }
 
 static void claimed_push(struct worker *w, struct msg *m)
@@ -177,19 +181,20 @@ static struct msg *take_entries(struct worker *w, const redisReply *rep)
     return first;
 }
 
-/* read_next(w, b) — the next job: this worker's own stream (its sessions' requests), then
- * each job stream in priority order, without waiting; then all four, waiting up to a
+/* read_next(w, b) — the next job: each of its streams in order (its own, then per priority
+ * its images' and the common one), without waiting; then all of them, waiting up to a
  * second. NULL: none (or the connection failed). */
 static struct msg *read_next(struct worker *w, struct broker *b)
 {
     struct errbuf err = {{0}};
     redisReply *rep;
     struct msg *m = NULL;
+    const char **argv;
+    int n = 0;
 
-    for (int p = -1; p < PRIO_COUNT && !m; p++) {
-        const char *s = p < 0 ? w->at_stream : broker_job_stream((enum job_priority)p);
+    for (size_t i = 0; i < w->nstreams && !m; i++) {
         rep = broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1",
-                          "STREAMS", s, ">", NULL);
+                          "STREAMS", w->streams[i], ">", NULL);
         if (!rep)
             return NULL;
         if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "NOGROUP"))
@@ -198,12 +203,23 @@ static struct msg *read_next(struct worker *w, struct broker *b)
             m = take_entries(w, rep);
         freeReplyObject(rep);
     }
-    if (m)
+    if (m || !(argv = calloc(2 * w->nstreams + 10, sizeof(*argv))))
         return m;
-    rep = broker_cmdf(b, &err, "XREADGROUP", "GROUP", BROKER_GROUP, w->name, "COUNT", "1", "BLOCK",
-                      "1000", "STREAMS", w->at_stream, broker_job_stream(PRIO_HIGH),
-                      broker_job_stream(PRIO_NORMAL), broker_job_stream(PRIO_LOW), ">", ">", ">",
-                      ">", NULL);
+    argv[n++] = "XREADGROUP";
+    argv[n++] = "GROUP";
+    argv[n++] = BROKER_GROUP;
+    argv[n++] = w->name;
+    argv[n++] = "COUNT";
+    argv[n++] = "1";
+    argv[n++] = "BLOCK";
+    argv[n++] = "1000";
+    argv[n++] = "STREAMS";
+    for (size_t i = 0; i < w->nstreams; i++)
+        argv[n++] = w->streams[i];
+    for (size_t i = 0; i < w->nstreams; i++)
+        argv[n++] = ">";
+    rep = broker_cmd(b, &err, n, argv, NULL);
+    free(argv);
     if (!rep)
         return NULL;
     if (rep->type == REDIS_REPLY_ERROR && strstr(rep->str, "NOGROUP"))
@@ -494,8 +510,8 @@ static void reclaim(struct worker *w, struct broker *b)
     char idle[24];
 
     snprintf(idle, sizeof(idle), "%lld", (long long)(w->cfg.claim_idle_s * 1000));
-    for (int p = 0; p < PRIO_COUNT; p++) {
-        const char *s = broker_job_stream((enum job_priority)p);
+    for (size_t k = 1; k < w->nstreams; k++) { /* not its own: nobody else can run those */
+        const char *s = w->streams[k];
         redisReply *rep =
             broker_cmdf(b, &err, "XPENDING", s, BROKER_GROUP, "IDLE", idle, "-", "+", "64", NULL);
         if (!broker_reply_ok(rep) || rep->type != REDIS_REPLY_ARRAY) {
@@ -706,6 +722,27 @@ struct worker *worker_start(const struct worker_config *cfg, struct errbuf *err)
     snprintf(w->name, sizeof(w->name), "%.60s-%d", host, (int)getpid());
     snprintf(w->hb_key, sizeof(w->hb_key), BROKER_WORKER_KEY "%s", w->name);
     snprintf(w->at_stream, sizeof(w->at_stream), BROKER_AT_STREAM "%s", w->name);
+    if (!(w->streams = calloc(1 + PRIO_COUNT * (cfg->nimages + 1), sizeof(*w->streams)))) {
+        free(w->slots);
+        free(w);
+        errbuf_set(err, "out of memory");
+        return NULL;
+    }
+    w->streams[w->nstreams++] = strdup(w->at_stream);
+    for (int p = 0; p < PRIO_COUNT; p++) {
+        char s[BROKER_STREAM_MAX];
+        for (size_t i = 0; i < cfg->nimages; i++)
+            if (strcmp(cfg->images[i], "host") != 0 &&
+                broker_image_stream((enum job_priority)p, cfg->images[i], s, sizeof(s)))
+                w->streams[w->nstreams++] = strdup(s);
+        w->streams[w->nstreams++] = strdup(broker_job_stream((enum job_priority)p));
+    }
+    for (size_t i = 0; i < w->nstreams; i++)
+        if (!w->streams[i]) {
+            errbuf_set(err, "out of memory");
+            worker_free(w);
+            return NULL;
+        }
     for (unsigned i = 0; i < cfg->slots; i++) {
         if (pthread_create(&w->slots[i], NULL, slot_main, w) != 0)
             break;
@@ -771,6 +808,9 @@ void worker_free(struct worker *w)
     }
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->lock);
+    for (size_t i = 0; i < w->nstreams; i++)
+        free(w->streams[i]);
+    free(w->streams);
     free(w->slots);
     free(w);
 }

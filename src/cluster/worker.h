@@ -38,11 +38,14 @@ struct worker_answer {
 
 struct worker_config {
     struct broker_url url;
-    unsigned slots;        /* jobs at once */
-    unsigned max_attempts; /* deliveries to dying workers before the dead-letter stream */
-    double claim_idle_s;   /* a dead worker's job is reclaimed after that long pending */
-    double heartbeat_s;    /* heartbeat period (its key expires after 3) */
-    const char *capacity;  /* JSON object stored in the heartbeat */
+    unsigned slots;            /* jobs at once */
+    unsigned max_attempts;     /* deliveries to dying workers before the dead-letter stream */
+    double claim_idle_s;       /* a dead worker's job is reclaimed after that long pending */
+    double heartbeat_s;        /* heartbeat period (its key expires after 3) */
+    const char *capacity;      /* JSON object stored in the heartbeat */
+    const char *const *images; /* the images its node holds ("host" is everyone's): it also
+                                * reads their streams (broker_image_stream) */
+    size_t nimages;
     /* run(ctx, job, ans) — on a slot thread: 0 with ans set, or -1 when this worker cannot
      * run anything any more (its node is gone): the job is left pending for another. */
     int (*run)(void *ctx, const struct worker_job *job, struct worker_answer *ans);

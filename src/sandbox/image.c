@@ -524,6 +524,29 @@ int image_registry_add_file(struct image_registry *reg, const char *path, struct
     return r;
 }
 
+void image_registry_list(const struct image_registry *reg,
+                         void (*each)(void *arg, const char *name), void *arg)
+{
+    struct image_registry *r = (struct image_registry *)reg; /* the store opens lazily */
+    struct errbuf err = {{0}};
+    struct image_ref *refs = NULL;
+    size_t n = 0;
+
+    each(arg, "host");
+    for (size_t i = 0; i < reg->n; i++)
+        each(arg, reg->images[i]->name);
+    if (!reg->state[0])
+        return;
+    pthread_mutex_lock(&r->lock);
+    if ((r->store.fd >= 0 || image_store_open(&r->store, r->state, false, &err) == 0) &&
+        image_store_refs(&r->store, &refs, &n, &err) == 0) {
+        for (size_t i = 0; i < n; i++)
+            each(arg, refs[i].name);
+        free(refs);
+    }
+    pthread_mutex_unlock(&r->lock);
+}
+
 void image_registry_names(const struct image_registry *reg, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "host");

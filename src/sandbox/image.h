@@ -96,6 +96,12 @@ int image_registry_add_file(struct image_registry *reg, const char *path, struct
 const struct image *image_registry_find(const struct image_registry *reg, const char *name,
                                         struct errbuf *err);
 
+/* image_registry_list(reg, each, arg) — each(arg, name) for every name a request may give:
+ * "host", each registered NAME, each NAME:TAG of the image store (when there is one). For a
+ * cluster worker's heartbeat: the images its jobs may name. Thread-safe. */
+void image_registry_list(const struct image_registry *reg,
+                         void (*each)(void *arg, const char *name), void *arg);
+
 /* image_registry_names(reg, buf, size) — "host, NAME, ..." for messages. */
 void image_registry_names(const struct image_registry *reg, char *buf, size_t size);
 

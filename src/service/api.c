@@ -2052,6 +2052,12 @@ static void parsing_done(struct offload_work *w)
     free(p);
 }
 
+/* add_name(arr, name) — image_registry_list's callback for /healthz. */
+static void add_name(void *arr, const char *name)
+{
+    json_array_append_new(arr, json_string(name));
+}
+
 /* route_parse(a, r, route, kind) — hands the body to an api worker; the answer comes from
  * parsing_done. Loop thread. */
 static void route_parse(struct api *a, struct http_request *r, const char *route, int kind)
@@ -2098,9 +2104,14 @@ static void route_healthz(struct api *a, struct http_request *r)
                                     "inflight", (json_int_t)g.inflight));
         return;
     }
-    http_respond_json(r, 200,
-                      json_pack("{s:s,s:i,s:i,s:i}", "status", "ok", "slots", (int)st.slots,
-                                "running", (int)st.running, "queued", (int)q));
+    {
+        json_t *images = json_array();
+        image_registry_list(a->cfg.images, add_name, images);
+        http_respond_json(r, 200,
+                          json_pack("{s:s,s:i,s:i,s:i,s:o}", "status", "ok", "slots", (int)st.slots,
+                                    "running", (int)st.running, "queued", (int)q, "images",
+                                    images ? images : json_array()));
+    }
 }
 
 /* gateway_metrics(a) — cluster mode's figures: the broker, the streams, the workers. */

@@ -76,13 +76,13 @@ def redis(*args):
 WORKER_LOGS = []
 
 
-def start_worker(*extra):
+def start_worker(*extra, serve=()):
     log = open(os.path.join(TMP, "worker-%d.log" % len(WORKER_LOGS)), "w+")
     WORKER_LOGS.append(log)
     return track(subprocess.Popen([CRUCIBLE, "worker", "--broker", BROKER, "--slots", "1",
                                    "--claim-idle", "1.5", "--heartbeat", "0.5",
                                    "--max-attempts", "2"] + list(extra) +
-                                  ["--", "--quiet", "--warm", "1"],
+                                  ["--", "--quiet", "--warm", "1"] + list(serve),
                                   stdout=subprocess.DEVNULL, stderr=log))
 
 
@@ -305,6 +305,31 @@ ok(st == 410 and owner in text, "the next request to that session: 410 naming it
 victim.wait(10)
 workers = [w for w in workers if w is not victim] + [start_worker()]
 ok(wait_for(lambda: health(gw).get("workers") == 3, 30), "a new worker replaces it", health(gw))
+
+# ---- placement: a job naming an image goes to a worker that holds it --------------------
+bare = os.path.join(TMP, "bare-image")
+os.makedirs(bare, exist_ok=True)
+open(os.path.join(bare, "README"), "w").close()
+holder_w = start_worker(serve=("--image", "bare=" + bare))
+ok(wait_for(lambda: health(gw).get("workers") == 4, 30), "a fourth worker, holding image 'bare'",
+   health(gw))
+hb = [json.loads(redis("GET", k)) for k in redis("KEYS", "crucible:worker:*").split()]
+mine = [h for h in hb if h.get("pid") == holder_w.pid]
+ok(mine and "bare" in mine[0].get("images", []) and mine[0].get("memory_mb", 0) > 0 and
+   all(h.get("images", [None])[0] == "host" for h in hb),
+   "heartbeats carry the images each node holds and the machine's memory", hb)
+time.sleep(1.5)  # the gateway's next look at the heartbeats
+placed = [gw.post("/v1/run", {"command": ["/README"], "image": "bare"})[0] for _ in range(8)]
+ok(placed == [200] * 8,
+   "eight runs naming image 'bare' all ran on the worker holding it (the three others would "
+   "have answered 400 for an image they do not have)", placed)
+st, j, text = gw.post("/v1/run", {"command": ["/bin/true"], "image": "nobody-has-it"})
+ok(st == 503 and "no_worker_for_image" in text and "bare" in text,
+   "an image no live worker holds: 503 no_worker_for_image, naming the images they hold",
+   (st, text[:300]))
+holder_w.send_signal(signal.SIGTERM)
+holder_w.wait(30)
+ok(wait_for(lambda: health(gw).get("workers") == 3, 10), "the fourth worker drained away")
 
 # ---- 1,000 jobs, one worker SIGKILLed in the middle -----------------------------------
 N = 1000

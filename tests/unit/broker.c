@@ -163,10 +163,41 @@ static void live_cases(void)
        "connecting to nothing: %s", err.msg);
 }
 
+/* names_cases — what becomes part of a key or stream name: only names of a safe alphabet. */
+static void names_cases(void)
+{
+    char id[BROKER_SESSION_ID_MAX], s[BROKER_STREAM_MAX], longkey[BROKER_IDEM_KEY_MAX + 2];
+
+    ok(broker_idem_key_valid("a1-B2_c.3:x"), "a key of letters, digits and . _ : -");
+    ok(!broker_idem_key_valid("") && !broker_idem_key_valid("a b") &&
+           !broker_idem_key_valid("a*") && !broker_idem_key_valid("k\n"),
+       "empty keys, spaces, glob characters and newlines are refused");
+    memset(longkey, 'k', sizeof(longkey) - 1);
+    longkey[sizeof(longkey) - 1] = '\0';
+    ok(!broker_idem_key_valid(longkey), "a key over %d bytes is refused", BROKER_IDEM_KEY_MAX);
+    ok(broker_session_of("/v1/sessions/ab12/exec?x=1", id, sizeof(id)) && strcmp(id, "ab12") == 0,
+       "the session of /v1/sessions/ab12/exec?x=1: ab12 (%s)", id);
+    ok(broker_session_of("/v1/sessions/ab12", id, sizeof(id)) && strcmp(id, "ab12") == 0,
+       "the session of /v1/sessions/ab12");
+    ok(!broker_session_of("/v1/sessions", id, sizeof(id)) &&
+           !broker_session_of("/v1/sessions/", id, sizeof(id)) &&
+           !broker_session_of("/v1/sessions/a*b/exec", id, sizeof(id)) &&
+           !broker_session_of("/v1/run", id, sizeof(id)),
+       "no session in /v1/sessions, an empty id, a glob, another route");
+    ok(broker_image_stream(PRIO_HIGH, "python:3.11", s, sizeof(s)) &&
+           strcmp(s, "crucible:jobs:high:image:python:3.11") == 0,
+       "the stream of image python:3.11 at high priority: %s", s);
+    ok(!broker_image_stream(PRIO_LOW, "a b", s, sizeof(s)) &&
+           !broker_image_stream(PRIO_LOW, "", s, sizeof(s)) &&
+           !broker_image_stream(PRIO_LOW, "x*", s, sizeof(s)),
+       "no stream for a name with a space, an empty one, a glob");
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     url_cases();
+    names_cases();
     live_cases();
     return done_testing();
 }
