@@ -118,6 +118,31 @@ static json_t *node_images(const struct node *n)
     return images ? images : json_pack("[s]", "host");
 }
 
+/* node_sessions(ctx) — the ids of the sessions the node holds (its GET /v1/sessions), for
+ * re-pinning them when the broker lost their pins; NULL when it could not be asked. */
+static json_t *node_sessions(void *ctx)
+{
+    const struct node *n = ctx;
+    struct http_client_request req = {.host = "127.0.0.1",
+                                      .port = n->port,
+                                      .method = "GET",
+                                      .target = "/v1/sessions",
+                                      .timeout_s = 10};
+    struct http_client_answer a = {0};
+    struct errbuf err = {{0}};
+    json_t *list = NULL, *ids = NULL, *s;
+    size_t i;
+
+    if (http_client_do(&req, &a, &err) == 0 && a.status == 200 &&
+        (list = json_loadb(a.body, a.len, 0, NULL)) && (ids = json_array()))
+        json_array_foreach(json_object_get(list, "sessions"), i,
+                           s) if (json_is_string(json_object_get(s, "id")))
+            json_array_append(ids, json_object_get(s, "id"));
+    free(a.body);
+    json_decref(list);
+    return ids;
+}
+
 /* memory_mb() — the machine's memory (MemTotal), for the heartbeat; 0 when unknown. */
 static long memory_mb(void)
 {
@@ -294,6 +319,7 @@ int cmd_worker(int argc, char **argv)
     cfg.capacity = cap ? json_dumps(cap, JSON_COMPACT) : NULL;
     json_decref(cap);
     cfg.run = run_job;
+    cfg.sessions = node_sessions;
     cfg.ctx = &node;
     if (!(w = worker_start(&cfg, &err))) {
         fprintf(stderr, "crucible worker: %s\n", err.msg);

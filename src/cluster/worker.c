@@ -562,6 +562,28 @@ static void reclaim(struct worker *w, struct broker *b)
     }
 }
 
+#define REPIN_EVERY 5 /* heartbeats between two looks at the node's sessions */
+
+/* repin(w, b) — the node's sessions pinned to this worker where their pin is missing. */
+static void repin(struct worker *w, struct broker *b)
+{
+    struct errbuf err = {{0}};
+    json_t *ids = w->cfg.sessions ? w->cfg.sessions(w->cfg.ctx) : NULL, *id;
+    size_t i;
+
+    json_array_foreach(ids, i, id)
+    {
+        char key[BROKER_SESSION_ID_MAX + 32];
+        if (!json_is_string(id) || !broker_idem_key_valid(json_string_value(id)) ||
+            strlen(json_string_value(id)) >= BROKER_SESSION_ID_MAX)
+            continue;
+        snprintf(key, sizeof(key), BROKER_SESSION_KEY "%s", json_string_value(id));
+        freeReplyObject(
+            broker_cmdf(b, &err, "SET", key, w->name, "NX", "EX", BROKER_SESSION_S, NULL));
+    }
+    json_decref(ids);
+}
+
 static void heartbeat(struct worker *w, struct broker *b)
 {
     struct errbuf err = {{0}};
@@ -662,6 +684,7 @@ static void *keeper_main(void *arg)
 {
     struct worker *w = arg;
     struct broker *b = NULL;
+    unsigned long beats = 0;
 
     for (;;) {
         struct timespec until;
@@ -677,6 +700,8 @@ static void *keeper_main(void *arg)
         if (b && !draining) {
             heartbeat(w, b);
             reclaim(w, b);
+            if (beats++ % REPIN_EVERY == 0)
+                repin(w, b);
         }
         pthread_mutex_lock(&w->lock);
         if (w->draining || w->failed) {

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "cluster/broker.h"
 
 struct worker_job {
@@ -49,6 +51,10 @@ struct worker_config {
     /* run(ctx, job, ans) — on a slot thread: 0 with ans set, or -1 when this worker cannot
      * run anything any more (its node is gone): the job is left pending for another. */
     int (*run)(void *ctx, const struct worker_job *job, struct worker_answer *ans);
+    /* sessions(ctx) — the ids of the sessions its node holds (a JSON array of strings, the
+     * caller's), or NULL: every few heartbeats they are pinned to this worker again when their
+     * pin is missing (the broker lost its data). NULL: not asked. */
+    json_t *(*sessions)(void *ctx);
     void *ctx;
 };
 

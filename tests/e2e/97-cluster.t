@@ -366,6 +366,9 @@ ok(wait_for(lambda: redis("XLEN", "crucible:jobs:normal") == "0", 10),
 workers = workers[1:] + [start_worker()]
 
 # ---- the broker restarted mid-batch ---------------------------------------------------
+st, info, _ = gw.request("POST", "/v1/sessions", {})
+kept_sid = (info or {}).get("id", "")
+gw.request("POST", "/v1/sessions/%s/exec" % kept_sid, {"command": ["/bin/sh", "-c", "echo kept > k"]})
 answers = {}
 restarted = {}
 
@@ -390,6 +393,17 @@ ok(restarted and len(answers) == 300 and not bad,
    % len(set(RETRIED)), bad[:5])
 ok(wait_for(lambda: health(gw).get("workers") == 3, 20), "the workers came back to the broker",
    health(gw))
+
+
+def cat_kept():
+    j = gw.request("POST", "/v1/sessions/%s/exec" % kept_sid, {"command": ["/bin/cat", "k"]})[1]
+    return j if (j or {}).get("stdout") == "kept\n" else None
+
+
+st = wait_for(cat_kept, 20) or {}
+ok(st.get("stdout") == "kept\n",
+   "a session made before the broker lost its data is reachable again: its worker pinned it "
+   "anew", st)
 resent = gw.metric("crucible_cluster_resent_total")
 ok(resent is not None and resent > 0, "the gateway sent the lost jobs again (%s)" % resent)
 
