@@ -7,13 +7,15 @@
  * back to back (POST PATH with BODY as JSON) — or PAUSE_MS apart, for latency on an idle
  * server — and prints one line:
  *   requests=N ok=N rps=R mean_ms=X p50_ms=X p90_ms=X p99_ms=X
- * where ok counts 200 answers. Latencies are per request, from the first byte written to
- * the last byte of the answer read.
+ * where ok counts 200 answers. With HTTPLOAD_KEYS=1 each request carries an Idempotency-Key
+ * of its own (a cluster gateway's exactly-once path). Latencies are per request, from the first
+ * byte written to the last byte of the answer read.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 static int port, per_conn, pause_ms;
+static bool keys; /* $HTTPLOAD_KEYS=1: each request with an Idempotency-Key of its own */
 static const char *path, *body;
 static double *lat;
 static int *status_ok;
@@ -77,12 +80,17 @@ static void *conn_main(void *arg)
         perror("httpload: connect");
         return NULL;
     }
-    len = (size_t)snprintf(req, sizeof(req),
-                           "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                           "application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                           path, strlen(body), body);
     for (int i = 0; i < per_conn; i++) {
-        double t0 = now();
+        double t0;
+        char key[96] = "";
+        if (keys) /* a new key per request: each one a job of its own */
+            snprintf(key, sizeof(key), "Idempotency-Key: load-%d-%d-%d\r\n", (int)getpid(), (int)id,
+                     i);
+        len = (size_t)snprintf(req, sizeof(req),
+                               "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sContent-Type: "
+                               "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                               path, key, strlen(body), body);
+        t0 = now();
         int st = one_request(fd, req, len);
         lat[id * per_conn + i] = now() - t0;
         status_ok[id * per_conn + i] = st == 200;
@@ -120,6 +128,7 @@ int main(int argc, char **argv)
     conc = atoi(argv[4]);
     per_conn = atoi(argv[5]);
     pause_ms = argc == 7 ? atoi(argv[6]) : 0;
+    keys = getenv("HTTPLOAD_KEYS") && strcmp(getenv("HTTPLOAD_KEYS"), "1") == 0;
     total = conc * per_conn;
     lat = calloc((size_t)total, sizeof(*lat));
     status_ok = calloc((size_t)total, sizeof(*status_ok));
