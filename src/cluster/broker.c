@@ -273,3 +273,17 @@ bool broker_image_stream(enum job_priority p, const char *image, char *out, size
     }
     return (size_t)snprintf(out, size, "%s:image:%s", broker_job_stream(p), image) < size;
 }
+
+bool broker_worker_alive(struct broker *b, const char *name)
+{
+    struct errbuf err = {{0}};
+    char key[200];
+    redisReply *rep;
+    bool alive;
+
+    snprintf(key, sizeof(key), BROKER_WORKER_KEY "%s", name);
+    rep = broker_cmdf(b, &err, "EXISTS", key, NULL);
+    alive = !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer != 0;
+    freeReplyObject(rep);
+    return alive;
+}

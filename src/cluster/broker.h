@@ -86,6 +86,10 @@ bool broker_reply_ok(const redisReply *rep);
 int broker_ensure_group(struct broker *b, const char *stream, const char *group,
                         struct errbuf *err);
 
+/* broker_worker_alive(b, name) — the worker's heartbeat key exists; true when unsure (the
+ * command failed): a worker is never declared dead on a broker's hiccup. */
+bool broker_worker_alive(struct broker *b, const char *name);
+
 /* broker_job_stream(p) — "crucible:jobs:high"... */
 const char *broker_job_stream(enum job_priority p);
 

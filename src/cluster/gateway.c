@@ -270,21 +270,6 @@ static int claim_key(struct gateway *g, struct broker *b, struct gw_job *j)
     return rc;
 }
 
-/* worker_alive(b, name) — its heartbeat key exists (unsure: true). */
-static bool worker_alive(struct broker *b, const char *name)
-{
-    struct errbuf err = {{0}};
-    char key[200];
-    redisReply *rep;
-    bool alive;
-
-    snprintf(key, sizeof(key), BROKER_WORKER_KEY "%s", name);
-    rep = broker_cmdf(b, &err, "EXISTS", key, NULL);
-    alive = !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer != 0;
-    freeReplyObject(rep);
-    return alive;
-}
-
 /* route_session(g, b, j, stream, size) — a session's request goes to the stream of the
  * worker holding the session: 0 with stream set; 1 when it was answered here instead (no
  * such session: 404; its worker is gone: 410); -EIO. */
@@ -305,7 +290,7 @@ static int route_session(struct gateway *g, struct broker *b, struct gw_job *j, 
     }
     snprintf(worker, sizeof(worker), "%s", rep->str);
     freeReplyObject(rep);
-    if (!worker_alive(b, worker)) {
+    if (!broker_worker_alive(b, worker)) {
         pthread_mutex_lock(&g->lock);
         g->st.sessions_lost++;
         pthread_mutex_unlock(&g->lock);
@@ -346,9 +331,9 @@ static int list_sessions(struct gateway *g, struct broker *b, struct gw_job *j)
             const char *key = rep->element[1]->element[i]->str;
             redisReply *w = broker_cmdf(b, &err, "GET", key, NULL);
             if (w && w->type == REDIS_REPLY_STRING)
-                json_array_append_new(arr, json_pack("{s:s,s:s,s:b}", "id",
-                                                     key + strlen(BROKER_SESSION_KEY), "worker",
-                                                     w->str, "alive", worker_alive(b, w->str)));
+                json_array_append_new(
+                    arr, json_pack("{s:s,s:s,s:b}", "id", key + strlen(BROKER_SESSION_KEY),
+                                   "worker", w->str, "alive", broker_worker_alive(b, w->str)));
             freeReplyObject(w);
         }
         freeReplyObject(rep);
@@ -712,7 +697,7 @@ static void watch_jobs(struct gateway *g, struct broker *b)
     for (size_t i = 0; i < np; i++) {
         struct errbuf err = {{0}};
         char stream[200];
-        if (worker_alive(b, pin[i].name))
+        if (broker_worker_alive(b, pin[i].name))
             continue;
         snprintf(stream, sizeof(stream), BROKER_AT_STREAM "%s", pin[i].name);
         freeReplyObject(broker_cmdf(b, &err, "DEL", stream, NULL));

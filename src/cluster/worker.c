@@ -489,20 +489,6 @@ static void dead_letter(struct worker *w, struct broker *b, const char *stream, 
     pthread_mutex_unlock(&w->lock);
 }
 
-static bool worker_alive_key(struct broker *b, const char *consumer)
-{
-    struct errbuf err = {{0}};
-    char key[200];
-    redisReply *rep;
-    bool alive;
-
-    snprintf(key, sizeof(key), BROKER_WORKER_KEY "%s", consumer);
-    rep = broker_cmdf(b, &err, "EXISTS", key, NULL);
-    alive = !rep || rep->type != REDIS_REPLY_INTEGER || rep->integer != 0; /* unsure: alive */
-    freeReplyObject(rep);
-    return alive;
-}
-
 /* reclaim(w, b) — the pending jobs of dead workers, per stream. */
 static void reclaim(struct worker *w, struct broker *b)
 {
@@ -528,7 +514,7 @@ static void reclaim(struct worker *w, struct broker *b)
             msgid = e->element[0]->str;
             consumer = e->element[1]->str;
             deliveries = e->element[3]->integer;
-            if (strcmp(consumer, w->name) == 0 || worker_alive_key(b, consumer))
+            if (strcmp(consumer, w->name) == 0 || broker_worker_alive(b, consumer))
                 continue;
             if (deliveries >= (long long)w->cfg.max_attempts) {
                 dead_letter(w, b, s, msgid, deliveries);
