@@ -97,48 +97,44 @@ static int run_job(void *ctx, const struct worker_job *job, struct worker_answer
     return -1;
 }
 
-/* node_images(n) — the names its /healthz says a job may give as "image" (a JSON array,
- * ["host"] when it could not be asked). */
-static json_t *node_images(const struct node *n)
+/* node_get(n, target) — the node's JSON answer to GET target, or NULL (not 200, not JSON). */
+static json_t *node_get(const struct node *n, const char *target)
 {
-    struct http_client_request req = {.host = "127.0.0.1",
-                                      .port = n->port,
-                                      .method = "GET",
-                                      .target = "/healthz",
-                                      .timeout_s = 10};
+    struct http_client_request req = {
+        .host = "127.0.0.1", .port = n->port, .method = "GET", .target = target, .timeout_s = 10};
     struct http_client_answer a = {0};
     struct errbuf err = {{0}};
-    json_t *h = NULL, *images = NULL;
+    json_t *j = NULL;
 
-    if (http_client_do(&req, &a, &err) == 0 && a.status == 200 &&
-        (h = json_loadb(a.body, a.len, 0, NULL)) && json_is_array(json_object_get(h, "images")))
-        images = json_incref(json_object_get(h, "images"));
+    if (http_client_do(&req, &a, &err) == 0 && a.status == 200)
+        j = json_loadb(a.body, a.len, 0, NULL);
     free(a.body);
+    return j;
+}
+
+/* node_images(n) — the names its /healthz?images=1 says a job may give as "image" (a JSON
+ * array, ["host"] when it could not be asked). */
+static json_t *node_images(const struct node *n)
+{
+    json_t *h = node_get(n, "/healthz?images=1"), *images = json_object_get(h, "images");
+
+    images = json_is_array(images) ? json_incref(images) : json_pack("[s]", "host");
     json_decref(h);
-    return images ? images : json_pack("[s]", "host");
+    return images;
 }
 
 /* node_sessions(ctx) — the ids of the sessions the node holds (its GET /v1/sessions), for
  * re-pinning them when the broker lost their pins; NULL when it could not be asked. */
 static json_t *node_sessions(void *ctx)
 {
-    const struct node *n = ctx;
-    struct http_client_request req = {.host = "127.0.0.1",
-                                      .port = n->port,
-                                      .method = "GET",
-                                      .target = "/v1/sessions",
-                                      .timeout_s = 10};
-    struct http_client_answer a = {0};
-    struct errbuf err = {{0}};
-    json_t *list = NULL, *ids = NULL, *s;
+    json_t *list = node_get(ctx, "/v1/sessions"), *ids = list ? json_array() : NULL, *s;
     size_t i;
 
-    if (http_client_do(&req, &a, &err) == 0 && a.status == 200 &&
-        (list = json_loadb(a.body, a.len, 0, NULL)) && (ids = json_array()))
-        json_array_foreach(json_object_get(list, "sessions"), i,
-                           s) if (json_is_string(json_object_get(s, "id")))
+    json_array_foreach(json_object_get(list, "sessions"), i, s)
+    {
+        if (json_is_string(json_object_get(s, "id")))
             json_array_append(ids, json_object_get(s, "id"));
-    free(a.body);
+    }
     json_decref(list);
     return ids;
 }

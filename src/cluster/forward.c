@@ -110,7 +110,6 @@ static unsigned forward_by_id(const struct forward_config *cfg, struct http_requ
     struct task t;
     struct by_id *b;
     json_t *body;
-    char *image_copy = NULL;
     int rc;
 
     if (!cfg->store) {
@@ -154,21 +153,14 @@ static unsigned forward_by_id(const struct forward_config *cfg, struct http_requ
     }
     q->len = strlen(q->body);
     json_decref(body);
-    if (t.image && strcmp(t.image, "host") != 0 && !(q->image = image_copy = strdup(t.image))) {
-        record_outcome(b, 0, NULL, 0, NULL, NULL); /* frees b (b->store unset: not used) */
-        free(q->body);
-        task_release(&t);
-        http_respond_error(r, 500, "internal", "out of memory");
-        return 500;
-    }
     b->store = cfg->store;
     snprintf(b->version, sizeof(b->version), "%s", t.version);
     snprintf(b->model, sizeof(b->model), "%s", model ? json_string_value(model) : "default");
-    task_release(&t);
+    q->image = t.image; /* placed on a worker holding the task's image (read at once) */
     q->rewrite = record_outcome;
     q->rewrite_ctx = b;
     gateway_forward(cfg->gateway, r, q);
-    free(image_copy);
+    task_release(&t);
     return 0;
 }
 

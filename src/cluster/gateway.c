@@ -28,6 +28,7 @@
 #define READ_BLOCK_MS     "500"
 #define WATCH_MAX         1024 /* attached or pinned jobs looked at per poll */
 #define ADDING_STALE_S    10.0 /* an idempotency key left at "-" that long: its adder died */
+#define NAMES_MAX         512  /* the images live workers hold, as a message lists them */
 
 struct gw_job {
     uint64_t seq;
@@ -42,7 +43,6 @@ struct gw_job {
     struct http_request *r; /* NULL once its client left */
     const char *route;
     double t0;
-    enum job_priority prio;
     char *body, *target;
     size_t len;
     char method[8], ctype[128];
@@ -78,10 +78,10 @@ struct gateway {
     bool stop;
     pthread_t sender, reader;
     bool sender_started, reader_started;
-    struct gateway_stats st; /* under lock */
-    struct strset images;    /* the images live workers hold (their heartbeats), under lock */
-    char image_names[512];   /* the same, for messages */
-    char run_id[64];         /* the broker's, at the reader's last look */
+    struct gateway_stats st;     /* under lock */
+    struct strset images;        /* the images live workers hold (their heartbeats), under lock */
+    char image_names[NAMES_MAX]; /* the same, for messages */
+    char run_id[64];             /* the broker's, at the reader's last look */
 };
 
 static void job_unref(struct gw_job *j)
@@ -158,31 +158,52 @@ static void requeue(struct gateway *g, uint64_t seq)
     }
 }
 
-/* reply_local(g, seq, status, ctype, body, len) — an answer the gateway makes itself (a stored
- * answer, a session's error) handed to the loop thread as a worker's would be. Any thread,
- * unlocked. */
-static void reply_local(struct gateway *g, uint64_t seq, unsigned status, const char *ctype,
-                        const char *body, size_t len)
+/* reply_new(seq, status, ctype, body, len) — an answer for job seq, its body copied; NULL
+ * when out of memory. */
+static struct gw_reply *reply_new(uint64_t seq, unsigned status, const char *ctype,
+                                  const char *body, size_t len)
 {
     struct gw_reply *r = calloc(1, sizeof(*r));
-    uint64_t one = 1;
 
     if (!r || !(r->body = malloc(len + 1))) {
         free(r);
-        return; /* out of memory: the request waits for its client to give up */
+        return NULL;
     }
-    memcpy(r->body, body, len);
+    memcpy(r->body, body ? body : "", len);
     r->body[len] = '\0';
     r->len = len;
     r->seq = seq;
     r->status = status;
-    snprintf(r->ctype, sizeof(r->ctype), "%s", ctype);
+    snprintf(r->ctype, sizeof(r->ctype), "%s", ctype ? ctype : "application/json");
+    return r;
+}
+
+/* replies_push(g, list) — answers (a list linked by next) handed to the loop thread. Any
+ * thread, unlocked. */
+static void replies_push(struct gateway *g, struct gw_reply *list)
+{
+    struct gw_reply *last = list;
+    uint64_t one = 1;
+
+    if (!list)
+        return;
+    while (last->next)
+        last = last->next;
     pthread_mutex_lock(&g->lock);
-    r->next = g->replies;
-    g->replies = r;
+    last->next = g->replies;
+    g->replies = list;
     pthread_mutex_unlock(&g->lock);
     if (write(g->efd, &one, sizeof(one)) < 0) { /* the counter is full: it is readable */
     }
+}
+
+/* reply_local(g, seq, status, ctype, body, len) — an answer the gateway makes itself (a stored
+ * answer, a session's error) handed to the loop thread as a worker's would be (out of memory:
+ * the request waits for its client to give up). Any thread, unlocked. */
+static void reply_local(struct gateway *g, uint64_t seq, unsigned status, const char *ctype,
+                        const char *body, size_t len)
+{
+    replies_push(g, reply_new(seq, status, ctype, body, len));
 }
 
 /* reply_error(g, seq, status, code, fmt, ...) — reply_local of an error in the API's shape. */
@@ -394,7 +415,7 @@ static int send_job(struct gateway *g, struct broker *b, struct gw_job *j, const
         return -EIO;
     }
     if (j->key[0]) { /* a gateway attached to this key can now tell a lost job from a slow one */
-        char name[BROKER_IDEM_KEY_MAX + 32], where[256];
+        char name[BROKER_IDEM_KEY_MAX + 32], where[BROKER_STREAM_MAX + 64];
         snprintf(name, sizeof(name), BROKER_IDEM_KEY "%s", j->key);
         snprintf(where, sizeof(where), "%s %s", stream, rep->str);
         freeReplyObject(broker_cmdf(b, &err, "SET", name, where, "EX", BROKER_KEEP_S, NULL));
@@ -408,7 +429,7 @@ static int send_job(struct gateway *g, struct broker *b, struct gw_job *j, const
  * key, or add it to its stream. 0 when done, -EIO to try again. */
 static int dispatch(struct gateway *g, struct broker *b, struct gw_job *j)
 {
-    char stream[192];
+    char stream[BROKER_STREAM_MAX];
     int rc;
 
     if (j->list)
@@ -530,8 +551,11 @@ static void heartbeat_images(struct broker *b, const redisReply *keys, struct st
             if (rep->element[i]->type != REDIS_REPLY_STRING ||
                 !(hb = json_loadb(rep->element[i]->str, rep->element[i]->len, 0, NULL)))
                 continue;
-            json_array_foreach(json_object_get(hb, "images"), k, img) if (json_is_string(img))
-                strset_add(set, json_string_value(img));
+            json_array_foreach(json_object_get(hb, "images"), k, img)
+            {
+                if (json_is_string(img))
+                    strset_add(set, json_string_value(img));
+            }
             json_decref(hb);
         }
     freeReplyObject(rep);
@@ -630,7 +654,8 @@ struct watched {
 static void watch_attached(struct gateway *g, struct broker *b, const struct watched *w)
 {
     struct errbuf err = {{0}};
-    char name[BROKER_IDEM_KEY_MAX + 32], stream[200], msgid[48];
+    char name[BROKER_IDEM_KEY_MAX + 32], stream[BROKER_STREAM_MAX];
+    const char *msgid;
     redisReply *rep;
     bool lost = false;
 
@@ -645,8 +670,10 @@ static void watch_attached(struct gateway *g, struct broker *b, const struct wat
         lost = true;
     } else if (rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "-") == 0) {
         lost = util_now() - w->attached_at > ADDING_STALE_S;
-    } else if (rep->type == REDIS_REPLY_STRING &&
-               sscanf(rep->str, "%199s %47s", stream, msgid) == 2) {
+    } else if (rep->type == REDIS_REPLY_STRING && (msgid = strchr(rep->str, ' ')) &&
+               (size_t)(msgid - rep->str) < sizeof(stream)) { /* "STREAM MSGID" */
+        memcpy(stream, rep->str, (size_t)(msgid - rep->str));
+        stream[msgid++ - rep->str] = '\0';
         redisReply *e = broker_cmdf(b, &err, "XRANGE", stream, msgid, msgid, NULL);
         /* the entry is deleted after the answer is kept: look for the answer again */
         if (e && e->type == REDIS_REPLY_ARRAY && e->elements == 0) {
@@ -696,7 +723,7 @@ static void watch_jobs(struct gateway *g, struct broker *b)
         watch_attached(g, b, &att[i]);
     for (size_t i = 0; i < np; i++) {
         struct errbuf err = {{0}};
-        char stream[200];
+        char stream[BROKER_STREAM_MAX];
         if (broker_worker_alive(b, pin[i].name))
             continue;
         snprintf(stream, sizeof(stream), BROKER_AT_STREAM "%s", pin[i].name);
@@ -740,33 +767,14 @@ static void take_replies(struct gateway *g, struct broker *b, const redisReply *
 
         ids[i + 3] = e->element[0]->str;
         body = broker_field(f, "body", &len);
-        if (!seq || !st || !(r = calloc(1, sizeof(*r))))
+        if (!seq || !st ||
+            !(r = reply_new(strtoull(seq, NULL, 10), (unsigned)strtoul(st, NULL, 10), ct, body,
+                            len)))
             continue;
-        r->seq = strtoull(seq, NULL, 10);
-        r->status = (unsigned)strtoul(st, NULL, 10);
-        snprintf(r->ctype, sizeof(r->ctype), "%s", ct ? ct : "application/json");
-        if (!(r->body = malloc(len + 1))) {
-            free(r);
-            continue;
-        }
-        memcpy(r->body, body ? body : "", len);
-        r->body[len] = '\0';
-        r->len = len;
         r->next = list;
         list = r;
     }
-    if (list) {
-        struct gw_reply *last = list;
-        uint64_t one = 1;
-        while (last->next)
-            last = last->next;
-        pthread_mutex_lock(&g->lock);
-        last->next = g->replies;
-        g->replies = list;
-        pthread_mutex_unlock(&g->lock);
-        if (write(g->efd, &one, sizeof(one)) < 0) { /* the counter is full: it is readable */
-        }
-    }
+    replies_push(g, list);
     ids[0] = "XACK";
     ids[1] = g->reply_stream;
     ids[2] = BROKER_REPLY_GROUP;
@@ -894,10 +902,11 @@ static void on_replies(void *arg, uint32_t events)
     }
 }
 
-/* place(g, q, stream, size) — a job naming an image goes to that image's stream, for the
+/* place(g, q, stream, size, held) — a job naming an image goes to that image's stream, for the
  * workers holding it (their heartbeats): the name as given, or NAME:latest as an image store
- * names it. 0 with stream set; 503 with stream holding the images live workers do hold. */
-static unsigned place(struct gateway *g, const struct gateway_request *q, char *stream, size_t size)
+ * names it. 0 with stream set; 503 with held naming the images live workers do hold. */
+static unsigned place(struct gateway *g, const struct gateway_request *q, char *stream, size_t size,
+                      char held[NAMES_MAX])
 {
     char latest[BROKER_STREAM_MAX];
     const char *name = NULL;
@@ -914,7 +923,7 @@ static unsigned place(struct gateway *g, const struct gateway_request *q, char *
         pthread_mutex_unlock(&g->lock);
         return 0;
     }
-    snprintf(stream, size, "%s", g->image_names[0] ? g->image_names : "nothing known yet");
+    snprintf(held, NAMES_MAX, "%s", g->image_names[0] ? g->image_names : "nothing known yet");
     g->st.refused_down++;
     pthread_mutex_unlock(&g->lock);
     return 503;
@@ -947,7 +956,7 @@ static unsigned admission(struct gateway *g, size_t len, size_t *inflight, bool 
 void gateway_forward(struct gateway *g, struct http_request *r, const struct gateway_request *q)
 {
     const char *ct = http_header(r, "Content-Type"), *route = q->route;
-    char query[4096], stream[BROKER_STREAM_MAX];
+    char query[4096], stream[BROKER_STREAM_MAX], held[NAMES_MAX];
     struct gw_job *j = NULL;
     bool up;
     size_t inflight, len = q->body ? q->len : 0;
@@ -968,10 +977,9 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
                                 "%zu requests already wait for workers (at most --queue, and "
                                 "%zu MiB of request bodies)",
                                 inflight, g->cfg.max_inflight_bytes >> 20);
-    else if (q->image && (st = place(g, q, stream, sizeof(stream))))
+    else if (q->image && (st = place(g, q, stream, sizeof(stream), held)))
         http_respond_error_with(r, 503, "Retry-After", "1", "no_worker_for_image",
-                                "no live worker holds image '%s' (they hold: %s)", q->image,
-                                stream);
+                                "no live worker holds image '%s' (they hold: %s)", q->image, held);
     else if (!http_query_string(r, query, sizeof(query)) && (st = 414))
         http_respond_error(r, 414, "uri_too_long", "the query is over %zu bytes", sizeof(query));
     else if ((!(j = calloc(1, sizeof(*j))) ||
@@ -1000,7 +1008,6 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     j->g = g;
     j->r = r;
     j->route = route;
-    j->prio = q->prio;
     j->t0 = util_now();
     if (q->body) {
         j->body = q->body;

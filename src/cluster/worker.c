@@ -96,6 +96,8 @@ static struct msg *msg_from_entry(const char *stream, const redisReply *e)
     m->reply = field_dup(e->element[1], "reply", NULL);
     m->seq = field_dup(e->element[1], "seq", NULL);
     m->method = field_dup(e->element[1], "method", NULL);
+    if (!m->method) /* a job of a gateway older than sessions: a POST */
+        m->method = strdup("POST");
     m->target = field_dup(e->element[1], "target", NULL);
     m->key = field_dup(e->element[1], "key", NULL);
     m->ctype = field_dup(e->element[1], "ctype", NULL);
@@ -133,7 +135,7 @@ static bool msg_valid(const struct msg *m)
 {
     return m->id && m->seq && m->target && m->body && m->reply &&
            strncmp(m->reply, BROKER_REPLY_STREAM, strlen(BROKER_REPLY_STREAM)) == 0 &&
-           strlen(m->reply) < 200 && route_allowed(m->method ? m->method : "POST", m->target) &&
+           strlen(m->reply) < 200 && m->method && route_allowed(m->method, m->target) &&
            (!m->key || broker_idem_key_valid(m->key));
 }
 
@@ -236,7 +238,7 @@ static void record_session(struct worker *w, struct broker *b, const struct msg 
                            const struct worker_answer *ans)
 {
     struct errbuf err = {{0}};
-    const char *method = m->method ? m->method : "POST";
+    const char *method = m->method;
     char id[BROKER_SESSION_ID_MAX], key[sizeof(id) + 32];
     size_t n = strlen(m->target);
     bool made = strcmp(method, "POST") == 0 && ans->status == 201 &&
@@ -374,9 +376,8 @@ static void *slot_main(void *arg)
         pthread_mutex_lock(&w->lock);
         w->busy++;
         pthread_mutex_unlock(&w->lock);
-        job = (struct worker_job){m->id,     m->method ? m->method : "POST",
-                                  m->target, m->ctype ? m->ctype : "application/json",
-                                  m->body,   m->len};
+        job = (struct worker_job){
+            m->id, m->method, m->target, m->ctype ? m->ctype : "application/json", m->body, m->len};
         rc = w->cfg.run(w->cfg.ctx, &job, &ans);
         if (rc == 0) {
             /* The answer is written before the job is acknowledged; a lost connection is
@@ -634,7 +635,7 @@ static void hand_back(struct worker *w, struct broker *b)
             SARG("seq");
             SARG(m->seq);
             SARG("method");
-            SARG(m->method ? m->method : "POST");
+            SARG(m->method);
             SARG("target");
             SARG(m->target);
             SARG("ctype");
@@ -650,7 +651,7 @@ static void hand_back(struct worker *w, struct broker *b)
             redisReply *rep = broker_cmd(b, &err, n, argv, lens);
             if (m->key && broker_reply_ok(rep) && rep->type == REDIS_REPLY_STRING) {
                 /* the key names the new entry: a gateway attached to it must not think it lost */
-                char name[BROKER_IDEM_KEY_MAX + 32], where[256];
+                char name[BROKER_IDEM_KEY_MAX + 32], where[BROKER_STREAM_MAX + 64];
                 snprintf(name, sizeof(name), BROKER_IDEM_KEY "%s", m->key);
                 snprintf(where, sizeof(where), "%s %s", m->stream, rep->str);
                 freeReplyObject(

@@ -2105,12 +2105,14 @@ static void route_healthz(struct api *a, struct http_request *r)
         return;
     }
     {
-        json_t *images = json_array();
-        image_registry_list(a->cfg.images, add_name, images);
-        http_respond_json(r, 200,
-                          json_pack("{s:s,s:i,s:i,s:i,s:o}", "status", "ok", "slots", (int)st.slots,
-                                    "running", (int)st.running, "queued", (int)q, "images",
-                                    images ? images : json_array()));
+        json_t *h = json_pack("{s:s,s:i,s:i,s:i}", "status", "ok", "slots", (int)st.slots,
+                              "running", (int)st.running, "queued", (int)q);
+        json_t *images = http_query(r, "images") ? json_array() : NULL;
+        if (images) { /* asked for (a cluster worker does): the image store is read */
+            image_registry_list(a->cfg.images, add_name, images);
+            json_object_set_new(h, "images", images);
+        }
+        http_respond_json(r, 200, h);
     }
 }
 
