@@ -6,16 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cluster/forward.h"
+#include "cluster/forward_int.h"
 #include "judge/task.h"
 #include "judge/verify.h"
 #include "library/store.h"
 
 #define PEEK_MAX (64u << 10) /* bodies read for their "priority" (larger: normal) */
 
-/* idempotency_key(r, &key) — the request's Idempotency-Key header (NULL when none): 0, or
- * 400 when r was answered for a malformed one. */
-static unsigned idempotency_key(struct http_request *r, const char **key)
+unsigned forward_key(struct http_request *r, const char **key)
 {
     *key = http_header(r, "Idempotency-Key");
     if (*key && !broker_idem_key_valid(*key)) {
@@ -46,11 +44,9 @@ static bool verdict_parse(const char *name, enum verdict *v)
     return false;
 }
 
-/* record_outcome — the gateway's rewrite hook: the worker's verification record stored in the
- * library (the figures store_record keeps), and "recorded", "model" (and "record_error")
- * added to it, as a single node answers. */
-static bool record_outcome(void *ctx, unsigned status, const char *body, size_t len, char **out,
-                           size_t *outlen)
+/* by_id_record: the figures store_record keeps; "record_error" added too when it failed. */
+bool by_id_record(void *ctx, unsigned status, const char *body, size_t len, char **out,
+                  size_t *outlen)
 {
     struct by_id *b = ctx;
     json_t *j = status == 200 ? json_loadb(body, len, 0, NULL) : NULL, *reward;
@@ -78,7 +74,7 @@ static bool record_outcome(void *ctx, unsigned status, const char *body, size_t 
         json_object_set_new(j, "model", json_string(b->model));
         if (!recorded)
             json_object_set_new(j, "record_error", json_string(err.msg));
-        if ((*out = json_dumps(j, JSON_COMPACT))) {
+        if ((*out = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)))) {
             *outlen = strlen(*out);
             changed = true;
         }
@@ -100,73 +96,100 @@ static json_t *inline_task(const struct task *t)
     return task;
 }
 
-/* forward_by_id(cfg, r, j, q) — the task of j's task_id loaded, sent inline (task_id and
- * model removed), its outcome recorded when answered. */
-static unsigned forward_by_id(const struct forward_config *cfg, struct http_request *r, json_t *j,
-                              struct gateway_request *q)
+unsigned by_id_inline(struct store *store, json_t *j, struct by_id **hook, char *image, size_t size,
+                      struct errbuf *err)
 {
     const json_t *id = json_object_get(j, "task_id"), *model = json_object_get(j, "model");
-    struct errbuf err = {{0}};
     struct task t;
     struct by_id *b;
-    json_t *body;
+    json_t *task;
     int rc;
 
-    if (!cfg->store) {
-        http_respond_error(r, 400, "bad_request",
-                           "'task_id' needs the task library: start the gateway with --db PATH, "
-                           "or send the task itself as 'task'");
-        return 400;
-    }
-    if (!json_is_string(id) || json_object_get(j, "task")) {
-        http_respond_error(r, 400, "bad_request",
-                           json_is_string(id) ? "give 'task' or 'task_id', not both"
-                                              : "'task_id' must be a string");
-        return 400;
-    }
+    *hook = NULL;
+    if (!store)
+        return errbuf_set(err, "'task_id' needs the task library: start the gateway with --db "
+                               "PATH, or send the task itself as 'task'"),
+               400;
+    if (!json_is_string(id) || json_object_get(j, "task"))
+        return errbuf_set(err, json_is_string(id) ? "give 'task' or 'task_id', not both"
+                                                  : "'task_id' must be a string"),
+               400;
     if (model &&
-        (!json_is_string(model) || !json_string_length(model) || json_string_length(model) > 200)) {
-        http_respond_error(r, 400, "bad_request",
-                           "'model' must be a string of 1 to 200 characters");
-        return 400;
-    }
+        (!json_is_string(model) || !json_string_length(model) || json_string_length(model) > 200))
+        return errbuf_set(err, "'model' must be a string of 1 to 200 characters"), 400;
     memset(&t, 0, sizeof(t));
-    if ((rc = store_task_load(cfg->store, json_string_value(id), NULL, &t, &err)) < 0) {
+    if ((rc = store_task_load(store, json_string_value(id), NULL, &t, err)) < 0) {
         task_release(&t);
-        http_respond_error(r, rc == -ENOENT ? 404 : 500, rc == -ENOENT ? "not_found" : "internal",
-                           "%s", err.msg);
         return rc == -ENOENT ? 404 : 500;
     }
-    b = calloc(1, sizeof(*b));
-    body = json_copy(j); /* "model" goes too: the node refuses it without a task_id */
-    if (!b || !body || !(b->id = strdup(json_string_value(id))) ||
-        json_object_set_new(body, "task", inline_task(&t)) < 0 ||
-        json_object_del(body, "task_id") < 0 || (model && json_object_del(body, "model") < 0) ||
-        !(q->body = json_dumps(body, JSON_COMPACT))) {
+    if (!(b = calloc(1, sizeof(*b))) || !(b->id = strdup(json_string_value(id))) ||
+        !(task = inline_task(&t)) || json_object_set_new(j, "task", task) < 0) {
         if (b)
             free(b->id);
         free(b);
-        json_decref(body);
         task_release(&t);
+        return errbuf_set(err, "out of memory"), 500;
+    }
+    b->store = store;
+    snprintf(b->version, sizeof(b->version), "%s", t.version);
+    snprintf(b->model, sizeof(b->model), "%s", model ? json_string_value(model) : "default");
+    snprintf(image, size, "%s", t.image ? t.image : "host");
+    /* "model" goes too: the node refuses it without a task_id */
+    json_object_del(j, "task_id");
+    json_object_del(j, "model");
+    task_release(&t);
+    *hook = b;
+    return 0;
+}
+
+/* forward_by_id(fw, r, j, q) — the task of j's task_id loaded, sent inline, its outcome
+ * recorded when answered. */
+static unsigned forward_by_id(struct forward *fw, struct http_request *r, json_t *j,
+                              struct gateway_request *q)
+{
+    struct errbuf err = {{0}};
+    char image[256];
+    struct by_id *b;
+    unsigned st = by_id_inline(fw->cfg.store, j, &b, image, sizeof(image), &err);
+
+    if (st) {
+        http_respond_error(r, st,
+                           st == 400   ? "bad_request"
+                           : st == 404 ? "not_found"
+                                       : "internal",
+                           "%s", err.msg);
+        return st;
+    }
+    if (!(q->body = json_dumps(j, JSON_COMPACT))) {
+        by_id_record(b, 0, NULL, 0, NULL, NULL);
         http_respond_error(r, 500, "internal", "out of memory");
         return 500;
     }
     q->len = strlen(q->body);
-    json_decref(body);
-    b->store = cfg->store;
-    snprintf(b->version, sizeof(b->version), "%s", t.version);
-    snprintf(b->model, sizeof(b->model), "%s", model ? json_string_value(model) : "default");
-    q->image = t.image; /* placed on a worker holding the task's image (read at once) */
-    q->rewrite = record_outcome;
+    q->image = image; /* placed on a worker holding the task's image (read at once) */
+    q->rewrite = by_id_record;
     q->rewrite_ctx = b;
-    gateway_forward(cfg->gateway, r, q);
-    task_release(&t);
+    gateway_forward(fw->cfg.gateway, r, q);
     return 0;
 }
 
 /* ---- the routes --------------------------------------------------------------------- */
 
-unsigned forward_job(const struct forward_config *cfg, struct http_request *r, const char *route)
+struct forward *forward_new(const struct forward_config *cfg)
+{
+    struct forward *fw = calloc(1, sizeof(*fw));
+
+    if (fw)
+        fw->cfg = *cfg;
+    return fw;
+}
+
+void forward_free(struct forward *fw)
+{
+    free(fw);
+}
+
+unsigned forward_job(struct forward *fw, struct http_request *r, const char *route)
 {
     struct gateway_request q = {.route = route, .prio = PRIO_NORMAL};
     bool verify = strcmp(route, "/v1/verify") == 0;
@@ -181,22 +204,21 @@ unsigned forward_job(const struct forward_config *cfg, struct http_request *r, c
     if (json_is_object(j)) /* its image: a run's own, a verification's task's */
         q.image =
             json_string_value(json_object_get(verify ? json_object_get(j, "task") : j, "image"));
-    if (strcmp(route, "/v1/batch") != 0 && (st = idempotency_key(r, &q.key)) != 0) {
+    if ((st = forward_key(r, &q.key)) != 0) {
         json_decref(j);
         return st;
     }
     if (verify && json_is_object(j) && json_object_get(j, "task_id")) {
-        st = forward_by_id(cfg, r, j, &q);
+        st = forward_by_id(fw, r, j, &q);
         json_decref(j);
         return st;
     }
-    gateway_forward(cfg->gateway, r, &q); /* q.image is j's: j is kept until here */
+    gateway_forward(fw->cfg.gateway, r, &q); /* q.image is j's: j is kept until here */
     json_decref(j);
     return 0;
 }
 
-unsigned forward_session(const struct forward_config *cfg, struct http_request *r,
-                         const char **route)
+unsigned forward_session(struct forward *fw, struct http_request *r, const char **route)
 {
     static const char *const routes[] = {"/v1/sessions/{id}", "/v1/sessions/{id}/exec",
                                          "/v1/sessions/{id}/files", "/v1/sessions/{id}/fork",
@@ -214,10 +236,10 @@ unsigned forward_session(const struct forward_config *cfg, struct http_request *
             http_respond_error_with(r, 405, "Allow", "GET, POST", "method_not_allowed",
                                     "/v1/sessions wants GET or POST, not %s", method);
             return 405;
-        } else if ((st = idempotency_key(r, &q.key)) != 0) {
+        } else if ((st = forward_key(r, &q.key)) != 0) {
             return st;
         }
-        gateway_forward(cfg->gateway, r, &q);
+        gateway_forward(fw->cfg.gateway, r, &q);
         return 0;
     }
     *route = routes[0];
@@ -231,6 +253,6 @@ unsigned forward_session(const struct forward_config *cfg, struct http_request *
             *route = routes[i];
     q.route = *route;
     q.session = id; /* the worker's node answers what it does not serve (404, 405) */
-    gateway_forward(cfg->gateway, r, &q);
+    gateway_forward(fw->cfg.gateway, r, &q);
     return 0;
 }

@@ -6,7 +6,7 @@
  * loads the task, sends it inline, and records the worker's verdict in the library before it
  * answers, adding "recorded" and "model" as a single node does.
  *
- * Both calls run on the loop thread and return 0 when the request was forwarded (the
+ * The route calls run on the loop thread and return 0 when the request was forwarded (the
  * gateway answers it, and counts it, later), or the status it was answered with now.
  */
 #ifndef CRUCIBLE_FORWARD_H
@@ -16,18 +16,48 @@
 #include "service/http.h"
 
 struct store;
+struct offload;
 
 struct forward_config {
     struct gateway *gateway;
-    struct store *store; /* the task library (--db), or NULL */
+    struct store *store;     /* the task library (--db), or NULL */
+    struct offload *offload; /* the api workers: a batch is parsed and split there */
+    size_t max_batch;        /* items per batch */
+    size_t stream_buffer;    /* unsent bytes of a batch stream before it stops sending items */
+    double stream_stall_s;   /* a batch stopped that long (client not reading) is cancelled */
+    /* answered(ctx, route, status, t0) — a batch's answer began (the gateway's own
+     * cfg.answered counts the other routes). */
+    void (*answered)(void *ctx, const char *route, unsigned status, double t0);
+    void *ctx;
 };
 
-/* forward_job(cfg, r, route) — POST /v1/run, /v1/verify, /v1/batch, /run_code. */
-unsigned forward_job(const struct forward_config *cfg, struct http_request *r, const char *route);
+struct forward;
 
-/* forward_session(cfg, r, &route) — a /v1/sessions request; route: its name for the counters
+/* forward_new(cfg) — NULL when out of memory. forward_free(fw) — after the HTTP server
+ * stopped (no batch is left open). */
+struct forward *forward_new(const struct forward_config *cfg);
+void forward_free(struct forward *fw);
+
+/* forward_job(fw, r, route) — POST /v1/run, /v1/verify, /run_code. */
+unsigned forward_job(struct forward *fw, struct http_request *r, const char *route);
+
+/* forward_batch(fw, r) — POST /v1/batch (batch.c). The batch is parsed and split on an api
+ * worker; its items are checked by workers holding their images (POST /v1/batch?check=1,
+ * one check per image) — an item that does not parse answers 400 before anything runs, as
+ * on a single node; then each item is a job of its own, placed by its image, sent when the
+ * items it comes after succeeded (or answered skipped), a window of twice the live workers'
+ * slots at a time, its line streamed as its answer comes. A by-id verification is inlined
+ * and recorded as forward_job does. With an Idempotency-Key K, item i carries the key K.i:
+ * the batch resent after a gateway restart runs no item twice. */
+unsigned forward_batch(struct forward *fw, struct http_request *r);
+
+/* forward_session(fw, r, &route) — a /v1/sessions request; route: its name for the counters
  * ("/v1/sessions/{id}/exec"...). */
-unsigned forward_session(const struct forward_config *cfg, struct http_request *r,
-                         const char **route);
+unsigned forward_session(struct forward *fw, struct http_request *r, const char **route);
+
+/* forward_tick(fw) — resumes batches whose client read their stream, cancels the stalled;
+ * forward_timeout_ms(fw): how soon it must run again (-1: no batch waits). Loop thread. */
+void forward_tick(struct forward *fw);
+int forward_timeout_ms(const struct forward *fw);
 
 #endif

@@ -53,6 +53,9 @@ struct gw_job {
     bool (*rewrite)(void *ctx, unsigned status, const char *body, size_t len, char **out,
                     size_t *outlen); /* gateway_request's, until called */
     void *rewrite_ctx;
+    /* a gateway_job's answer function (r is NULL then), until called or dropped */
+    void (*done)(void *ctx, unsigned status, const char *body, size_t len);
+    void *done_ctx;
 };
 
 struct gw_reply {
@@ -528,8 +531,10 @@ static long long int_reply(struct broker *b, const char *cmd, const char *key)
     return v;
 }
 
-/* heartbeat_images(b, keys, set) — the "images" of the heartbeats named by keys added to set. */
-static void heartbeat_images(struct broker *b, const redisReply *keys, struct strset *set)
+/* heartbeat_capacity(b, keys, set, &slots) — the "images" of the heartbeats named by keys
+ * added to set, their "slots" to slots. */
+static void heartbeat_capacity(struct broker *b, const redisReply *keys, struct strset *set,
+                               long *slots)
 {
     struct errbuf err = {{0}};
     const char **argv = calloc(keys->elements + 1, sizeof(*argv));
@@ -551,6 +556,8 @@ static void heartbeat_images(struct broker *b, const redisReply *keys, struct st
             if (rep->element[i]->type != REDIS_REPLY_STRING ||
                 !(hb = json_loadb(rep->element[i]->str, rep->element[i]->len, 0, NULL)))
                 continue;
+            if (json_integer_value(json_object_get(hb, "slots")) > 0)
+                *slots += (long)json_integer_value(json_object_get(hb, "slots"));
             json_array_foreach(json_object_get(hb, "images"), k, img)
             {
                 if (json_is_string(img))
@@ -567,7 +574,7 @@ static void poll_broker(struct gateway *g, struct broker *b)
 {
     struct errbuf err = {{0}};
     char run_id[64];
-    long workers = 0;
+    long workers = 0, slots = 0;
     long long depth[PRIO_COUNT], pending[PRIO_COUNT], dead;
     char cursor[32] = "0";
     struct strset images = STRSET_INIT;
@@ -584,7 +591,7 @@ static void poll_broker(struct gateway *g, struct broker *b)
         }
         snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
         workers += (long)rep->element[1]->elements;
-        heartbeat_images(b, rep->element[1], &images);
+        heartbeat_capacity(b, rep->element[1], &images, &slots);
         freeReplyObject(rep);
     } while (strcmp(cursor, "0") != 0);
     for (int p = 0; p < PRIO_COUNT; p++) {
@@ -610,6 +617,7 @@ static void poll_broker(struct gateway *g, struct broker *b)
         snprintf(g->run_id, sizeof(g->run_id), "%s", run_id);
     g->st.workers_alive = workers;
     if (workers >= 0) {
+        g->st.slots_alive = slots;
         size_t used = 0;
         strset_release(&g->images);
         g->images = images;
@@ -888,7 +896,11 @@ static void on_replies(void *arg, uint32_t events)
                 list->len = outlen;
             }
             j->rewrite = NULL; /* called once */
-            if (j->r) {
+            if (j->done) {
+                void (*done)(void *, unsigned, const char *, size_t) = j->done;
+                j->done = NULL;
+                done(j->done_ctx, list->status, list->body, list->len);
+            } else if (j->r) {
                 http_respond(j->r, list->status, list->ctype, list->body, list->len, NULL, NULL);
                 if (g->cfg.answered)
                     g->cfg.answered(g->cfg.ctx, j->route, list->status, j->t0);
@@ -905,21 +917,21 @@ static void on_replies(void *arg, uint32_t events)
 /* place(g, q, stream, size, held) — a job naming an image goes to that image's stream, for the
  * workers holding it (their heartbeats): the name as given, or NAME:latest as an image store
  * names it. 0 with stream set; 503 with held naming the images live workers do hold. */
-static unsigned place(struct gateway *g, const struct gateway_request *q, char *stream, size_t size,
-                      char held[NAMES_MAX])
+static unsigned place(struct gateway *g, enum job_priority prio, const char *image, char *stream,
+                      size_t size, char held[NAMES_MAX])
 {
     char latest[BROKER_STREAM_MAX];
     const char *name = NULL;
 
-    if (strcmp(q->image, "host") == 0)
+    if (strcmp(image, "host") == 0)
         return 0;
-    snprintf(latest, sizeof(latest), "%s:latest", q->image);
+    snprintf(latest, sizeof(latest), "%s:latest", image);
     pthread_mutex_lock(&g->lock);
-    if (strset_has(&g->images, q->image))
-        name = q->image;
-    else if (!strchr(q->image, ':') && strset_has(&g->images, latest))
+    if (strset_has(&g->images, image))
+        name = image;
+    else if (!strchr(image, ':') && strset_has(&g->images, latest))
         name = latest;
-    if (name && broker_image_stream(q->prio, name, stream, size)) {
+    if (name && broker_image_stream(prio, name, stream, size)) {
         pthread_mutex_unlock(&g->lock);
         return 0;
     }
@@ -977,7 +989,7 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
                                 "%zu requests already wait for workers (at most --queue, and "
                                 "%zu MiB of request bodies)",
                                 inflight, g->cfg.max_inflight_bytes >> 20);
-    else if (q->image && (st = place(g, q, stream, sizeof(stream), held)))
+    else if (q->image && (st = place(g, q->prio, q->image, stream, sizeof(stream), held)))
         http_respond_error_with(r, 503, "Retry-After", "1", "no_worker_for_image",
                                 "no live worker holds image '%s' (they hold: %s)", q->image, held);
     else if (!http_query_string(r, query, sizeof(query)) && (st = 414))
@@ -1028,6 +1040,59 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     pthread_cond_signal(&g->cond);
     pthread_mutex_unlock(&g->lock);
     http_on_close(r, on_close, j);
+}
+
+unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *seq, char *why,
+                        size_t size)
+{
+    char stream[BROKER_STREAM_MAX], held[NAMES_MAX];
+    struct gw_job *j;
+
+    snprintf(stream, sizeof(stream), "%s", broker_job_stream(job->prio));
+    if (job->image && place(g, job->prio, job->image, stream, sizeof(stream), held)) {
+        snprintf(why, size, "no live worker holds image '%s' (they hold: %s)", job->image, held);
+        free(job->body);
+        return 503;
+    }
+    if (!(j = calloc(1, sizeof(*j))) || !(j->target = strdup(job->target))) {
+        free(j);
+        free(job->body);
+        snprintf(why, size, "out of memory");
+        return 500;
+    }
+    snprintf(j->method, sizeof(j->method), "POST");
+    snprintf(j->stream, sizeof(j->stream), "%s", stream);
+    snprintf(j->key, sizeof(j->key), "%s", job->key ? job->key : "");
+    snprintf(j->ctype, sizeof(j->ctype), "application/json");
+    j->done = job->done;
+    j->done_ctx = job->ctx;
+    j->g = g;
+    j->route = "/v1/batch";
+    j->t0 = util_now();
+    j->body = job->body;
+    j->len = job->len;
+    j->refs = 1; /* the table's (queue_push adds the queue's) */
+    pthread_mutex_lock(&g->lock);
+    *seq = j->seq = ++g->next_seq;
+    j->hnext = g->table[j->seq % BUCKETS];
+    g->table[j->seq % BUCKETS] = j;
+    g->st.inflight++;
+    g->st.inflight_bytes += j->len;
+    g->st.admitted++;
+    queue_push(g, j);
+    pthread_cond_signal(&g->cond);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+}
+
+void gateway_drop(struct gateway *g, uint64_t seq)
+{
+    struct gw_job *j;
+
+    pthread_mutex_lock(&g->lock);
+    if ((j = table_find(g, seq)))
+        j->done = NULL;
+    pthread_mutex_unlock(&g->lock);
 }
 
 void gateway_set_answered(struct gateway *g,
@@ -1119,6 +1184,8 @@ void gateway_free(struct gateway *g)
             g->table[b] = j->hnext;
             if (j->r) /* http_stop ran first (cmd_serve): this does not happen there */
                 http_respond_error(j->r, 503, "stopping", "the gateway is stopping");
+            if (j->done)
+                j->done(j->done_ctx, 0, NULL, 0);
             job_unref(j);
         }
     while (g->replies) {

@@ -54,6 +54,7 @@ struct gateway_stats {
     uint64_t sessions_lost; /* a session's request whose worker had stopped: 410 */
     bool broker_up;
     long workers_alive;            /* heartbeat keys seen at the last poll; -1: unknown */
+    long slots_alive;              /* the slots their heartbeats announce */
     long long depth[PRIO_COUNT];   /* XLEN of each job stream at the last poll; -1: unknown */
     long long pending[PRIO_COUNT]; /* delivered to a worker, not yet acknowledged; -1 */
     long long dead;                /* XLEN crucible:dead */
@@ -92,6 +93,31 @@ struct gateway_request {
 
 /* gateway_forward(g, r, q) — loop thread; r is answered later (or now: 429, 503, 414). */
 void gateway_forward(struct gateway *g, struct http_request *r, const struct gateway_request *q);
+
+/* A job of the gateway's own making (a batch's item, the check of a batch's items), whose
+ * answer goes to a function instead of an HTTP request. */
+struct gateway_job {
+    const char *target;     /* "/v1/run", "/v1/verify", "/v1/batch?check=1" (copied) */
+    enum job_priority prio; /* its job stream */
+    const char *image;      /* placed on the workers holding it (place()), or NULL */
+    const char *key;        /* its Idempotency-Key (broker_idem_key_valid), or NULL */
+    char *body;             /* malloc'd, taken (also when refused) */
+    size_t len;
+    /* done(ctx, status, body, len) — on the loop thread, exactly once per submitted job
+     * that was not dropped: with the first answer; status 0 when the gateway stopped first. */
+    void (*done)(void *ctx, unsigned status, const char *body, size_t len);
+    void *ctx;
+};
+
+/* gateway_submit(g, job, &seq, why, size) — 0 with seq set (done comes later), or the status
+ * it is refused with now, why saying why (503: no live worker holds its image; 500). Loop
+ * thread. The job is not counted against --queue: its caller bounds how many it has. */
+unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *seq, char *why,
+                        size_t size);
+
+/* gateway_drop(g, seq) — done will not be called for job seq (its batch's client left); a
+ * worker may still run it. Loop thread. */
+void gateway_drop(struct gateway *g, uint64_t seq);
 
 /* gateway_set_answered(g, answered, ctx) — replaces cfg.answered (set before requests). */
 void gateway_set_answered(struct gateway *g,

@@ -54,6 +54,7 @@ struct api {
     pthread_mutex_t lock; /* held (workers and the loop) */
     uint64_t held;        /* bytes of output records taken from cfg.output_budget (output_admit) */
     struct owner *paused; /* batches waiting for their client to read (loop thread) */
+    struct forward *fw;   /* cluster mode: the routes on the gateway (cfg.gateway), or NULL */
 };
 
 enum kind { K_RUN, K_PROGRAM, K_VERIFY, K_RUNCODE };
@@ -1694,8 +1695,9 @@ static void owner_discard(struct owner *o)
     owner_maybe_free(o);
 }
 
-/* admit(a, r, route, o) — reserves room for o's items and submits those that can start. */
-static void admit(struct api *a, struct http_request *r, const char *route, struct owner *o)
+/* items_fit(a, r, route, o) — every item of o fits one of this server's slots (memory,
+ * processes); else r is answered 400 naming the first that does not, and o discarded. */
+static bool items_fit(struct api *a, struct http_request *r, const char *route, struct owner *o)
 {
     struct sched_stats st;
 
@@ -1704,7 +1706,7 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
         if (!sched_fits(a->sched, &o->items[i].job)) {
             const struct job *j = &o->items[i].job;
             char who[40];
-            snprintf(who, sizeof(who), o->batch ? "items[%zu]" : "the request", i);
+            snprintf(who, sizeof(who), o->batch ? "items[%zu]:" : "the request", i);
             if (j->memory_mb > st.memory_mb)
                 fail(a, r, route, 400, "bad_request",
                      "%s needs %llu MB of memory; this server runs jobs of at most %llu MB", who,
@@ -1715,8 +1717,33 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
                      "serve --pids)",
                      who, (unsigned long long)j->pids, (unsigned long long)st.pids);
             owner_discard(o);
-            return;
+            return false;
         }
+    return true;
+}
+
+/* check_only(a, r, route, o) — POST /v1/batch?check=1: the batch was parsed and fits; it is
+ * answered so, and nothing runs (a gateway checks a batch before it splits it: cluster/). */
+static void check_only(struct api *a, struct http_request *r, const char *route, struct owner *o)
+{
+    char body[96];
+
+    if (!items_fit(a, r, route, o))
+        return;
+    snprintf(body, sizeof(body), "{\"valid\":true,\"items\":%zu}", o->n);
+    count_request(a, route, 200, o->t0);
+    http_respond(r, 200, "application/json", body, strlen(body), NULL, NULL);
+    owner_discard(o);
+}
+
+/* admit(a, r, route, o) — reserves room for o's items and submits those that can start. */
+static void admit(struct api *a, struct http_request *r, const char *route, struct owner *o)
+{
+    struct sched_stats st;
+
+    if (!items_fit(a, r, route, o))
+        return;
+    sched_stats(a->sched, &st);
     if (!o->batch && o->items[0].kind == K_RUNCODE) {
         /* /run_code never answers 429 (SandboxFusion's clients score it a failed test): a
          * full queue waits, bounded by the job's start deadline (504) and the connections */
@@ -2024,6 +2051,14 @@ static void parsing_closed(void *ctx, bool aborted)
     offload_cancel(p->a->cfg.offload, &p->work);
 }
 
+/* query_true(r, key) — the query names key without "0" or "false" as its value. */
+static bool query_true(const struct http_request *r, const char *key)
+{
+    const char *v = http_query(r, key);
+
+    return v && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
 /* parsing_done — back on the loop: admit the parsed owner, give the error answer, or (the
  * client gone) discard what was parsed. */
 static void parsing_done(struct offload_work *w)
@@ -2046,7 +2081,10 @@ static void parsing_done(struct offload_work *w)
         p->o->r = r;
         p->o->t0 = p->t0;
         p->o->body_bytes = p->len;
-        admit(a, r, p->route, p->o);
+        if (p->kind == ROUTE_BATCH && query_true(r, "check"))
+            check_only(a, r, p->route, p->o);
+        else
+            admit(a, r, p->route, p->o);
     }
     free(p->body);
     free(p);
@@ -2359,9 +2397,8 @@ void api_handle(void *arg, struct http_request *r)
         return;
     }
     if (a->cfg.gateway && api_sessions_path(path)) {
-        struct forward_config fc = {a->cfg.gateway, a->cfg.store};
         const char *sroute;
-        if ((st = (int)forward_session(&fc, r, &sroute)) > 0)
+        if ((st = (int)forward_session(a->fw, r, &sroute)) > 0)
             count_request(a, sroute, (unsigned)st, 0);
         return;
     }
@@ -2380,9 +2417,10 @@ void api_handle(void *arg, struct http_request *r)
         route_metrics(a, r);
         return;
     default: /* a body to parse: on an api worker, or a worker of the cluster */
-        if (a->cfg.gateway) {
-            struct forward_config fc = {a->cfg.gateway, a->cfg.store};
-            if ((st = (int)forward_job(&fc, r, rt->path)) > 0)
+        if (a->fw) {
+            st = rt->kind == ROUTE_BATCH ? (int)forward_batch(a->fw, r)
+                                         : (int)forward_job(a->fw, r, rt->path);
+            if (st > 0)
                 count_request(a, rt->path, (unsigned)st, 0);
         } else
             route_parse(a, r, rt->path, rt->kind);
@@ -2394,7 +2432,11 @@ int api_timeout_ms(struct api *a)
 {
     int sessions = a->cfg.sessions ? api_sessions_timeout_ms(a->cfg.sessions) : -1;
 
-    return a->paused ? 100 : sessions;
+    int batches = a->fw ? forward_timeout_ms(a->fw) : -1;
+
+    if (a->paused)
+        return 100;
+    return sessions < 0 || (batches >= 0 && batches < sessions) ? batches : sessions;
 }
 
 void api_tick(struct api *a)
@@ -2404,6 +2446,8 @@ void api_tick(struct api *a)
 
     if (a->cfg.sessions)
         api_sessions_tick(a->cfg.sessions);
+    if (a->fw)
+        forward_tick(a->fw);
     for (o = a->paused; o; o = next) {
         next = o->pnext;
         size_t pending = o->r ? http_stream_pending(o->r) : 0;
@@ -2433,8 +2477,22 @@ struct api *api_new(struct sched *s, struct metrics *m, const struct api_config 
     a->cfg = *cfg;
     a->log = log;
     pthread_mutex_init(&a->lock, NULL);
-    if (cfg->gateway)
+    if (cfg->gateway) {
+        struct forward_config fc = {.gateway = cfg->gateway,
+                                    .store = cfg->store,
+                                    .offload = cfg->offload,
+                                    .max_batch = cfg->max_batch,
+                                    .stream_buffer = cfg->stream_buffer,
+                                    .stream_stall_s = cfg->stream_stall_s,
+                                    .answered = tasks_answered,
+                                    .ctx = a};
         gateway_set_answered(cfg->gateway, tasks_answered, a);
+        if (!(a->fw = forward_new(&fc))) {
+            pthread_mutex_destroy(&a->lock);
+            free(a);
+            return NULL;
+        }
+    }
     return a;
 }
 
@@ -2442,6 +2500,7 @@ void api_free(struct api *a)
 {
     if (!a)
         return;
+    forward_free(a->fw);
     pthread_mutex_destroy(&a->lock);
     free(a);
 }

@@ -178,6 +178,23 @@ st, j, text, _ = s.post("/v1/batch", {"items": [
 ok(st == 400 and j["error"]["message"].startswith("items[1]: task 's/add' is an assert task in python")
    and "not cpp" in j["error"]["message"],
    "/v1/batch: an item whose language its task cannot take fails the batch with a 400 naming it", text)
+# ?check=1: parsed and answered, nothing run (a gateway checks a batch so before splitting it)
+def runs_done():
+    return sum(float(l.split()[-1]) for l in s.request("GET", "/metrics")[2].splitlines()
+               if l.startswith("crucible_jobs_completed_total"))
+
+
+before = runs_done()
+st, j, text, _ = s.post("/v1/batch?check=1", {"items": [
+    {"kind": "run", "command": ["/bin/echo", "x"]},
+    {"kind": "verify", "task": SUM_TASK, "language": "cpp", "solution": SUM_CPP, "after": [0]}]})
+ok(st == 200 and j == {"valid": True, "items": 2} and runs_done() == before,
+   "/v1/batch?check=1: a valid batch answered {valid, items}, none of its items run", text)
+st, j, text, _ = s.post("/v1/batch?check=1", {"items": [
+    {"kind": "run", "command": ["/bin/echo", "x"]},
+    {"kind": "run", "command": ["/bin/echo", "x"], "limits": {"memory_mb": 10 ** 6}}]})
+ok(st == 400 and j["error"]["message"].startswith("items[1]: needs") and runs_done() == before,
+   "/v1/batch?check=1: an item larger than a slot is the same 400 as the batch itself", text)
 st, j, text, _ = s.post("/v1/batch", {"items": [
     {"kind": "verify", "task": SUM_TASK, "language": "klingon", "solution": SUM_PY}]})
 ok(st == 400 and j["error"]["message"].startswith("items[0]: unknown language 'klingon' (known:"),

@@ -238,6 +238,23 @@ st, j, text = gw.post("/v1/verify", {"task_id": TASK["id"], "solution": "x"})
 ok(st == 400 and "--db" in text,
    "a gateway without --db answers a task_id 400, saying to start it with --db or send the task",
    (st, text[:200]))
+r, data = gwdb.exchange("POST", "/v1/batch", {"items": [
+    {"kind": "verify", "task_id": TASK["id"], "solution": TASK["reference"], "model": "step-2"},
+    {"kind": "verify", "task_id": TASK["id"], "solution": "def add(a, b):\n    return 0\n",
+     "model": "step-2", "after": [0]}]}, timeout=120)
+blines = sorted((json.loads(x) for x in data.splitlines() if x.strip()), key=lambda x: x["index"])
+st, row, text = gwdb.request("GET", "/v1/tasks/%s?model=step-2" % TASK["id"])
+ok(r.status == 200 and [x.get("result", {}).get("verdict") for x in blines] ==
+   ["accepted", "wrong_answer"] and all(x["result"].get("recorded") for x in blines) and
+   row.get("attempts") == 2 and row.get("accepted") == 1,
+   "a batch of verifications by task_id through the gateway: each inlined, run, and recorded",
+   (blines, text[:300]))
+st, text = r.status, data
+r, data = gwdb.exchange("POST", "/v1/batch", {"items": [
+    {"kind": "verify", "task_id": TASK["id"], "solution": "x"},
+    {"kind": "verify", "task_id": "no/such-task", "solution": "x"}]})
+ok(r.status == 404 and b"items[1]" in data and b"no/such-task" in data,
+   "a batch item naming an unknown task_id: 404 naming the item", (r.status, data[:300]))
 gwdb.stop()
 
 # ---- sessions, pinned to the worker that holds them ------------------------------------
@@ -307,9 +324,21 @@ workers = [w for w in workers if w is not victim] + [start_worker()]
 ok(wait_for(lambda: health(gw).get("workers") == 3, 30), "a new worker replaces it", health(gw))
 
 # ---- placement: a job naming an image goes to a worker that holds it --------------------
-bare = os.path.join(TMP, "bare-image")
-os.makedirs(bare, exist_ok=True)
-open(os.path.join(bare, "README"), "w").close()
+os.chmod(TMP, 0o755)  # the sandbox's own user opens the images below
+
+
+def bare_image(name):
+    """An image root holding one static program, /NAME, that prints NAME."""
+    root = os.path.join(TMP, name + "-image")
+    os.makedirs(root, exist_ok=True)
+    src = os.path.join(TMP, name + ".c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\nint main(void) { puts("%s"); return 0; }\n' % name)
+    subprocess.run(["cc", "-static", "-O1", "-o", os.path.join(root, name), src], check=True)
+    return root
+
+
+bare = bare_image("bare")
 holder_w = start_worker(serve=("--image", "bare=" + bare))
 ok(wait_for(lambda: health(gw).get("workers") == 4, 30), "a fourth worker, holding image 'bare'",
    health(gw))
@@ -319,17 +348,114 @@ ok(mine and "bare" in mine[0].get("images", []) and mine[0].get("memory_mb", 0) 
    all(h.get("images", [None])[0] == "host" for h in hb),
    "heartbeats carry the images each node holds and the machine's memory", hb)
 time.sleep(1.5)  # the gateway's next look at the heartbeats
-placed = [gw.post("/v1/run", {"command": ["/README"], "image": "bare"})[0] for _ in range(8)]
-ok(placed == [200] * 8,
+placed = [gw.post("/v1/run", {"command": ["/bare"], "image": "bare"}) for _ in range(8)]
+placed = [(st, (j or {}).get("stdout")) for st, j, _ in placed]
+ok(placed == [(200, "bare\n")] * 8,
    "eight runs naming image 'bare' all ran on the worker holding it (the three others would "
    "have answered 400 for an image they do not have)", placed)
 st, j, text = gw.post("/v1/run", {"command": ["/bin/true"], "image": "nobody-has-it"})
 ok(st == 503 and "no_worker_for_image" in text and "bare" in text,
    "an image no live worker holds: 503 no_worker_for_image, naming the images they hold",
    (st, text[:300]))
+
+# ---- a batch split across workers: each item placed by its image, streamed as answered ---
+bare2 = bare_image("bare2")
+holder2 = start_worker(serve=("--image", "bare2=" + bare2))
+ok(wait_for(lambda: health(gw).get("workers") == 5, 30), "a fifth worker, holding image 'bare2'",
+   health(gw))
+time.sleep(1.5)  # the gateway's next look at the heartbeats
+
+
+def batch_lines(server, body, headers=None):
+    """POST /v1/batch: (status, its lines parsed, or the error text)."""
+    r, data = server.exchange("POST", "/v1/batch", body, headers=headers, timeout=120)
+    text = data.decode(errors="replace")
+    if r.status != 200:
+        return r.status, text
+    return 200, sorted((json.loads(x) for x in text.splitlines() if x.strip()),
+                       key=lambda x: x["index"])
+
+
+st, lines = batch_lines(gw, {"items": [
+    {"kind": "run", "command": ["/bare"], "image": "bare"},
+    {"kind": "run", "command": ["/bare2"], "image": "bare2"},
+    {"kind": "run", "command": ["/bin/echo", "host"]},
+    {"kind": "run", "command": ["/bare2"], "image": "bare2", "after": [0, 1]}]})
+ok(st == 200 and [x.get("result", {}).get("stdout") for x in lines] ==
+   ["bare\n", "bare2\n", "host\n", "bare2\n"],
+   "a batch naming 'bare' and 'bare2', each held by one worker only: every item ran (each was "
+   "placed by its own image; one worker could not have run them all)", lines)
+st, text = batch_lines(gw, {"items": [
+    {"kind": "run", "command": ["/bare"], "image": "bare"},
+    {"kind": "run", "command": ["/bare2"], "image": "bare2", "limits": {"wall_time": -1}}]})
+ok(st == 400 and "items[1]: " in text and "wall_time" in text,
+   "an item refused by the worker checking its image's items: 400 naming the batch's index, "
+   "before anything runs", (st, text[:300]))
+st, text = batch_lines(gw, {"items": [{"kind": "run", "command": ["/bin/true"]},
+                                      {"kind": "run", "command": ["/bin/true"], "after": [1]}]})
+ok(st == 400 and "items[1]: after[0]" in text, "an 'after' naming the item itself: 400 as on a "
+   "single node", (st, text[:300]))
+st, text = batch_lines(gw, {"items": [{"kind": "run", "command": ["/x"], "image": "nobody"}]})
+ok(st == 503 and "no_worker_for_image" in text,
+   "a batch item naming an image no live worker holds: 503 no_worker_for_image", (st, text[:300]))
+st, lines = batch_lines(gw, {"items": [{"kind": "run", "command": ["/bin/false"]},
+                                       {"kind": "run", "command": ["/bin/true"], "after": [0]}]})
+ok(st == 200 and lines[1].get("skipped") is True and
+   lines[1].get("error", {}).get("code") == "dependency_failed",
+   "an item after a failed one is skipped, as on a single node", lines)
+
+# streamed: the quick item's line comes while the slow one still runs
+c = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=60)
+c.request("POST", "/v1/batch", json.dumps({"items": [
+    {"kind": "run", "command": ["/bin/sleep", "4"]},
+    {"kind": "run", "command": ["/bin/echo", "quick"]}]}))
+resp = c.getresponse()
+first = json.loads(resp.readline())
+inflight_then = health(gw).get("inflight")
+rest = [json.loads(x) for x in resp.read().splitlines() if x.strip()]
+c.close()
+ok(first.get("index") == 1 and inflight_then >= 1 and [x["index"] for x in rest] == [0],
+   "a batch's lines are streamed as items finish: the quick item's line arrived while the slow "
+   "one was still in flight (%s)" % inflight_then, (first, rest))
+
+# exactly once: the same batch resent with its Idempotency-Key is answered from the kept answers
+rnd = {"items": [{"kind": "run", "command": ["/bin/sh", "-c", "od -An -tx8 -N8 /dev/urandom"]}
+                 for _ in range(6)]}
+key = {"Idempotency-Key": "batch-%d" % os.getpid()}
+replayed0 = gw.metric("crucible_cluster_replayed_total") or 0
+st1, l1 = batch_lines(gw, rnd, key)
+st2, l2 = batch_lines(gw, rnd, key)
+outs1 = [x.get("result", {}).get("stdout") for x in l1] if st1 == 200 else l1
+outs2 = [x.get("result", {}).get("stdout") for x in l2] if st2 == 200 else l2
+ok(st1 == st2 == 200 and outs1 == outs2 and len(set(outs1)) == 6 and
+   (gw.metric("crucible_cluster_replayed_total") or 0) - replayed0 == 6,
+   "a batch resent with its Idempotency-Key: each item answered from its kept answer (KEY.i), "
+   "none run again", (outs1, outs2))
+r, data = gw.exchange("POST", "/v1/batch", rnd, headers={"Idempotency-Key": "k" * 127})
+ok(r.status == 400 and b"too long" in data,
+   "a batch's key too long to name its items: 400", (r.status, data[:200]))
+
+# the client leaving mid-batch: nothing more is sent
+admitted0 = gw.metric("crucible_cluster_admitted_total")
+c = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=60)
+c.request("POST", "/v1/batch", json.dumps({"items": [
+    {"kind": "run", "command": ["/bin/sleep", "0.3"]} for _ in range(40)]}))
+resp = c.getresponse()
+resp.readline()
+c.sock.shutdown(socket.SHUT_RDWR)
+c.close()
+ok(wait_for(lambda: health(gw).get("inflight") == 0, 30),
+   "a batch whose client left: what was sent is answered or dropped, nothing left in flight",
+   health(gw))
+sent = gw.metric("crucible_cluster_admitted_total") - admitted0
+ok(2 <= sent < 40, "... and its remaining items were never sent (%d of 40 were: the check and "
+   "the window)" % sent)
+
+holder2.send_signal(signal.SIGTERM)
+holder2.wait(30)
 holder_w.send_signal(signal.SIGTERM)
 holder_w.wait(30)
-ok(wait_for(lambda: health(gw).get("workers") == 3, 10), "the fourth worker drained away")
+ok(wait_for(lambda: health(gw).get("workers") == 3, 10), "the image workers drained away")
 
 # ---- 1,000 jobs, one worker SIGKILLed in the middle -----------------------------------
 N = 1000
@@ -362,7 +488,32 @@ ok(answered is not None and answered >= N + 5,
    "crucible_cluster_answered_total counts each request once (%s)" % answered)
 ok(wait_for(lambda: redis("XLEN", "crucible:jobs:normal") == "0", 10),
    "the job stream is empty afterwards: every job acknowledged and deleted",
-   redis("XLEN", "crucible:jobs:normal"))
+   redis("XRANGE", "crucible:jobs:normal", "-", "+")[:2000])
+workers = workers[1:] + [start_worker()]
+ok(wait_for(lambda: health(gw).get("workers") == 3, 30), "three workers again", health(gw))
+time.sleep(1.5)  # the gateway's next look at the heartbeats: the window counts their slots
+
+# ---- a batch of 1,000 items split across the workers, one SIGKILLed in the middle -------
+c = http.client.HTTPConnection("127.0.0.1", gw.port, timeout=120)
+c.request("POST", "/v1/batch", json.dumps({"items": [
+    {"kind": "run", "command": ["/bin/echo", str(n)]} for n in range(N)]}))
+resp = c.getresponse()
+got, victim = [], None
+t0 = time.time()
+for raw in resp:
+    if raw.strip():
+        got.append(json.loads(raw))
+    if len(got) == 300 and victim is None:
+        victim = workers[0]
+        victim.kill()
+c.close()
+idx = sorted(x.get("index") for x in got)
+wrong = [x for x in got if x.get("result", {}).get("stdout") != "%d\n" % x.get("index")]
+ok(resp.status == 200 and idx == list(range(N)) and not wrong,
+   "a batch of %d items with a worker SIGKILLed after 300 lines: every item answered exactly "
+   "once, with its own output (%.1f s)" % (N, time.time() - t0),
+   (resp.status, len(got), len(set(idx)), wrong[:3]))
+victim.wait(10)
 workers = workers[1:] + [start_worker()]
 
 # ---- the broker restarted mid-batch ---------------------------------------------------
