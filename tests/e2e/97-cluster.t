@@ -488,7 +488,9 @@ ok(answered is not None and answered >= N + 5,
    "crucible_cluster_answered_total counts each request once (%s)" % answered)
 ok(wait_for(lambda: redis("XLEN", "crucible:jobs:normal") == "0", 10),
    "the job stream is empty afterwards: every job acknowledged and deleted",
-   redis("XRANGE", "crucible:jobs:normal", "-", "+")[:2000])
+   (redis("XRANGE", "crucible:jobs:normal", "-", "+")[:1500],
+    redis("XPENDING", "crucible:jobs:normal", "crucible-workers", "-", "+", "10"),
+    redis("XINFO", "CONSUMERS", "crucible:jobs:normal", "crucible-workers")[:1500]))
 workers = workers[1:] + [start_worker()]
 ok(wait_for(lambda: health(gw).get("workers") == 3, 30), "three workers again", health(gw))
 time.sleep(1.5)  # the gateway's next look at the heartbeats: the window counts their slots
