@@ -149,6 +149,7 @@ static void fail_now(struct gw_batch *b, unsigned status, const char *code, cons
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     if (b->r) {
+        b->fw->st.refused++;
         http_on_close(b->r, NULL, NULL);
         if (status == 503)
             http_respond_error_with(b->r, status, "Retry-After", "1", code, "%s", msg);
@@ -411,6 +412,7 @@ static void progress(struct gw_batch *b, size_t done)
             stream_line(b, json_pack("{s:I,s:b,s:{s:s,s:s}}", "index", (json_int_t)k, "skipped", 1,
                                      "error", "code", "dependency_failed", "message", msg));
             it->failed = true;
+            b->fw->st.skipped++;
             item_finish(it);
             continue;
         }
@@ -502,6 +504,7 @@ static void send_item(struct gw_batch *b, struct gw_item *it)
                   : (snprintf(why, sizeof(why), "out of memory"), 500);
     if (st == 0) {
         b->outstanding++;
+        b->fw->st.items++;
         return;
     }
     if (it->rec) {
@@ -545,6 +548,8 @@ static void on_close(void *ctx, bool aborted)
 
     (void)aborted;
     b->r = NULL;
+    if (b->finished < b->n)
+        b->fw->st.cancelled++;
     unpause(b);
     batch_free(b); /* what was sent is dropped: its answers are not waited for */
 }
@@ -556,6 +561,7 @@ static void run(struct gw_batch *b)
 
     gateway_stats(b->fw->cfg.gateway, &st);
     b->window = st.slots_alive > 0 ? 2 * (size_t)st.slots_alive : 2;
+    b->fw->st.batches++;
     http_stream_begin(b->r, 200, "application/x-ndjson");
     answered(b, 200);
     http_on_close(b->r, on_close, b);

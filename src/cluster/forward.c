@@ -184,6 +184,11 @@ struct forward *forward_new(const struct forward_config *cfg)
     return fw;
 }
 
+void forward_stats(const struct forward *fw, struct forward_stats *st)
+{
+    *st = fw->st;
+}
+
 void forward_free(struct forward *fw)
 {
     free(fw);

@@ -55,6 +55,17 @@ unsigned forward_batch(struct forward *fw, struct http_request *r);
  * ("/v1/sessions/{id}/exec"...). */
 unsigned forward_session(struct forward *fw, struct http_request *r, const char **route);
 
+/* What the batches did (for /metrics). */
+struct forward_stats {
+    uint64_t batches;   /* batches whose items went to the workers (their stream began) */
+    uint64_t refused;   /* batches answered 400 (or another error) before any item ran */
+    uint64_t items;     /* items sent to the workers */
+    uint64_t skipped;   /* items skipped: an item they come after failed */
+    uint64_t cancelled; /* batches whose client left (or stalled) before the last line */
+};
+
+void forward_stats(const struct forward *fw, struct forward_stats *st);
+
 /* forward_tick(fw) — resumes batches whose client read their stream, cancels the stalled;
  * forward_timeout_ms(fw): how soon it must run again (-1: no batch waits). Loop thread. */
 void forward_tick(struct forward *fw);

@@ -16,6 +16,7 @@ struct gw_batch;
 struct forward {
     struct forward_config cfg;
     struct gw_batch *paused; /* batches that stopped sending items: their client is behind */
+    struct forward_stats st;
 };
 
 /* forward_key(r, &key) — the request's Idempotency-Key header (NULL when none): 0, or 400

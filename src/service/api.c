@@ -2158,6 +2158,7 @@ static void route_healthz(struct api *a, struct http_request *r)
 static void gateway_metrics(struct api *a)
 {
     struct gateway_stats g;
+    struct forward_stats fs;
 
     gateway_stats(a->cfg.gateway, &g);
     metrics_set(a->m, "cluster_broker_up", "1 while the gateway reaches the broker", "",
@@ -2206,6 +2207,23 @@ static void gateway_metrics(struct api *a)
     }
     metrics_set(a->m, "cluster_dead_letters",
                 "entries of crucible:dead (jobs that took down workers)", "", (double)g.dead);
+    metrics_set(a->m, "cluster_slots", "the slots the live workers' heartbeats announce", "",
+                (double)g.slots_alive);
+    forward_stats(a->fw, &fs);
+    metrics_set_total(a->m, "cluster_batches_total",
+                      "batches split across the workers (their stream began)", "",
+                      (double)fs.batches);
+    metrics_set_total(a->m, "cluster_batches_refused_total",
+                      "batches answered with an error before any item ran (a 400 of the check)",
+                      "", (double)fs.refused);
+    metrics_set_total(a->m, "cluster_batch_items_total", "batch items sent to the workers", "",
+                      (double)fs.items);
+    metrics_set_total(a->m, "cluster_batch_items_skipped_total",
+                      "batch items skipped because an item they come after failed", "",
+                      (double)fs.skipped);
+    metrics_set_total(a->m, "cluster_batches_cancelled_total",
+                      "batches whose client went away before the last line", "",
+                      (double)fs.cancelled);
 }
 
 static void route_metrics(struct api *a, struct http_request *r)

@@ -451,6 +451,14 @@ sent = gw.metric("crucible_cluster_admitted_total") - admitted0
 ok(2 <= sent < 40, "... and its remaining items were never sent (%d of 40 were: the check and "
    "the window)" % sent)
 
+m = {k: gw.metric("crucible_cluster_" + k) for k in
+     ("batches_total", "batches_refused_total", "batch_items_total", "batch_items_skipped_total",
+      "batches_cancelled_total", "slots")}
+ok(m["batches_total"] >= 7 and m["batches_refused_total"] >= 4 and m["batch_items_total"] >= 20 and
+   m["batch_items_skipped_total"] >= 1 and m["batches_cancelled_total"] >= 1 and m["slots"] == 5,
+   "/metrics counts the batches split, refused and cancelled, their items sent and skipped, and "
+   "the live workers' slots", m)
+
 holder2.send_signal(signal.SIGTERM)
 holder2.wait(30)
 holder_w.send_signal(signal.SIGTERM)

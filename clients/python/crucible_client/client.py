@@ -306,7 +306,7 @@ def _error_from(status: int, headers: Any, raw: bytes) -> CrucibleError:
 
 # The routes whose requests are jobs: sent with an Idempotency-Key, and sent again with it
 # when the connection fails (Client's resend_for).
-_JOB_ROUTES = ("/v1/run", "/v1/verify", "/run_code")
+_JOB_ROUTES = ("/v1/run", "/v1/verify", "/run_code")  # and /v1/batch: Client.batch
 
 
 class _Exchange:
@@ -352,14 +352,37 @@ class BatchStream:
     ``with``, by ``break`` out of a ``for`` loop once the stream is garbage-collected,
     and on any error) closes the connection, and the server then cancels the items not
     yet finished. A stream that ends before every item was reported raises
-    :class:`CrucibleUnavailable`.
+    :class:`CrucibleUnavailable` — unless the batch was sent with an Idempotency-Key
+    (``reopen``): a stream cut by a reset or an early end is then sent again with the key,
+    and the lines of items already reported are skipped (a gateway answers the finished
+    items from their kept answers and waits for those in flight: none runs twice).
     """
 
-    def __init__(self, exchange: _Exchange, total: int):
+    # Reopened at most this many times in a row without a new line in between.
+    _REOPENS_WITHOUT_PROGRESS = 3
+
+    def __init__(self, exchange: _Exchange, total: int, reopen: Optional[Any] = None):
         self._ex: Optional[_Exchange] = exchange
         self.total = total
         self.headers = exchange.resp.headers  # the answer's HTTP headers
         self.seen: set = set()
+        self._reopen = reopen
+        self._reopens = 0  # in a row, since the last new line
+        self.reopened = 0  # times the stream was sent again
+
+    def _again(self, why: str, cause: Optional[BaseException]) -> bool:
+        """The stream broke (why): sent again with its key when it may be; True if so."""
+        if self._reopen is None or self._reopens >= self._REOPENS_WITHOUT_PROGRESS:
+            return False
+        if cause is not None and not isinstance(cause, (ConnectionError, http.client.IncompleteRead)):
+            return False  # a timeout: the items may still run; waiting is the caller's choice
+        self.close()
+        log.info("crucible batch stream broke after %d of %d items (%s); sending it again",
+                 len(self.seen), self.total, why)
+        self._ex = self._reopen()  # raises when the server stays away past resend_for
+        self._reopens += 1
+        self.reopened += 1
+        return True
 
     @property
     def closed(self) -> bool:
@@ -376,11 +399,15 @@ class BatchStream:
             try:
                 line = ex.resp.readline()
             except (OSError, http.client.HTTPException) as e:
+                if self._again(str(e), e):
+                    continue
                 self.close()
                 raise CrucibleUnavailable(
                     "batch stream broke after %d of %d items: %s" % (len(self.seen), self.total, e), e
                 ) from e
             if not line:
+                if len(self.seen) < self.total and self._again("the stream ended early", None):
+                    continue
                 self.close()
                 if len(self.seen) < self.total:
                     raise CrucibleUnavailable(
@@ -403,7 +430,10 @@ class BatchStream:
                                         str(err.get("message") or ""), obj)
                 raise CrucibleError(200, "bad_response", "batch line without an index: %r" % line[:200],
                                     obj)
+            if obj["index"] in self.seen:  # reported before the stream was sent again
+                continue
             self.seen.add(obj["index"])
+            self._reopens = 0
             return obj
 
     def close(self) -> None:
@@ -445,7 +475,7 @@ class Client:
     one) capped at ``max_retry_wait`` seconds, plus up to 10% jitter within that cap.
     Once retries are exhausted, :class:`CrucibleOverloaded` is raised.
 
-    Jobs (``run``, ``verify``, ``run_code``) are sent with an ``Idempotency-Key`` header, and
+    Jobs (``run``, ``verify``, ``run_code``, ``batch``) are sent with an ``Idempotency-Key`` header, and
     when their connection is refused or reset (a gateway restarting, a load balancer
     moving the client) they are sent again with the same key for up to ``resend_for``
     seconds: a gateway (``crucible serve --broker``) answers a key it admitted before with
@@ -667,13 +697,24 @@ class Client:
         request, and optionally ``after: [indices]`` — build them with :func:`run_item`
         and :func:`verify_item`. The request is sent (and a 4xx/429 raised) by this call;
         results are read lazily. Close the stream (``with``, ``break``, ``.close()``) to
-        cancel what has not finished."""
+        cancel what has not finished.
+
+        The batch carries an ``Idempotency-Key`` (item ``i`` runs under ``KEY.i`` on a
+        gateway): when the connection is refused, reset or cut mid-stream, it is sent again
+        with the key for up to ``resend_for`` seconds, and the stream goes on without
+        repeating lines already read."""
         body_items = [_batch_item(item, i) for i, item in enumerate(items)]
         body: Dict[str, Any] = {"items": body_items}
         _put(body, "priority", priority)
         _put(body, "deadline_s", deadline_s)
-        ex = self._retrying(lambda: self._open("POST", "/v1/batch", body, "application/x-ndjson"))
-        return BatchStream(ex, len(body_items))
+        key = uuid.uuid4().hex if self.resend_for > 0 else None
+
+        def open_stream() -> _Exchange:
+            return self._retrying(
+                lambda: self._open("POST", "/v1/batch", body, "application/x-ndjson", key=key),
+                resend=key is not None)
+
+        return BatchStream(open_stream(), len(body_items), open_stream if key else None)
 
     # --- the task library (crucible serve --db; docs/LIBRARY.md) ------------------
 

@@ -510,6 +510,35 @@ def test_batch_stream_cut_short(stub):
         next(stream)
 
 
+def test_batch_resent_with_its_key_after_a_cut(stub):
+    # A gateway restarting mid-batch cuts the stream: the batch is sent again with the same
+    # Idempotency-Key, and the lines already read are not yielded twice.
+    keys = []
+
+    def route(h, body):
+        keys.append(h.headers.get("Idempotency-Key"))
+        h.send_response(200)
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        for i in (range(2) if len(keys) == 1 else (1, 0, 3, 2)):
+            h.chunk(json.dumps({"index": i, "result": {"n": len(keys)}}).encode() + b"\n")
+        if len(keys) == 1:
+            h.connection.shutdown(socket.SHUT_RDWR)  # cut: no last chunk
+        else:
+            h.wfile.write(b"0\r\n\r\n")
+        h.close_connection = True
+
+    stub.routes[("POST", "/v1/batch")] = route
+    stream = fast(stub.url).batch([run_item(["true"])] * 4)
+    got = [(x["index"], x["result"]["n"]) for x in stream]
+    assert got == [(0, 1), (1, 1), (3, 2), (2, 2)] and stream.reopened == 1
+    assert len(keys) == 2 and keys[0] and keys[0] == keys[1]
+    keys.clear()
+    with pytest.raises(CrucibleUnavailable, match="2 of 4"):
+        list(fast(stub.url, resend_for=0).batch([run_item(["true"])] * 4))
+    assert keys == [None]  # no key, sent once
+
+
 def test_batch_429_and_400_raise_at_call(stub):
     stub.routes[("POST", "/v1/batch")] = lambda h, b: h.reply(
         400, {"error": {"code": "bad_request", "message": "items[0]: unknown kind"}})
