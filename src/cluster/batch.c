@@ -302,17 +302,21 @@ static void parse_batch(struct offload_work *w)
     static const char *const keys[] = {"items", "priority", "deadline_s", NULL};
     struct gw_batch *b = (struct gw_batch *)w;
     json_error_t jerr;
-    json_t *j = json_loadb(b->body, b->len, JSON_REJECT_DUPLICATES, &jerr), *items, *v, *common;
+    json_t *j = NULL, *items, *v, *common;
     struct errbuf err = {{0}};
     size_t i;
 
+    /* a node's checks and messages (api.c parse_body) */
+    if (api_json_depth(b->body, b->len) > API_JSON_DEPTH_MAX)
+        parse_fail(b, 400, "bad_request", "the body nests arrays and objects deeper than %d levels",
+                   API_JSON_DEPTH_MAX);
+    else if (!(j = json_loadb(b->body, b->len, JSON_REJECT_DUPLICATES, &jerr)))
+        parse_fail(b, 400, "bad_request", "the body is not valid JSON: %s (line %d, column %d)",
+                   jerr.text, jerr.line, jerr.column);
     free(b->body);
     b->body = NULL;
-    if (!j) {
-        parse_fail(b, 400, "bad_request", "the body is not JSON: %s (line %d)", jerr.text,
-                   jerr.line);
+    if (!j)
         return;
-    }
     items = json_object_get(j, "items");
     if (!json_is_object(j)) {
         parse_fail(b, 400, "bad_request", "the body must be a JSON object");

@@ -1780,8 +1780,6 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
 
 /* ---- parsing a request body (api worker threads) ------------------------------------- */
 
-#define MAX_JSON_DEPTH 64 /* a task nests about 6 levels; a batch of tasks about 8 */
-
 /* A request body on its way through an api worker: taken from the request on the loop,
  * parsed there into an owner with its items (or an error answer), handed back to the loop
  * to be admitted or answered. Nothing the worker touches belongs to the loop. */
@@ -1817,9 +1815,7 @@ static void parsing_fail(struct parsing *p, unsigned status, const char *code, c
     p->code = code;
 }
 
-/* json_depth(text, len) — how deep arrays and objects nest in text (strings skipped); a
- * linear scan, so that a body nested thousands deep is refused before jansson recurses. */
-static size_t json_depth(const char *text, size_t len)
+size_t api_json_depth(const char *text, size_t len)
 {
     size_t depth = 0, deepest = 0;
     bool in_string = false;
@@ -1850,9 +1846,9 @@ static json_t *parse_body(struct parsing *p)
     json_error_t je;
     json_t *j;
 
-    if (json_depth(p->body, p->len) > MAX_JSON_DEPTH) {
+    if (api_json_depth(p->body, p->len) > API_JSON_DEPTH_MAX) {
         parsing_fail(p, 400, "bad_request",
-                     "the body nests arrays and objects deeper than %d levels", MAX_JSON_DEPTH);
+                     "the body nests arrays and objects deeper than %d levels", API_JSON_DEPTH_MAX);
         return NULL;
     }
     j = json_loadb(p->body, p->len, JSON_REJECT_DUPLICATES, &je);
@@ -2214,8 +2210,8 @@ static void gateway_metrics(struct api *a)
                       "batches split across the workers (their stream began)", "",
                       (double)fs.batches);
     metrics_set_total(a->m, "cluster_batches_refused_total",
-                      "batches answered with an error before any item ran (a 400 of the check)",
-                      "", (double)fs.refused);
+                      "batches answered with an error before any item ran (a 400 of the check)", "",
+                      (double)fs.refused);
     metrics_set_total(a->m, "cluster_batch_items_total", "batch items sent to the workers", "",
                       (double)fs.items);
     metrics_set_total(a->m, "cluster_batch_items_skipped_total",

@@ -76,6 +76,12 @@ void api_tick(struct api *a);
 bool api_output_take(struct api *a, uint64_t bytes);
 void api_output_give(struct api *a, uint64_t bytes);
 
+/* api_json_depth(text, len) — how deep arrays and objects nest in text (strings skipped); a
+ * linear scan, so that a body nested deeper than API_JSON_DEPTH_MAX is refused before jansson
+ * recurses. */
+#define API_JSON_DEPTH_MAX 64 /* a task nests about 6 levels; a batch of tasks about 8 */
+size_t api_json_depth(const char *text, size_t len);
+
 /* api_only_keys(j, allowed, err) — 0 when every field of object j is in the NULL-terminated
  * list allowed, else -EINVAL with err naming the first unknown field (a typo in a request must
  * not pass silently). Shared by the routes' parsers. */

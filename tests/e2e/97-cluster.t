@@ -629,8 +629,30 @@ r, body = gw.exchange("POST", "/v1/run", {"command": ["/bin/true"]},
                       headers={"Idempotency-Key": "not a key!"})
 ok(r.status == 400 and b"Idempotency-Key" in body, "a malformed Idempotency-Key: 400 naming it",
    (r.status, body[:200]))
-if gw4:
-    gw4.stop()
+
+# the same for a batch: Client.batch resends it with its key, item i runs under KEY.i
+runs0 = node_runs()
+stream = kc.batch([run_item(["/bin/sh", "-c", "sleep 0.2; echo %d" % n]) for n in range(30)])
+blines, gw5 = [], None
+for line in stream:
+    blines.append(line)
+    if len(blines) == 8 and gw4 and gw5 is None:
+        gw4.p.kill()
+        gw4.p.wait()
+        time.sleep(0.5)
+        gw5 = Server("--broker", BROKER, "--listen", "127.0.0.1:%d" % GPORT, tmp=TMP)
+bad = [x for x in blines if x.get("result", {}).get("stdout") != "%d\n" % x.get("index")]
+ok(gw5 and sorted(x["index"] for x in blines) == list(range(30)) and not bad and
+   stream.reopened >= 1,
+   "Client.batch of 30 items with its gateway SIGKILLed after 8 lines and started again: the "
+   "batch resent with its key, each item's line read once (%d resends)" % stream.reopened,
+   (len(blines), bad[:3]))
+time.sleep(1)
+runs = node_runs() - runs0
+ok(runs == 30, "... and each item ran once (%s runs on the workers' nodes for 30 items)" % runs)
+for g in (gw5, gw4 if gw5 is None else None):
+    if g:
+        g.stop()
 
 # ---- a poison job: its workers keep dying ---------------------------------------------
 poison = {}
