@@ -112,13 +112,16 @@ static json_t *node_get(const struct node *n, const char *target)
     return j;
 }
 
-/* node_images(n) — the names its /healthz?images=1 says a job may give as "image" (a JSON
- * array, ["host"] when it could not be asked). */
-static json_t *node_images(const struct node *n)
+/* node_capacity(n, &job_memory_mb) — the names its /healthz?images=1 says a job may give as
+ * "image" (a JSON array, ["host"] when it could not be asked), and the most memory it takes
+ * for one job (0: unknown). */
+static json_t *node_capacity(const struct node *n, uint64_t *job_memory_mb)
 {
     json_t *h = node_get(n, "/healthz?images=1"), *images = json_object_get(h, "images");
+    json_int_t mb = json_integer_value(json_object_get(h, "job_memory_mb"));
 
     images = json_is_array(images) ? json_incref(images) : json_pack("[s]", "host");
+    *job_memory_mb = mb > 0 ? (uint64_t)mb : 0;
     json_decref(h);
     return images;
 }
@@ -303,15 +306,16 @@ int cmd_worker(int argc, char **argv)
         return 2;
     }
     gethostname(host, sizeof(host) - 1);
-    images = node_images(&node);
+    images = node_capacity(&node, &cfg.job_memory_mb);
     if ((names = calloc(json_array_size(images) + 1, sizeof(*names))))
         for (size_t i = 0; i < json_array_size(images); i++)
             if (json_is_string(json_array_get(images, i)))
                 names[cfg.nimages++] = json_string_value(json_array_get(images, i));
     cfg.images = names;
-    cap = json_pack("{s:s,s:i,s:I,s:s,s:s,s:O,s:I}", "host", host, "slots", (int)cfg.slots, "pid",
-                    (json_int_t)getpid(), "version", CRUCIBLE_VERSION, "node_port", node.port,
-                    "images", images, "memory_mb", (json_int_t)memory_mb());
+    cap = json_pack("{s:s,s:i,s:I,s:s,s:s,s:O,s:I,s:I}", "host", host, "slots", (int)cfg.slots,
+                    "pid", (json_int_t)getpid(), "version", CRUCIBLE_VERSION, "node_port",
+                    node.port, "images", images, "memory_mb", (json_int_t)memory_mb(),
+                    "job_memory_mb", (json_int_t)cfg.job_memory_mb);
     cfg.capacity = cap ? json_dumps(cap, JSON_COMPACT) : NULL;
     json_decref(cap);
     cfg.run = run_job;

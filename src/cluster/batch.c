@@ -39,7 +39,8 @@ struct gw_item {
     json_t *checked; /* the same with its "kind": what the check sends (checking only) */
     bool verify;     /* /v1/verify, else /v1/run */
     char image[IMAGE_MAX];
-    double deadline_s; /* its own, or the batch's; counted from the request's arrival; 0: none */
+    uint64_t memory_mb; /* the memory limit it names (forward_memory_mb) */
+    double deadline_s;  /* its own, or the batch's; counted from the request's arrival; 0: none */
     size_t *after, nafter, waiting;
     struct by_id *rec; /* a verification by task_id: recorded when answered */
     uint64_t seq;      /* while sent and unanswered */
@@ -51,8 +52,9 @@ struct gw_item {
 struct gw_check {
     struct gw_batch *b;
     char image[IMAGE_MAX];
-    size_t *idx, n; /* the batch's indices of its items */
-    uint64_t seq;   /* while unanswered */
+    uint64_t memory_mb; /* its items' largest: placed where a node takes them all */
+    size_t *idx, n;     /* the batch's indices of its items */
+    uint64_t seq;       /* while unanswered */
 };
 
 struct gw_batch {
@@ -259,6 +261,7 @@ static int parse_item(struct gw_batch *b, size_t i, json_t *v, const json_t *com
         if (json_is_string(img))
             snprintf(it->image, sizeof(it->image), "%s", json_string_value(img));
     }
+    it->memory_mb = forward_memory_mb(it->req, it->verify);
     d = json_object_get(it->req, "deadline_s");
     if (json_is_number(d) && json_number_value(d) > 0)
         it->deadline_s = json_number_value(d);
@@ -293,6 +296,8 @@ static int group(struct gw_batch *b)
                 return parse_fail(b, 500, "internal", "out of memory");
         }
         c->idx[c->n++] = i;
+        if (b->items[i].memory_mb > c->memory_mb)
+            c->memory_mb = b->items[i].memory_mb;
     }
     return 0;
 }
@@ -484,9 +489,11 @@ static void item_answer(void *ctx, unsigned status, const char *body, size_t len
 static void send_item(struct gw_batch *b, struct gw_item *it)
 {
     char key[BROKER_IDEM_KEY_MAX + 1], why[MSG_MAX];
+    const char *code = "internal";
     struct gateway_job job = {.target = it->verify ? "/v1/verify" : "/v1/run",
                               .prio = b->prio,
                               .image = strcmp(it->image, "host") ? it->image : NULL,
+                              .memory_mb = it->memory_mb,
                               .done = item_answer,
                               .ctx = it};
     unsigned st;
@@ -504,7 +511,7 @@ static void send_item(struct gw_batch *b, struct gw_item *it)
     job.len = job.body ? strlen(job.body) : 0;
     json_decref(it->req);
     it->req = NULL;
-    st = job.body ? gateway_submit(b->fw->cfg.gateway, &job, &it->seq, why, sizeof(why))
+    st = job.body ? gateway_submit(b->fw->cfg.gateway, &job, &it->seq, &code, why, sizeof(why))
                   : (snprintf(why, sizeof(why), "out of memory"), 500);
     if (st == 0) {
         b->outstanding++;
@@ -518,8 +525,7 @@ static void send_item(struct gw_batch *b, struct gw_item *it)
     it->failed = true;
     snprintf(it->status, sizeof(it->status), "with HTTP status %u", st);
     stream_line(b, json_pack("{s:I,s:I,s:{s:s,s:s}}", "index", (json_int_t)it->index, "status",
-                             (json_int_t)st, "error", "code",
-                             st == 503 ? "no_worker_for_image" : "internal", "message", why));
+                             (json_int_t)st, "error", "code", code, "message", why));
     item_finish(it);
 }
 
@@ -642,9 +648,11 @@ static void check(struct gw_batch *b)
         struct gw_check *ck = &b->checks[c];
         json_t *items = json_array(), *body;
         char why[MSG_MAX];
+        const char *code = "internal";
         struct gateway_job job = {.target = "/v1/batch?check=1",
                                   .prio = b->prio,
                                   .image = strcmp(ck->image, "host") ? ck->image : NULL,
+                                  .memory_mb = ck->memory_mb,
                                   .done = check_answer,
                                   .ctx = ck};
         unsigned st;
@@ -661,7 +669,7 @@ static void check(struct gw_batch *b)
         job.body = body ? json_dumps(body, JSON_FLAGS) : NULL;
         job.len = job.body ? strlen(job.body) : 0;
         json_decref(body);
-        st = job.body ? gateway_submit(b->fw->cfg.gateway, &job, &ck->seq, why, sizeof(why))
+        st = job.body ? gateway_submit(b->fw->cfg.gateway, &job, &ck->seq, &code, why, sizeof(why))
                       : (snprintf(why, sizeof(why), "out of memory"), 500);
         if (st) {
             for (size_t k = 0; k < c; k++) /* those sent: their answers are not waited for */
@@ -669,7 +677,7 @@ static void check(struct gw_batch *b)
                     gateway_drop(b->fw->cfg.gateway, b->checks[k].seq);
                     b->checks[k].seq = 0;
                 }
-            fail_now(b, st, st == 503 ? "no_worker_for_image" : "internal", "%s", why);
+            fail_now(b, st, code, "%s", why);
             return;
         }
         b->checks_left++;

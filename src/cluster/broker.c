@@ -2,6 +2,7 @@
  * broker.c — the Redis connection and stream names of cluster mode (broker.h).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,6 +273,11 @@ bool broker_image_stream(enum job_priority p, const char *image, char *out, size
             return false;
     }
     return (size_t)snprintf(out, size, "%s:image:%s", broker_job_stream(p), image) < size;
+}
+
+bool broker_memory_stream(enum job_priority p, uint64_t mb, char *out, size_t size)
+{
+    return (size_t)snprintf(out, size, "%s:memory:%" PRIu64, broker_job_stream(p), mb) < size;
 }
 
 bool broker_worker_alive(struct broker *b, const char *name)

@@ -32,6 +32,7 @@
 
 #include <hiredis/hiredis.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "service/scheduler.h"
@@ -111,6 +112,12 @@ bool broker_idem_key_valid(const char *k);
  * it (their heartbeat's "images"). false when image is not a name (an image name or NAME:TAG:
  * letters, digits, '.', '_', '-', '/', ':') or does not fit. */
 bool broker_image_stream(enum job_priority p, const char *image, char *out, size_t size);
+
+/* broker_memory_stream(p, mb, out, size) — "crucible:jobs:normal:memory:MB": the jobs of
+ * priority p that need more memory than some live worker's node takes for one job, read only
+ * by the workers whose node takes jobs of exactly MB (their heartbeat's "job_memory_mb"; the
+ * gateway picks the smallest that fits). false when it does not fit. */
+bool broker_memory_stream(enum job_priority p, uint64_t mb, char *out, size_t size);
 
 /* broker_field(fields, name, &len) — a stream entry's field value (fields: the entry's array
  * of name, value, ...), or NULL. */

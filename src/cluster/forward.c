@@ -167,6 +167,7 @@ static unsigned forward_by_id(struct forward *fw, struct http_request *r, json_t
     }
     q->len = strlen(q->body);
     q->image = image; /* placed on a worker holding the task's image (read at once) */
+    q->memory_mb = forward_memory_mb(j, true);
     q->rewrite = by_id_record;
     q->rewrite_ctx = b;
     gateway_forward(fw->cfg.gateway, r, q);
@@ -174,6 +175,14 @@ static unsigned forward_by_id(struct forward *fw, struct http_request *r, json_t
 }
 
 /* ---- the routes --------------------------------------------------------------------- */
+
+uint64_t forward_memory_mb(const json_t *req, bool verify)
+{
+    const json_t *limits = json_object_get(verify ? json_object_get(req, "task") : req, "limits");
+    json_int_t mb = json_integer_value(json_object_get(limits, "memory_mb"));
+
+    return mb > 0 ? (uint64_t)mb : 0;
+}
 
 struct forward *forward_new(const struct forward_config *cfg)
 {
@@ -206,9 +215,11 @@ unsigned forward_job(struct forward *fw, struct http_request *r, const char *rou
 
     if (json_is_object(j) && json_is_string(v = json_object_get(j, "priority")))
         job_priority_parse(json_string_value(v), &q.prio);
-    if (json_is_object(j)) /* its image: a run's own, a verification's task's */
+    if (json_is_object(j)) { /* its image and memory: a run's own, a verification's task's */
         q.image =
             json_string_value(json_object_get(verify ? json_object_get(j, "task") : j, "image"));
+        q.memory_mb = forward_memory_mb(j, verify);
+    }
     if ((st = forward_key(r, &q.key)) != 0) {
         json_decref(j);
         return st;

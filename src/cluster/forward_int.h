@@ -23,6 +23,10 @@ struct forward {
  * when r was answered for a malformed one. */
 unsigned forward_key(struct http_request *r, const char **key);
 
+/* forward_memory_mb(req, verify) — the memory limit a run request (its "limits") or a
+ * verification (its inline task's "limits") names; 0 when it names none. */
+uint64_t forward_memory_mb(const json_t *req, bool verify);
+
 struct by_id;
 
 /* by_id_inline(store, j, &hook, image, size, err) — j, a verification naming "task_id", made

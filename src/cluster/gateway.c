@@ -29,6 +29,7 @@
 #define WATCH_MAX         1024 /* attached or pinned jobs looked at per poll */
 #define ADDING_STALE_S    10.0 /* an idempotency key left at "-" that long: its adder died */
 #define NAMES_MAX         512  /* the images live workers hold, as a message lists them */
+#define MEMS_MAX          64   /* distinct job memories of live workers' nodes, kept */
 
 struct gw_job {
     uint64_t seq;
@@ -84,7 +85,9 @@ struct gateway {
     struct gateway_stats st;     /* under lock */
     struct strset images;        /* the images live workers hold (their heartbeats), under lock */
     char image_names[NAMES_MAX]; /* the same, for messages */
-    char run_id[64];             /* the broker's, at the reader's last look */
+    uint64_t mems[MEMS_MAX]; /* the job memories of live workers' nodes, ascending, under lock */
+    size_t nmems;
+    char run_id[64]; /* the broker's, at the reader's last look */
 };
 
 static void job_unref(struct gw_job *j)
@@ -531,10 +534,24 @@ static long long int_reply(struct broker *b, const char *cmd, const char *key)
     return v;
 }
 
-/* heartbeat_capacity(b, keys, set, &slots) — the "images" of the heartbeats named by keys
- * added to set, their "slots" to slots. */
+/* mems_add(mems, &n, mb) — mb added to the ascending set mems (MEMS_MAX at most). */
+static void mems_add(uint64_t *mems, size_t *n, uint64_t mb)
+{
+    size_t i = 0;
+
+    while (i < *n && mems[i] < mb)
+        i++;
+    if ((i < *n && mems[i] == mb) || *n == MEMS_MAX)
+        return;
+    memmove(mems + i + 1, mems + i, (*n - i) * sizeof(*mems));
+    mems[i] = mb;
+    (*n)++;
+}
+
+/* heartbeat_capacity(b, keys, set, &slots, mems, &nmems) — the "images" of the heartbeats
+ * named by keys added to set, their "slots" to slots, their "job_memory_mb" to mems. */
 static void heartbeat_capacity(struct broker *b, const redisReply *keys, struct strset *set,
-                               long *slots)
+                               long *slots, uint64_t *mems, size_t *nmems)
 {
     struct errbuf err = {{0}};
     const char **argv = calloc(keys->elements + 1, sizeof(*argv));
@@ -558,6 +575,9 @@ static void heartbeat_capacity(struct broker *b, const redisReply *keys, struct 
                 continue;
             if (json_integer_value(json_object_get(hb, "slots")) > 0)
                 *slots += (long)json_integer_value(json_object_get(hb, "slots"));
+            if (json_integer_value(json_object_get(hb, "job_memory_mb")) > 0)
+                mems_add(mems, nmems,
+                         (uint64_t)json_integer_value(json_object_get(hb, "job_memory_mb")));
             json_array_foreach(json_object_get(hb, "images"), k, img)
             {
                 if (json_is_string(img))
@@ -575,6 +595,8 @@ static void poll_broker(struct gateway *g, struct broker *b)
     struct errbuf err = {{0}};
     char run_id[64];
     long workers = 0, slots = 0;
+    uint64_t mems[MEMS_MAX];
+    size_t nmems = 0;
     long long depth[PRIO_COUNT], pending[PRIO_COUNT], dead;
     char cursor[32] = "0";
     struct strset images = STRSET_INIT;
@@ -591,7 +613,7 @@ static void poll_broker(struct gateway *g, struct broker *b)
         }
         snprintf(cursor, sizeof(cursor), "%s", rep->element[0]->str);
         workers += (long)rep->element[1]->elements;
-        heartbeat_capacity(b, rep->element[1], &images, &slots);
+        heartbeat_capacity(b, rep->element[1], &images, &slots, mems, &nmems);
         freeReplyObject(rep);
     } while (strcmp(cursor, "0") != 0);
     for (int p = 0; p < PRIO_COUNT; p++) {
@@ -618,6 +640,8 @@ static void poll_broker(struct gateway *g, struct broker *b)
     g->st.workers_alive = workers;
     if (workers >= 0) {
         g->st.slots_alive = slots;
+        memcpy(g->mems, mems, nmems * sizeof(*mems));
+        g->nmems = nmems;
         size_t used = 0;
         strset_release(&g->images);
         g->images = images;
@@ -941,6 +965,32 @@ static unsigned place(struct gateway *g, enum job_priority prio, const char *ima
     return 503;
 }
 
+/* place_memory(g, prio, mb, stream, size, &most) — a job without an image that names a memory
+ * limit of mb MB: on the common stream when every live worker's node takes it, else on the
+ * stream of the smallest job memory that does (broker_memory_stream). 0 with stream set or
+ * left; 503 with most the largest job memory of a live worker when none takes it. */
+static unsigned place_memory(struct gateway *g, enum job_priority prio, uint64_t mb, char *stream,
+                             size_t size, uint64_t *most)
+{
+    unsigned st = 0;
+
+    pthread_mutex_lock(&g->lock);
+    if (g->nmems && mb > g->mems[0]) {
+        size_t k = 0;
+        while (k < g->nmems && g->mems[k] < mb)
+            k++;
+        if (k < g->nmems) {
+            broker_memory_stream(prio, g->mems[k], stream, size);
+        } else {
+            *most = g->mems[g->nmems - 1];
+            g->st.refused_down++;
+            st = 503;
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+    return st;
+}
+
 /* admission(g, len, &inflight, &up) — 0 when a request of len bytes may be forwarded now,
  * else the status it is refused with (503: no broker, !up, or no worker; 429: too much in
  * flight). */
@@ -970,6 +1020,7 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     const char *ct = http_header(r, "Content-Type"), *route = q->route;
     char query[4096], stream[BROKER_STREAM_MAX], held[NAMES_MAX];
     struct gw_job *j = NULL;
+    uint64_t most = 0;
     bool up;
     size_t inflight, len = q->body ? q->len : 0;
     unsigned st;
@@ -992,6 +1043,12 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     else if (q->image && (st = place(g, q->prio, q->image, stream, sizeof(stream), held)))
         http_respond_error_with(r, 503, "Retry-After", "1", "no_worker_for_image",
                                 "no live worker holds image '%s' (they hold: %s)", q->image, held);
+    else if ((!q->image || strcmp(q->image, "host") == 0) && q->memory_mb &&
+             (st = place_memory(g, q->prio, q->memory_mb, stream, sizeof(stream), &most)))
+        http_respond_error_with(r, 503, "Retry-After", "1", "no_worker_for_memory",
+                                "no live worker takes a job of %" PRIu64
+                                " MB of memory (the most one takes: %" PRIu64 " MB)",
+                                q->memory_mb, most);
     else if (!http_query_string(r, query, sizeof(query)) && (st = 414))
         http_respond_error(r, 414, "uri_too_long", "the query is over %zu bytes", sizeof(query));
     else if ((!(j = calloc(1, sizeof(*j))) ||
@@ -1042,15 +1099,27 @@ void gateway_forward(struct gateway *g, struct http_request *r, const struct gat
     http_on_close(r, on_close, j);
 }
 
-unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *seq, char *why,
-                        size_t size)
+unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *seq,
+                        const char **code, char *why, size_t size)
 {
     char stream[BROKER_STREAM_MAX], held[NAMES_MAX];
     struct gw_job *j;
+    uint64_t most = 0;
 
     snprintf(stream, sizeof(stream), "%s", broker_job_stream(job->prio));
     if (job->image && place(g, job->prio, job->image, stream, sizeof(stream), held)) {
         snprintf(why, size, "no live worker holds image '%s' (they hold: %s)", job->image, held);
+        *code = "no_worker_for_image";
+        free(job->body);
+        return 503;
+    }
+    if ((!job->image || strcmp(job->image, "host") == 0) && job->memory_mb &&
+        place_memory(g, job->prio, job->memory_mb, stream, sizeof(stream), &most)) {
+        snprintf(why, size,
+                 "no live worker takes a job of %" PRIu64
+                 " MB of memory (the most one takes: %" PRIu64 " MB)",
+                 job->memory_mb, most);
+        *code = "no_worker_for_memory";
         free(job->body);
         return 503;
     }
@@ -1058,6 +1127,7 @@ unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *se
         free(j);
         free(job->body);
         snprintf(why, size, "out of memory");
+        *code = "internal";
         return 500;
     }
     snprintf(j->method, sizeof(j->method), "POST");

@@ -78,6 +78,8 @@ struct gateway_request {
     const char *key;        /* its Idempotency-Key (broker_idem_key_valid), or NULL */
     bool list_sessions;     /* GET /v1/sessions: answered with the broker's session pins */
     const char *image;      /* the image it names, or NULL: placed on the workers holding it */
+    uint64_t memory_mb;     /* the memory limit it names (0: none): without an image, placed on
+                             * the workers whose nodes take a job of that much (place()) */
     char *body;             /* the body to send instead of the request's (malloc'd, taken), or
                              * NULL */
     size_t len;
@@ -100,6 +102,7 @@ struct gateway_job {
     const char *target;     /* "/v1/run", "/v1/verify", "/v1/batch?check=1" (copied) */
     enum job_priority prio; /* its job stream */
     const char *image;      /* placed on the workers holding it (place()), or NULL */
+    uint64_t memory_mb;     /* as gateway_request's */
     const char *key;        /* its Idempotency-Key (broker_idem_key_valid), or NULL */
     char *body;             /* malloc'd, taken (also when refused) */
     size_t len;
@@ -109,11 +112,12 @@ struct gateway_job {
     void *ctx;
 };
 
-/* gateway_submit(g, job, &seq, why, size) — 0 with seq set (done comes later), or the status
- * it is refused with now, why saying why (503: no live worker holds its image; 500). Loop
- * thread. The job is not counted against --queue: its caller bounds how many it has. */
-unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *seq, char *why,
-                        size_t size);
+/* gateway_submit(g, job, &seq, &code, why, size) — 0 with seq set (done comes later), or the
+ * status it is refused with now, code and why saying why (503: no live worker holds its image,
+ * or takes its memory; 500). Loop thread. The job is not counted against --queue: its caller
+ * bounds how many it has. */
+unsigned gateway_submit(struct gateway *g, struct gateway_job *job, uint64_t *seq,
+                        const char **code, char *why, size_t size);
 
 /* gateway_drop(g, seq) — done will not be called for job seq (its batch's client left); a
  * worker may still run it. Loop thread. */

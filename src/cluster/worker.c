@@ -263,10 +263,23 @@ static void record_session(struct worker *w, struct broker *b, const struct msg 
     }
 }
 
+/* ack_delete(b, stream, msgid) — an entry done with: deleted from its stream, then
+ * acknowledged. In that order because the worker can die between the two (SIGKILL right after
+ * its answer): an entry deleted but still pending is dropped from the pending list by the next
+ * reclaim (XCLAIM or XRANGE finds it gone), while one acknowledged but not deleted would stay in
+ * the stream for good, pending for nobody. */
+static void ack_delete(struct broker *b, const char *stream, const char *msgid)
+{
+    struct errbuf err = {{0}};
+
+    freeReplyObject(broker_cmdf(b, &err, "XDEL", stream, msgid, NULL));
+    freeReplyObject(broker_cmdf(b, &err, "XACK", stream, BROKER_GROUP, msgid, NULL));
+}
+
 /* finish(w, b, m, ans) — the answer kept under the job's idempotency key (when it has one:
  * a gateway that restarted finds it there), the session pinned (record_session), the
- * answer on the job's reply stream, then the job acknowledged and deleted. -EIO when the
- * connection failed before the answer was written. */
+ * answer on the job's reply stream, then the job deleted and acknowledged (ack_delete). -EIO
+ * when the connection failed before the answer was written. */
 static int finish(struct worker *w, struct broker *b, const struct msg *m,
                   const struct worker_answer *ans)
 {
@@ -313,8 +326,7 @@ static int finish(struct worker *w, struct broker *b, const struct msg *m,
         return -EIO;
     freeReplyObject(rep);
     freeReplyObject(broker_cmdf(b, &err, "EXPIRE", m->reply, BROKER_KEEP_S, NULL));
-    freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
-    freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
+    ack_delete(b, m->stream, m->msgid);
     return broker_alive(b) ? 0 : -EIO;
 }
 
@@ -366,11 +378,9 @@ static void *slot_main(void *arg)
         if (!m && !(m = read_next(w, b)))
             continue;
         if (!msg_valid(m)) { /* not a job a gateway wrote: dropped, with a line */
-            struct errbuf err = {{0}};
             fprintf(stderr, "crucible: worker: entry %s of %s is not a job; deleted\n", m->msgid,
                     m->stream);
-            freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
-            freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
+            ack_delete(b, m->stream, m->msgid);
             msg_free(m);
             continue;
         }
@@ -482,8 +492,7 @@ static void dead_letter(struct worker *w, struct broker *b, const char *stream, 
         fprintf(stderr, "crucible: worker: job %s (%s) moved to " BROKER_DEAD_STREAM ": %s\n",
                 m->id, m->target, why);
     } else {
-        freeReplyObject(broker_cmdf(b, &err, "XACK", stream, BROKER_GROUP, msgid, NULL));
-        freeReplyObject(broker_cmdf(b, &err, "XDEL", stream, msgid, NULL));
+        ack_delete(b, stream, msgid);
     }
     msg_free(m);
     pthread_mutex_lock(&w->lock);
@@ -660,8 +669,7 @@ static void hand_back(struct worker *w, struct broker *b)
             }
             freeReplyObject(rep);
         }
-        freeReplyObject(broker_cmdf(b, &err, "XACK", m->stream, BROKER_GROUP, m->msgid, NULL));
-        freeReplyObject(broker_cmdf(b, &err, "XDEL", m->stream, m->msgid, NULL));
+        ack_delete(b, m->stream, m->msgid);
         msg_free(m);
         pthread_mutex_lock(&w->lock);
     }
@@ -735,7 +743,7 @@ struct worker *worker_start(const struct worker_config *cfg, struct errbuf *err)
     snprintf(w->name, sizeof(w->name), "%.60s-%d", host, (int)getpid());
     snprintf(w->hb_key, sizeof(w->hb_key), BROKER_WORKER_KEY "%s", w->name);
     snprintf(w->at_stream, sizeof(w->at_stream), BROKER_AT_STREAM "%s", w->name);
-    if (!(w->streams = calloc(1 + PRIO_COUNT * (cfg->nimages + 1), sizeof(*w->streams)))) {
+    if (!(w->streams = calloc(1 + PRIO_COUNT * (cfg->nimages + 2), sizeof(*w->streams)))) {
         free(w->slots);
         free(w);
         errbuf_set(err, "out of memory");
@@ -748,6 +756,9 @@ struct worker *worker_start(const struct worker_config *cfg, struct errbuf *err)
             if (strcmp(cfg->images[i], "host") != 0 &&
                 broker_image_stream((enum job_priority)p, cfg->images[i], s, sizeof(s)))
                 w->streams[w->nstreams++] = strdup(s);
+        if (cfg->job_memory_mb &&
+            broker_memory_stream((enum job_priority)p, cfg->job_memory_mb, s, sizeof(s)))
+            w->streams[w->nstreams++] = strdup(s);
         w->streams[w->nstreams++] = strdup(broker_job_stream((enum job_priority)p));
     }
     for (size_t i = 0; i < w->nstreams; i++)

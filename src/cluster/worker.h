@@ -48,6 +48,8 @@ struct worker_config {
     const char *const *images; /* the images its node holds ("host" is everyone's): it also
                                 * reads their streams (broker_image_stream) */
     size_t nimages;
+    uint64_t job_memory_mb; /* the most memory its node takes for one job: it also reads that
+                             * memory's streams (broker_memory_stream); 0: unknown */
     /* run(ctx, job, ans) — on a slot thread: 0 with ans set, or -1 when this worker cannot
      * run anything any more (its node is gone): the job is left pending for another. */
     int (*run)(void *ctx, const struct worker_job *job, struct worker_answer *ans);

@@ -2139,8 +2139,9 @@ static void route_healthz(struct api *a, struct http_request *r)
         return;
     }
     {
-        json_t *h = json_pack("{s:s,s:i,s:i,s:i}", "status", "ok", "slots", (int)st.slots,
-                              "running", (int)st.running, "queued", (int)q);
+        json_t *h =
+            json_pack("{s:s,s:i,s:i,s:i,s:I}", "status", "ok", "slots", (int)st.slots, "running",
+                      (int)st.running, "queued", (int)q, "job_memory_mb", (json_int_t)st.memory_mb);
         json_t *images = http_query(r, "images") ? json_array() : NULL;
         if (images) { /* asked for (a cluster worker does): the image store is read */
             image_registry_list(a->cfg.images, add_name, images);

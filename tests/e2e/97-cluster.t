@@ -465,6 +465,31 @@ holder_w.send_signal(signal.SIGTERM)
 holder_w.wait(30)
 ok(wait_for(lambda: health(gw).get("workers") == 3, 10), "the image workers drained away")
 
+# ---- placement by memory: a job naming more memory than a small worker's node takes -------
+small = start_worker(serve=("--memory", "1024"))
+ok(wait_for(lambda: health(gw).get("workers") == 4, 30), "a fourth worker, its node taking jobs of "
+   "at most 1024 MB", health(gw))
+hb = [json.loads(redis("GET", k)) for k in redis("KEYS", "crucible:worker:*").split()]
+ok(sorted(h.get("job_memory_mb", 0) for h in hb)[0] == 1024 and
+   all(h.get("job_memory_mb", 0) > 1024 for h in hb if h.get("pid") != small.pid),
+   "heartbeats carry the most memory each node takes for one job", hb)
+time.sleep(1.5)  # the gateway's next look at the heartbeats
+big = {"command": ["/bin/echo", "big"], "limits": {"memory_mb": 1500}}
+placed = [gw.post("/v1/run", big) for _ in range(8)]
+placed = [(st, (j or {}).get("status")) for st, j, _ in placed]
+st, lines = batch_lines(gw, {"items": [dict(big, kind="run") for _ in range(4)]})
+ok(placed == [(200, "ok")] * 8 and st == 200 and
+   [x.get("result", {}).get("status") for x in lines] == ["ok"] * 4,
+   "eight runs and a batch of four naming 1500 MB all ran on the workers whose nodes take it "
+   "(the small one would have answered 400)", (placed, lines))
+st, j, text = gw.post("/v1/run", {"command": ["/bin/true"], "limits": {"memory_mb": 1000000}})
+ok(st == 503 and "no_worker_for_memory" in text,
+   "a job naming more memory than any live worker's node takes: 503 no_worker_for_memory",
+   (st, text[:300]))
+small.send_signal(signal.SIGTERM)
+small.wait(30)
+ok(wait_for(lambda: health(gw).get("workers") == 3, 10), "the small worker drained away")
+
 # ---- 1,000 jobs, one worker SIGKILLed in the middle -----------------------------------
 N = 1000
 answers = {}
