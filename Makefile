@@ -91,6 +91,25 @@ $(BUILD)/gen/cli/bench_tasks.inc: examples/tasks.jsonl
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
 $(BUILD)/obj/cli/bench_eval.o: $(BUILD)/gen/cli/bench_tasks.inc
 
+# The dashboard's files (src/service/ui/) are embedded as C string literals, as the harness is;
+# so is Chart.js from Debian's libjs-chart.js when the build machine has it (scripts/install-deps
+# installs it), else a stand-in that leaves the page without charts (its figures stay).
+UI_SRC  := $(wildcard src/service/ui/*)
+UI_INC  := $(UI_SRC:src/%=$(BUILD)/gen/%.inc)
+CHARTJS ?= $(firstword $(wildcard /usr/share/javascript/chart.js/chart.min.js))
+$(BUILD)/gen/service/ui/%.inc: src/service/ui/%
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< >$@
+$(BUILD)/gen/service/ui/chart.min.js.inc: $(CHARTJS)
+	@mkdir -p $(dir $@)
+	if [ -n "$(CHARTJS)" ]; then \
+	  { echo '#define CHARTJS_EMBEDDED 1'; echo 'static const char chartjs[] ='; \
+	    sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } >$@.tmp; \
+	else \
+	  printf '#define CHARTJS_EMBEDDED 0\nstatic const char chartjs[] = "window.Chart = undefined;\\n";\n' >$@.tmp; \
+	fi && mv $@.tmp $@
+$(BUILD)/obj/service/dashboard.o: $(UI_INC) $(BUILD)/gen/service/ui/chart.min.js.inc
+
 # build/gen/commit.h: the commit the binary is built from (crucible_build_info in /metrics),
 # "" outside a git checkout; rewritten only when it changed, so only metrics.o is rebuilt.
 $(BUILD)/gen/commit.h: FORCE

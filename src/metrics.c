@@ -307,6 +307,98 @@ char *metrics_render(struct metrics *m)
     return text;
 }
 
+/* labels_json(labels) — a series' label string (k="v",k2="v2", values escaped as
+ * metrics_label_escape does) as an object; NULL on ENOMEM or a string this file did not
+ * write. */
+static json_t *labels_json(const char *labels)
+{
+    json_t *o = json_object();
+    const char *p = labels;
+    char key[64], *val = malloc(strlen(labels) + 1);
+
+    if (!o || !val)
+        goto bad;
+    while (*p) {
+        size_t k = 0, v = 0;
+        while (*p && *p != '=' && k + 1 < sizeof(key))
+            key[k++] = *p++;
+        key[k] = '\0';
+        if (p[0] != '=' || p[1] != '"')
+            goto bad;
+        for (p += 2; *p && *p != '"'; p++) {
+            if (*p == '\\' && p[1]) {
+                p++;
+                val[v++] = *p == 'n' ? '\n' : *p;
+            } else {
+                val[v++] = *p;
+            }
+        }
+        val[v] = '\0';
+        if (*p != '"' || json_object_set_new(o, key, json_string(val)) < 0)
+            goto bad;
+        if (*++p == ',')
+            p++;
+    }
+    free(val);
+    return o;
+bad:
+    free(val);
+    json_decref(o);
+    return NULL;
+}
+
+/* series_json(kind, s) — one series as metrics_json describes it. */
+static json_t *series_json(enum kind kind, const struct series *s)
+{
+    json_t *o = json_object(), *b;
+
+    if (!o || json_object_set_new(o, "labels", labels_json(s->labels)) < 0)
+        goto bad;
+    if (kind != HISTOGRAM)
+        return json_object_set_new(o, "value", json_real(s->value)) < 0 ? (json_decref(o), NULL)
+                                                                        : o;
+    if (!(b = json_array()) || json_object_set_new(o, "buckets", b) < 0 ||
+        json_object_set_new(o, "count", json_integer((json_int_t)s->count)) < 0 ||
+        json_object_set_new(o, "sum", json_real(s->value)) < 0)
+        goto bad;
+    for (size_t i = 0; i < NBUCKETS; i++)
+        if (json_array_append_new(b, json_pack("[f,I]", buckets[i], (json_int_t)s->bucket[i])) < 0)
+            goto bad;
+    if (json_array_append_new(b, json_pack("[n,I]", (json_int_t)s->count)) < 0)
+        goto bad;
+    return o;
+bad:
+    json_decref(o);
+    return NULL;
+}
+
+json_t *metrics_json(struct metrics *m)
+{
+    static const char *const kinds[] = {"counter", "gauge", "histogram"};
+    json_t *all = json_object();
+
+    if (!all)
+        return NULL;
+    pthread_mutex_lock(&m->mu);
+    for (size_t i = 0; i < m->n; i++) {
+        const struct family *fam = &m->f[i];
+        json_t *series = json_array();
+        if (!series || json_object_set_new(all, fam->name,
+                                           json_pack("{s:s,s:s,s:o}", "type", kinds[fam->kind],
+                                                     "help", fam->help, "series", series)) < 0)
+            goto bad;
+        for (size_t k = 0; k < fam->n; k++)
+            if (json_array_append_new(series, series_json(fam->kind, &fam->s[k])) < 0)
+                goto bad;
+    }
+    pthread_mutex_unlock(&m->mu);
+    return all;
+bad:
+    pthread_mutex_unlock(&m->mu);
+    json_decref(all);
+    return NULL;
+}
+
 void metrics_label_escape(const char *in, char *out, unsigned long size)
 {
     size_t o = 0;

@@ -8,6 +8,8 @@
 #ifndef CRUCIBLE_METRICS_H
 #define CRUCIBLE_METRICS_H
 
+#include <jansson.h>
+
 struct metrics;
 
 struct metrics *metrics_new(void);
@@ -32,6 +34,13 @@ void metrics_observe(struct metrics *m, const char *name, const char *help, cons
  * standard process_* families (CPU seconds, resident and virtual memory, open and max fds,
  * start time, threads) read from /proc/self at the call. */
 char *metrics_render(struct metrics *m);
+
+/* metrics_json(m) — the same families as a JSON object, for scripts and the dashboard:
+ * {"crucible_NAME": {"type", "help", "series": [{"labels": {k: v}, "value"}]}}; a histogram's
+ * series carry "count", "sum" and "buckets": [[le, cumulative count], ...] instead of "value"
+ * (le null: +Inf). New reference (caller decrefs); NULL on ENOMEM. The values are those
+ * metrics_render would print at the same moment. */
+json_t *metrics_json(struct metrics *m);
 
 /* metrics_label_escape(in, out, size) — a label value with \ " and newline escaped. */
 void metrics_label_escape(const char *in, char *out, unsigned long size);

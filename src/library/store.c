@@ -739,6 +739,38 @@ json_t *store_versions_json(struct store *s, const char *id, struct errbuf *err)
     return j;
 }
 
+json_t *store_models_json(struct store *s, struct errbuf *err)
+{
+    sqlite3_stmt *st;
+    json_t *out = json_array();
+    int rc = SQLITE_DONE;
+
+    if (!out)
+        return errbuf_set(err, "out of memory"), NULL;
+    pthread_mutex_lock(&s->lock);
+    if (prepare(s,
+                "SELECT model, COUNT(*), SUM(attempts), SUM(accepted) FROM stats "
+                "GROUP BY model ORDER BY model",
+                &st, err) < 0) {
+        pthread_mutex_unlock(&s->lock);
+        json_decref(out);
+        return NULL;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        json_array_append_new(out, json_pack("{s:s,s:I,s:I,s:I}", "model", col_text(st, 0), "tasks",
+                                             (json_int_t)sqlite3_column_int64(st, 1), "attempts",
+                                             (json_int_t)sqlite3_column_int64(st, 2), "accepted",
+                                             (json_int_t)sqlite3_column_int64(st, 3)));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        db_error(s, rc, "cannot list the models", err);
+        json_decref(out);
+        out = NULL;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return out;
+}
+
 static json_t *versions_json(struct store *s, const char *id, struct errbuf *err)
 {
     sqlite3_stmt *st, *ss;

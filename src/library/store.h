@@ -138,6 +138,11 @@ void store_task_release(struct store_task *row);
  * status and statistics per model: a new JSON array, or NULL (err set). */
 json_t *store_versions_json(struct store *s, const char *id, struct errbuf *err);
 
+/* store_models_json(s, err) — the models with recorded verifications, by name:
+ * [{"model", "tasks" (task versions it attempted), "attempts", "accepted"}]; a new reference,
+ * or NULL with err set. */
+json_t *store_models_json(struct store *s, struct errbuf *err);
+
 /* store_task_body(s, id, version) — a version's task JSON (NULL version = current): a new
  * reference, or NULL when absent. */
 json_t *store_task_body(struct store *s, const char *id, const char *version);

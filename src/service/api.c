@@ -25,6 +25,8 @@
 
 #include "service/api_sessions.h"
 #include "service/api_tasks.h"
+#include "service/dashboard.h"
+#include "service/recent.h"
 #include "service/offload.h"
 #include "judge/java.h"
 #include "judge/lang.h"
@@ -34,6 +36,7 @@
 #include "library/store.h"
 #include "judge/task.h"
 #include "util.h"
+#include "version.h"
 #include "judge/verify.h"
 
 #define MAX_FILES        1000
@@ -51,13 +54,20 @@ struct api {
     struct metrics *m;
     struct api_config cfg;
     FILE *log;
-    pthread_mutex_t lock; /* held (workers and the loop) */
-    uint64_t held;        /* bytes of output records taken from cfg.output_budget (output_admit) */
-    struct owner *paused; /* batches waiting for their client to read (loop thread) */
-    struct forward *fw;   /* cluster mode: the routes on the gateway (cfg.gateway), or NULL */
+    pthread_mutex_t lock;  /* held (workers and the loop) */
+    uint64_t held;         /* bytes of output records taken from cfg.output_budget (output_admit) */
+    struct owner *paused;  /* batches waiting for their client to read (loop thread) */
+    struct forward *fw;    /* cluster mode: the routes on the gateway (cfg.gateway), or NULL */
+    struct recent *recent; /* the last failures answered (GET /v1/stats), or NULL */
+    double started;        /* util_now() at api_new: the uptime GET /v1/stats reports */
 };
 
 enum kind { K_RUN, K_PROGRAM, K_VERIFY, K_RUNCODE };
+
+/* The counters a dashboard divides by or alerts on exist from the start, at 0 (api_new). */
+#define HELP_EXPIRED  "jobs whose deadline passed in the queue"
+#define HELP_INFRA    "jobs that ended in crucible's own failure (after retries)"
+#define HELP_OVERLOAD "requests answered 429"
 static const char *const kind_names[] = {"run", "run", "verify", "run_code"};
 
 struct owner;
@@ -180,6 +190,7 @@ static void fail_with(struct api *a, struct http_request *r, const char *route, 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     count_request(a, route, status, 0);
+    recent_add(a->recent, route, status, code, msg);
     http_respond_error_with(r, status, header, value, code, "%s", msg);
 }
 
@@ -1548,7 +1559,7 @@ static void item_done(struct job *j)
                  "not started within its deadline (%.3g s after the request arrived)",
                  within > 0 ? within : 0.0);
         not_run_result(it, why);
-        metrics_add(a->m, "jobs_expired_total", "jobs whose deadline passed in the queue", "", 1);
+        metrics_add(a->m, "jobs_expired_total", HELP_EXPIRED, "", 1);
     } else if (j->outcome == JOB_CANCELLED) {
         if (!it->result)
             not_run_result(it, "cancelled: the client went away");
@@ -1566,9 +1577,11 @@ static void item_done(struct job *j)
                     it->recorded ? "verifications recorded in the task library"
                                  : "verifications the task library failed to record",
                     "", 1);
-    if (it->infra)
-        metrics_add(a->m, "infra_errors_total",
-                    "jobs that ended in crucible's own failure (after retries)", "", 1);
+    if (it->infra) {
+        metrics_add(a->m, "infra_errors_total", HELP_INFRA, "", 1);
+        recent_add(a->recent, o->route, 0, it->status,
+                   json_string_value(json_object_get(it->result, "message")));
+    }
     snprintf(labels, sizeof(labels), "kind=\"%s\"", kind_names[it->kind]);
     if (j->t_start > 0) {
         metrics_observe(a->m, "queue_wait_seconds", "time from admission to start", labels,
@@ -1750,7 +1763,7 @@ static void admit(struct api *a, struct http_request *r, const char *route, stru
         if (sched_reserve(a->sched, 1) < 0)
             sched_reserve_always(a->sched, 1);
     } else if (sched_reserve(a->sched, o->n) < 0) {
-        metrics_add(a->m, "rejected_overload_total", "requests answered 429", "", 1);
+        metrics_add(a->m, "rejected_overload_total", HELP_OVERLOAD, "", 1);
         fail_with(a, r, route, 429, "Retry-After", "1", "overloaded",
                   "the queue is full; retry later");
         owner_discard(o);
@@ -2223,10 +2236,11 @@ static void gateway_metrics(struct api *a)
                       (double)fs.cancelled);
 }
 
-static void route_metrics(struct api *a, struct http_request *r)
+/* refresh_gauges(a) — the gauges and copied counters read at the moment of an answer
+ * (/metrics, /v1/stats). */
+static void refresh_gauges(struct api *a)
 {
     struct sched_stats st;
-    char *text;
 
     sched_stats(a->sched, &st);
     for (int p = 0; p < PRIO_COUNT; p++) {
@@ -2279,6 +2293,13 @@ static void route_metrics(struct api *a, struct http_request *r)
     }
     if (a->cfg.gateway)
         gateway_metrics(a);
+}
+
+static void route_metrics(struct api *a, struct http_request *r)
+{
+    char *text;
+
+    refresh_gauges(a);
     count_request(a, "/metrics", 200, 0);
     text = metrics_render(a->m);
     if (!text) {
@@ -2288,6 +2309,36 @@ static void route_metrics(struct api *a, struct http_request *r)
     http_respond(r, 200, "text/plain; version=0.0.4; charset=utf-8", text, strlen(text), NULL,
                  NULL);
     free(text);
+}
+
+/* route_stats(a, r) — GET /v1/stats: the figures of /metrics as JSON (metrics_json), the
+ * recent failures, and what the dashboard needs to know of the server. */
+static void route_stats(struct api *a, struct http_request *r)
+{
+    json_t *j;
+
+    refresh_gauges(a);
+    count_request(a, "/v1/stats", 200, 0);
+    j = json_pack("{s:s,s:s,s:f,s:f,s:b,s:b,s:o,s:o}", "role", a->cfg.gateway ? "gateway" : "node",
+                  "version", CRUCIBLE_VERSION, "time", (double)time(NULL), "uptime_s",
+                  util_now() - a->started, "library", a->cfg.store != NULL, "charts",
+                  dashboard_has_charts() != 0, "metrics", metrics_json(a->m), "recent_failures",
+                  recent_json(a->recent));
+    if (!j) {
+        fail(a, r, "/v1/stats", 500, "internal", "out of memory");
+        return;
+    }
+    http_respond_json(r, 200, j);
+}
+
+/* route_asset(a, r, asset) — one of the dashboard's files. The page may show text from
+ * requests (failure messages): its policy allows scripts and styles of this server only. */
+static void route_asset(struct api *a, struct http_request *r, const struct dashboard_asset *f)
+{
+    count_request(a, "/ui", 200, 0);
+    http_respond(r, 200, f->content_type, f->data, f->len, "Content-Security-Policy",
+                 "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+                 "frame-ancestors 'none'");
 }
 
 /* authorized(a, r) — the bearer token, compared in constant time. */
@@ -2310,7 +2361,8 @@ static bool authorized(const struct api *a, const struct http_request *r)
 }
 
 /* The routes outside /v1/tasks (api_tasks.c routes those). kind: -1 healthz (open without
- * a token), -2 metrics, ROUTE_BATCH, else enum kind. */
+ * a token), -2 metrics, -4 stats, ROUTE_BATCH (-3), else enum kind. The dashboard's files
+ * (dashboard_asset) are open without a token too: they hold no data. */
 static const struct route {
     const char *path, *method;
     int kind;
@@ -2321,6 +2373,7 @@ static const struct route {
     {"/run_code", "POST", K_RUNCODE},
     {"/healthz", "GET", -1},
     {"/metrics", "GET", -2},
+    {"/v1/stats", "GET", -4},
 };
 
 static bool is_tasks_path(const char *path)
@@ -2346,7 +2399,15 @@ static bool refuse(struct api *a, struct http_request *r)
     const char *path = http_path(r), *method = http_method(r);
     const char *auth = http_header(r, "Authorization");
     const struct route *rt = route_find(path);
+    const struct dashboard_asset *asset = dashboard_asset(path);
 
+    if (asset) {
+        if (strcmp(method, "GET") == 0)
+            return false;
+        fail_with(a, r, "/ui", 405, "Allow", "GET", "method_not_allowed", "%s wants GET, not %s",
+                  path, method);
+        return true;
+    }
     if (!(rt && rt->kind == -1) && !authorized(a, r)) {
         bool bearer = auth && strncasecmp(auth, "Bearer ", 7) == 0;
         fail_with(a, r,
@@ -2399,11 +2460,16 @@ void api_handle(void *arg, struct http_request *r)
     struct api *a = arg;
     const char *path = http_path(r);
     const struct route *rt = route_find(path);
+    const struct dashboard_asset *asset = dashboard_asset(path);
     char route[32];
     int st;
 
     if (refuse(a, r)) /* api_precheck refused it already, unless it was not installed */
         return;
+    if (asset) {
+        route_asset(a, r, asset);
+        return;
+    }
     if (is_tasks_path(path)) {
         st = api_tasks_route(a->cfg.store, a->cfg.offload, r, route, sizeof(route), tasks_answered,
                              a);
@@ -2430,6 +2496,9 @@ void api_handle(void *arg, struct http_request *r)
         return;
     case -2:
         route_metrics(a, r);
+        return;
+    case -4:
+        route_stats(a, r);
         return;
     default: /* a body to parse: on an api worker, or a worker of the cluster */
         if (a->fw) {
@@ -2491,6 +2560,11 @@ struct api *api_new(struct sched *s, struct metrics *m, const struct api_config 
     a->m = m;
     a->cfg = *cfg;
     a->log = log;
+    a->recent = recent_new();
+    a->started = util_now();
+    metrics_add(m, "jobs_expired_total", HELP_EXPIRED, "", 0);
+    metrics_add(m, "infra_errors_total", HELP_INFRA, "", 0);
+    metrics_add(m, "rejected_overload_total", HELP_OVERLOAD, "", 0);
     pthread_mutex_init(&a->lock, NULL);
     if (cfg->gateway) {
         struct forward_config fc = {.gateway = cfg->gateway,
@@ -2504,6 +2578,7 @@ struct api *api_new(struct sched *s, struct metrics *m, const struct api_config 
         gateway_set_answered(cfg->gateway, tasks_answered, a);
         if (!(a->fw = forward_new(&fc))) {
             pthread_mutex_destroy(&a->lock);
+            recent_free(a->recent);
             free(a);
             return NULL;
         }
@@ -2516,6 +2591,7 @@ void api_free(struct api *a)
     if (!a)
         return;
     forward_free(a->fw);
+    recent_free(a->recent);
     pthread_mutex_destroy(&a->lock);
     free(a);
 }

@@ -24,7 +24,7 @@ struct query {
     char *owned[3]; /* copies of source, id_prefix, model: the request may go first */
 };
 
-enum call_op { OP_IMPORT, OP_LIST, OP_SAMPLE, OP_STATS, OP_GET };
+enum call_op { OP_IMPORT, OP_LIST, OP_SAMPLE, OP_STATS, OP_MODELS, OP_GET };
 
 /* One request's store work, on its way through an api worker. */
 struct call {
@@ -224,6 +224,18 @@ static void do_stats(struct call *c)
     answer(c, 200, store_tally_json(&t, c->q.f.model));
 }
 
+static void do_models(struct call *c)
+{
+    struct errbuf err = {{0}};
+    json_t *models = store_models_json(c->s, &err);
+
+    if (!models) {
+        db_failed(c, &err);
+        return;
+    }
+    answer(c, 200, json_pack("{s:o}", "models", models));
+}
+
 static void do_get(struct call *c)
 {
     struct store_task row;
@@ -352,6 +364,9 @@ static void call_run(struct offload_work *w)
     case OP_STATS:
         do_stats(c);
         break;
+    case OP_MODELS:
+        do_models(c);
+        break;
     case OP_GET:
     default:
         do_get(c);
@@ -475,6 +490,7 @@ int api_tasks_route(struct store *s, struct offload *off, struct http_request *r
              !rest                         ? ""
              : strcmp(rest, "sample") == 0 ? "/sample"
              : strcmp(rest, "stats") == 0  ? "/stats"
+             : strcmp(rest, "models") == 0 ? "/models"
                                            : "/{id}");
     if (!s) {
         http_respond_error(r, 404, "no_library",
@@ -518,6 +534,8 @@ int api_tasks_route(struct store *s, struct offload *off, struct http_request *r
     } else if (strcmp(rest, "stats") == 0) {
         c->op = OP_STATS;
         st = parse_query(r, &c->q);
+    } else if (strcmp(rest, "models") == 0) {
+        c->op = OP_MODELS;
     } else {
         c->op = OP_GET;
         st = prepare_get(c, r, rest);

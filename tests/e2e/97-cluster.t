@@ -188,6 +188,21 @@ for path, req in [("/v1/run", {"command": ["/bin/sh", "-c", "echo out; echo err 
        (s1, t1[:300], s2, t2[:300]))
 single.stop()
 
+# ---- an entry acknowledged but left in its stream is swept ----------------------------
+# Made atomically (one script: added, delivered to a consumer of the workers' group, then
+# acknowledged) so that no worker reads it first: done, yet still in crucible:jobs:low.
+left = redis("EVAL", "local id = redis.call('XADD', KEYS[1], '*', 'probe', '1'); "
+             "redis.call('XREADGROUP', 'GROUP', 'crucible-workers', 'probe', 'COUNT', '1', "
+             "'STREAMS', KEYS[1], '>'); redis.call('XACK', KEYS[1], 'crucible-workers', id); "
+             "return id", "1", "crucible:jobs:low")
+ok(wait_for(lambda: redis("XLEN", "crucible:jobs:low") == "0", 15),
+   "an entry acknowledged but left in its stream is deleted by a worker's sweep",
+   (left, redis("XRANGE", "crucible:jobs:low", "-", "+")))
+for lg in WORKER_LOGS:
+    lg.flush()
+ok(any("deleted 1 acknowledged entry left in crucible:jobs:low" in
+       open(lg.name).read() for lg in WORKER_LOGS), "... and the worker says so in its log")
+
 # ---- the Python client, unchanged, against the gateway -------------------------------
 sys.path.insert(0, os.path.join(os.path.dirname(CRUCIBLE), "..", "clients", "python"))
 from crucible_client import Client, run_item, verify_item  # noqa: E402

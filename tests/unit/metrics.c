@@ -74,6 +74,38 @@ int main(void)
            "process_open_fds counts a descriptor opened since the last render");
     free(text);
     close(fd);
+
+    /* metrics_json: the same figures, labels parsed back (escapes too), histograms cumulative. */
+    metrics_add(m, "jobs_completed_total", "jobs", "kind=\"verify\",status=\"accepted\"", 3);
+    metrics_add(m, "http_requests_total", "requests", "route=\"a\\\"b\\\\c\\nd\",code=\"200\"", 2);
+    metrics_set(m, "slots", "slots", "", 4);
+    {
+        json_t *j = metrics_json(m), *hist, *b;
+        json_t *done = json_object_get(j, "crucible_jobs_completed_total");
+        json_t *s0 = json_array_get(json_object_get(done, "series"), 0);
+        json_t *http = json_array_get(
+            json_object_get(json_object_get(j, "crucible_http_requests_total"), "series"), 0);
+        ok(j && json_is_object(j), "metrics_json: an object");
+        is_str(json_string_value(json_object_get(done, "type")), "counter", "a counter's type");
+        ok(json_real_value(json_object_get(s0, "value")) == 3, "its value");
+        is_str(json_string_value(json_object_get(json_object_get(s0, "labels"), "status")),
+               "accepted", "its labels, parsed");
+        is_str(json_string_value(json_object_get(json_object_get(http, "labels"), "route")),
+               "a\"b\\c\nd", "a label's escapes undone (quote, backslash, newline)");
+        ok(json_real_value(json_object_get(
+               json_array_get(json_object_get(json_object_get(j, "crucible_slots"), "series"), 0),
+               "value")) == 4,
+           "a gauge without labels");
+        hist = json_array_get(json_object_get(json_object_get(j, "crucible_job_seconds"), "series"),
+                              0);
+        is_int((int)json_integer_value(json_object_get(hist, "count")), 4, "a histogram's count");
+        b = json_object_get(hist, "buckets");
+        ok(json_array_size(b) == 24 && json_is_null(json_array_get(json_array_get(b, 23), 0)) &&
+               json_integer_value(json_array_get(json_array_get(b, 23), 1)) == 4 &&
+               json_integer_value(json_array_get(json_array_get(b, 18), 1)) == 2,
+           "its buckets: cumulative, as /metrics prints them, the last one +Inf (null)");
+        json_decref(j);
+    }
     metrics_free(m);
     return done_testing();
 }
