@@ -17,6 +17,9 @@ int cmd_verify(int argc, char **argv);
 /* cmd_eval(argc, argv) — `crucible eval`: many solutions against many tasks, in parallel. */
 int cmd_eval(int argc, char **argv);
 
+/* cmd_report(argc, argv) — `crucible report`: an evaluation's records as an HTML report. */
+int cmd_report(int argc, char **argv);
+
 /* cmd_serve(argc, argv) — `crucible serve`: the HTTP service (docs/API.md). */
 int cmd_serve(int argc, char **argv);
 

@@ -19,6 +19,7 @@
 
 #include "cli/cmd.h"
 #include "cli/judging.h"
+#include "cli/report.h"
 #include "cli/workers.h"
 #include "library/store.h"
 #include "judge/verify.h"
@@ -38,7 +39,7 @@ struct job {
 
 /* What the command line asks for (the verify options and the model tag go to struct eval). */
 struct eval_args {
-    const char *tasks_path, *sol_path, *out_path, *db_path;
+    const char *tasks_path, *sol_path, *out_path, *db_path, *report_path;
     bool reference, quiet, help;
     enum pyserver_mode fork_server; /* --fork-server required, --no-fork-server off */
     long jobs;                      /* worker threads */
@@ -63,7 +64,8 @@ static void eval_usage(FILE *f)
         "                     (--reference | --solutions SOLUTIONS.jsonl)\n"
         "                     [-j N] [--out RESULTS.jsonl] [--repeats N] "
         "[--reward binary|fraction]\n"
-        "                     [--writable-root] [--fork-server | --no-fork-server]\n\n"
+        "                     [--writable-root] [--fork-server | --no-fork-server]\n"
+        "                     [--report REPORT.html]\n\n"
         "Verifies every solution against its task in sandboxes, N at a time (default: the\n"
         "number of cores). SOLUTIONS.jsonl lines are {\"task_id\": ..., \"solution\": full "
         "program}\nor {\"task_id\", \"completion\"} (appended to the task's prompt) or "
@@ -76,6 +78,8 @@ static void eval_usage(FILE *f)
         "With --db DB the tasks are the current versions in a task library (crucible tasks\n"
         "import) and every outcome is recorded in its statistics under model tag M (default:\n"
         "default); infra errors are recorded but never count as attempts.\n\n"
+        "--report writes the records as an HTML report too (crucible report: verdicts, pass\n"
+        "rates by tag and language, failures grouped by message, the slowest tests).\n\n"
         "--writable-root runs every task with a writable root filesystem (the task field\n"
         "writable_root): writes land in each sandbox's own scratch space.\n\n"
         "The tests of Python assert tasks on the host image run as jobs forked from one Python\n"
@@ -427,6 +431,7 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
         {"solutions", required_argument, NULL, 's'},
         {"jobs", required_argument, NULL, 'j'},
         {"out", required_argument, NULL, 'o'},
+        {"report", required_argument, NULL, 'P'},
         {"repeats", required_argument, NULL, 'n'},
         {"reward", required_argument, NULL, 'w'},
         {"quiet", no_argument, NULL, 'q'},
@@ -465,6 +470,9 @@ static int parse_args(int argc, char **argv, struct eval_args *a, struct eval *e
             break;
         case 'o':
             a->out_path = optarg;
+            break;
+        case 'P':
+            a->report_path = optarg;
             break;
         case 'q':
             a->quiet = true;
@@ -594,6 +602,36 @@ static int report(const struct eval_args *a, const struct eval *ev, int bad,
     return status;
 }
 
+/* write_report(a, ev) — --report: the records written, as HTML (report.h), the tasks' tags
+ * grouping them; 0, or 1 after saying why it could not be written. */
+static int write_report(const struct eval_args *a, const struct eval *ev)
+{
+    json_t *records = json_array(), *tags = json_object();
+    struct report_input in = {.title = "crucible eval report", .records = records, .tags = tags};
+    FILE *f;
+    int rc = 0;
+
+    for (size_t i = 0; i < ev->written; i++) {
+        const struct job *jb = &ev->jobs[i];
+        json_t *rec = jb->record ? json_loads(jb->record, 0, NULL) : NULL;
+        json_t *tg = json_object_get(jb->task->json, "tags");
+        if (rec)
+            json_array_append_new(records, rec);
+        if (json_is_array(tg))
+            json_object_set(tags, jb->task->id, tg);
+    }
+    if (!(f = fopen(a->report_path, "w"))) {
+        fprintf(stderr, "crucible eval: --report %s: %s\n", a->report_path, strerror(errno));
+        rc = 1;
+    } else if ((report_html(f, &in) < 0) | (fclose(f) != 0)) {
+        fprintf(stderr, "crucible eval: --report %s: cannot write it\n", a->report_path);
+        rc = 1;
+    }
+    json_decref(records);
+    json_decref(tags);
+    return rc;
+}
+
 static void jobs_free(struct eval *ev)
 {
     for (size_t i = 0; i < ev->njobs; i++) {
@@ -635,6 +673,8 @@ int cmd_eval(int argc, char **argv)
     if (run_jobs(&a, &ev, &wo) < 0)
         goto out_jobs;
     status = report(&a, &ev, bad, &wo);
+    if (a.report_path && write_report(&a, &ev) != 0 && status == 0)
+        status = 1;
 out_jobs:
     jobs_free(&ev);
 out_tasks:

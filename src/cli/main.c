@@ -17,6 +17,7 @@ static const struct {
     {"run", cmd_run, "run one command in a fresh sandbox"},
     {"verify", cmd_verify, "verify one solution against one task"},
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
+    {"report", cmd_report, "an evaluation's records as an HTML report (against a baseline)"},
     {"serve", cmd_serve, "the HTTP service: run, verify, batch, SandboxFusion's /run_code"},
     {"worker", cmd_worker, "cluster mode: run the jobs of a broker's streams (docs/CLUSTER.md)"},
     {"session", cmd_session, "a running server's sessions: create, exec, put, get, fork, rm"},

@@ -246,6 +246,25 @@ async function settle(page) {
      names.length + " of them)", missing);
 
   ok(problems.length === 0, "the page logged no error of its own", problems);
+
+  // ---- an eval report, opened from its file --------------------------------------------
+  const report = path.join(TMP, "report.html");
+  execFileSync(CRUCIBLE, ["eval", "--tasks", path.join(ROOT, "examples", "tasks.jsonl"), "--solutions",
+                          path.join(ROOT, "examples", "solutions.jsonl"), "-j", "2", "--out", path.join(TMP, "r.jsonl"),
+                          "--report", report], { stdio: "ignore" });
+  const rpage = await browser.newPage();
+  const rproblems = [];
+  rpage.on("console", (m) => { if (m.type() === "error" || m.type() === "warning") rproblems.push(m.text()); });
+  rpage.on("pageerror", (e) => rproblems.push(String(e)));
+  rpage.on("requestfailed", (q) => rproblems.push("request " + q.url()));
+  await rpage.setViewport({ width: 1100, height: 900 });
+  await rpage.goto("file://" + report, { waitUntil: "load" });
+  const records = fs.readFileSync(path.join(TMP, "r.jsonl"), "utf8").trim().split("\n").length;
+  ok((await rpage.$eval("#records", (e) => e.textContent)) === String(records) &&
+     (await rpage.$$eval("#verdicts tr", (t) => t.length)) > 2,
+     "the eval report opens in the browser: " + records + " records, the verdict table");
+  ok(rproblems.length === 0, "... with no console error or warning, nothing requested", rproblems);
+  if (process.env.CRUCIBLE_SCREENSHOTS) await rpage.screenshot({ path: path.join(process.env.CRUCIBLE_SCREENSHOTS, "report.png"), fullPage: true });
   await browser.close();
   console.log("1.." + n);
   process.exit(failed ? 1 : 0);

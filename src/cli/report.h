@@ -1,0 +1,36 @@
+/*
+ * report.h — an evaluation's report as one self-contained HTML file (no script, no file or
+ * address outside it): the verdict mix, pass rates per tag and per language, the slowest
+ * tests, the failures grouped by their message, and, given a baseline (the records of an
+ * earlier checkpoint), the tasks newly solved and newly broken. Written by
+ * `crucible eval --report` and `crucible report`.
+ */
+#ifndef CRUCIBLE_REPORT_H
+#define CRUCIBLE_REPORT_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "util.h"
+
+struct report_input {
+    const char *title;
+    const json_t *records;  /* verification records (an array), as eval writes them */
+    const json_t *baseline; /* the earlier checkpoint's records, or NULL */
+    const char *baseline_name;
+    const json_t *tags; /* {task_id: [tag, ...]} (tasks without tags may be absent), or NULL */
+};
+
+/* report_html(f, in) — the report; 0, or -errno when writing failed. Every string from the
+ * records is escaped: a record's text (a model's output) is never markup. */
+int report_html(FILE *f, const struct report_input *in);
+
+/* report_read_records(path, err) — the records of a results file (JSONL, as eval --out
+ * writes); a new array, or NULL with err naming the file and the line at fault. */
+json_t *report_read_records(const char *path, struct errbuf *err);
+
+/* report_read_tags(path, tags, err) — adds {id: tags} of a task file (JSONL) to tags; 0, or
+ * -1 with err set. */
+int report_read_tags(const char *path, json_t *tags, struct errbuf *err);
+
+#endif
