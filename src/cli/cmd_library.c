@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cmd_tasks.h"
+#include "cli/report.h"
 #include "library/convert.h"
 #include "cli/workers.h"
 #include "judge/pyserver.h"
@@ -50,6 +51,7 @@ enum {
     OPT_ALL,
     OPT_SEED,
     OPT_EXPLORE,
+    OPT_REPORT,
     OPT_QUIET,
     OPT_PREFIX,
     OPT_NO_FORK_SERVER,
@@ -656,13 +658,62 @@ static int tasks_show(int argc, char **argv)
 
 /* ---- stats ------------------------------------------------------------------------- */
 
+/* stats_report(path, s, filter) — --report: the tally as HTML, then one per model with
+ * recorded verifications (report_library_html); 0, or 2 after saying why. */
+static int stats_report(const char *path, struct store *s, const struct store_filter *filter,
+                        const struct store_tally *all)
+{
+    struct errbuf err = {{0}};
+    json_t *models = store_models_json(s, &err), *per = json_array(), *m;
+    FILE *f;
+    size_t i;
+    int rc = 0;
+
+    if (!models) {
+        fprintf(stderr, "crucible tasks stats: %s\n", err.msg);
+        json_decref(per);
+        return 2;
+    }
+    json_array_foreach(models, i, m)
+    {
+        struct store_filter mf = *filter;
+        struct store_tally t;
+        if (filter->model && strcmp(filter->model, json_string_value(json_object_get(m, "model"))))
+            continue; /* --model names the one to show */
+        mf.model = json_string_value(json_object_get(m, "model"));
+        if (store_tally(s, &mf, &t, &err) < 0) {
+            fprintf(stderr, "crucible tasks stats: %s\n", err.msg);
+            rc = 2;
+            break;
+        }
+        json_array_append_new(per, store_tally_json(&t, mf.model));
+    }
+    if (rc == 0) {
+        json_t *total = store_tally_json(all, NULL);
+        if (!(f = fopen(path, "w"))) {
+            fprintf(stderr, "crucible tasks stats: --report %s: %s\n", path, strerror(errno));
+            rc = 2;
+        } else if ((report_library_html(f, "crucible task library", total, per) < 0) |
+                   (fclose(f) != 0)) {
+            fprintf(stderr, "crucible tasks stats: --report %s: cannot write it\n", path);
+            rc = 2;
+        }
+        json_decref(total);
+    }
+    json_decref(models);
+    json_decref(per);
+    return rc;
+}
+
 static int tasks_stats(int argc, char **argv)
 {
     static const struct option longopts[] = {
         COMMON_OPTS,
         FILTER_OPTS,
+        {"report", required_argument, NULL, OPT_REPORT},
         {NULL, 0, NULL, 0},
     };
+    const char *report_path = NULL;
     struct lib_opts o = {.cmd = "stats"};
     struct store_tally t;
     struct errbuf err = {{0}};
@@ -674,13 +725,19 @@ static int tasks_stats(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'h') {
-            printf("usage: crucible tasks stats --db DB [FILTERS] [--json]\n\n"
+            printf("usage: crucible tasks stats --db DB [FILTERS] [--json] [--report FILE.html]\n\n"
                    "Counts of matching tasks by status and by difficulty bucket (untried;\n"
                    "unsolved < 0.1 <= hard < 0.4 <= medium < 0.7 <= easy < 0.9 <= solved, on the\n"
-                   "estimated pass rate), and a histogram of the estimates of tried tasks.\n\n"
+                   "estimated pass rate), and a histogram of the estimates of tried tasks.\n"
+                   "--report also writes them as an HTML file, with the buckets and histogram of\n"
+                   "every model that has recorded verifications (or --model's).\n\n"
                    "filters:\n%s",
                    filter_help);
             return 0;
+        }
+        if (c == OPT_REPORT) {
+            report_path = optarg;
+            continue;
         }
         if (!take_option(&o, c, argv))
             return 2;
@@ -690,6 +747,10 @@ static int tasks_stats(int argc, char **argv)
     if (!opts_done(&o) || !(s = open_store(&o)))
         return 2;
     r = store_tally(s, &o.filter, &t, &err);
+    if (r == 0 && report_path && stats_report(report_path, s, &o.filter, &t) != 0) {
+        store_close(s);
+        return 2;
+    }
     store_close(s);
     if (r < 0) {
         fprintf(stderr, "crucible tasks stats: %s\n", err.msg);

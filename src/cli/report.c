@@ -412,6 +412,91 @@ int report_html(FILE *f, const struct report_input *in)
     return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }
 
+/* tally_tables(f, id, t) — one tally: its counts by bucket and the histogram of estimates,
+ * bars scaled to the largest row. */
+static void tally_tables(FILE *f, const char *id, const json_t *t)
+{
+    const json_t *buckets = json_object_get(t, "buckets"), *h = json_object_get(t, "histogram");
+    const char *key;
+    json_t *v;
+    size_t i;
+    json_int_t most = 1;
+
+    json_object_foreach((json_t *)buckets, key, v) most =
+        json_integer_value(v) > most ? json_integer_value(v) : most;
+    fprintf(f, "<table id=\"%s-buckets\"><tr><th>bucket</th><th>tasks</th><th></th></tr>\n", id);
+    json_object_foreach((json_t *)buckets, key, v)
+    {
+        fputs("<tr><td>", f);
+        esc(f, key);
+        fprintf(f, "</td><td>%lld</td>", (long long)json_integer_value(v));
+        bar(f, (double)json_integer_value(v) / (double)most);
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+    most = 1;
+    json_array_foreach(h, i, v) most = json_integer_value(json_object_get(v, "tasks")) > most
+                                           ? json_integer_value(json_object_get(v, "tasks"))
+                                           : most;
+    fprintf(f,
+            "<table id=\"%s-histogram\"><tr><th>estimated pass rate</th><th>tasks</th><th></th>"
+            "</tr>\n",
+            id);
+    json_array_foreach(h, i, v)
+    {
+        json_int_t n = json_integer_value(json_object_get(v, "tasks"));
+        fprintf(f, "<tr><td>%.1f&ndash;%.1f</td><td>%lld</td>",
+                json_number_value(json_object_get(v, "lo")),
+                json_number_value(json_object_get(v, "hi")), (long long)n);
+        bar(f, (double)n / (double)most);
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+int report_library_html(FILE *f, const char *title, const json_t *all, const json_t *per_model)
+{
+    const char *key;
+    json_t *v;
+    const json_t *m;
+    size_t i;
+
+    head(f, title);
+    fprintf(f,
+            "<div class=\"cards\"><div class=\"card\">tasks<b id=\"tasks\">%lld</b></div>"
+            "<div class=\"card\">attempts<b id=\"attempts\">%lld</b></div>"
+            "<div class=\"card\">accepted<b>%lld</b></div>"
+            "<div class=\"card\">infra errors (not counted)<b>%lld</b></div></div>\n",
+            (long long)json_integer_value(json_object_get(all, "tasks")),
+            (long long)json_integer_value(json_object_get(all, "attempts")),
+            (long long)json_integer_value(json_object_get(all, "accepted")),
+            (long long)json_integer_value(json_object_get(all, "infra_errors")));
+    fputs("<h2>Tasks by status</h2>\n<table id=\"status\"><tr><th>status</th><th>tasks</th>"
+          "</tr>\n",
+          f);
+    json_object_foreach(json_object_get(all, "status"), key, v)
+    {
+        fputs("<tr><td>", f);
+        esc(f, key);
+        fprintf(f, "</td><td>%lld</td></tr>\n", (long long)json_integer_value(v));
+    }
+    fputs("</table>\n<h2>All models</h2>\n", f);
+    tally_tables(f, "all", all);
+    json_array_foreach(per_model, i, m)
+    {
+        char id[32];
+        snprintf(id, sizeof(id), "model-%zu", i);
+        fputs("<h2>Model <code>", f);
+        esc(f, str(m, "model"));
+        fprintf(f, "</code> <span class=\"dim\">%lld attempts, %lld accepted</span></h2>\n",
+                (long long)json_integer_value(json_object_get(m, "attempts")),
+                (long long)json_integer_value(json_object_get(m, "accepted")));
+        tally_tables(f, id, m);
+    }
+    fputs("</body></html>\n", f);
+    return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
+}
+
 json_t *report_read_records(const char *path, struct errbuf *err)
 {
     FILE *f = fopen(path, "r");

@@ -25,6 +25,11 @@ struct report_input {
  * records is escaped: a record's text (a model's output) is never markup. */
 int report_html(FILE *f, const struct report_input *in);
 
+/* report_library_html(f, title, all, per_model) — a task library's tallies as HTML: all is
+ * one tally (GET /v1/tasks/stats's shape: tasks, status, buckets, histogram, attempts),
+ * per_model an array of them, each with its "model". 0, or -errno. */
+int report_library_html(FILE *f, const char *title, const json_t *all, const json_t *per_model);
+
 /* report_read_records(path, err) — the records of a results file (JSONL, as eval --out
  * writes); a new array, or NULL with err naming the file and the line at fault. */
 json_t *report_read_records(const char *path, struct errbuf *err);

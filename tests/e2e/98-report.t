@@ -104,6 +104,25 @@ rows = table(r.stdout, "diff")
 ok(r.returncode == 0 and sorted(row[0] for row in rows if row[1] == "newly solved") == broken,
    "the other way round, the same tasks are newly solved", rows)
 
+# ---- the task library's report: tasks stats --report ----------------------------------
+db = os.path.join(TMP, "lib.db")
+run("tasks", "import", "--db", db, TASKS)
+for model, src in [("m-ref", ["--reference"]), ("m-demo", ["--solutions", SOLS])]:
+    run("eval", "--db", db, "--model", model, "-j", "2", "--out", os.devnull, *src)
+lib = os.path.join(TMP, "lib.html")
+r = run("tasks", "stats", "--db", db, "--report", lib)
+page = open(lib).read() if os.path.exists(lib) else ""
+st = json.loads(run("tasks", "stats", "--db", db, "--json").stdout)
+ok(r.returncode == 0 and {row[0]: int(row[1]) for row in table(page, "all-buckets")} ==
+   st["buckets"] and {row[0]: int(row[1]) for row in table(page, "status")} == st["status"],
+   "tasks stats --report: buckets and statuses as tasks stats --json counts them", r.stderr)
+for i, model in enumerate(["m-demo", "m-ref"]):  # models by name
+    ms = json.loads(run("tasks", "stats", "--db", db, "--model", model, "--json").stdout)
+    hist = [int(row[1]) for row in table(page, "model-%d-histogram" % i)]
+    ok(model in page and {row[0]: int(row[1]) for row in table(page, "model-%d-buckets" % i)} ==
+       ms["buckets"] and hist == [h["tasks"] for h in ms["histogram"]],
+       "... and per model (%s): its buckets and histogram" % model, (hist, ms))
+
 # ---- a hostile record: its text is text, never markup ---------------------------------
 evil = os.path.join(TMP, "evil.jsonl")
 with open(evil, "w") as f:
