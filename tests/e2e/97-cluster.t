@@ -164,6 +164,17 @@ workers = [start_worker() for _ in range(3)]
 ok(wait_for(lambda: health(gw).get("workers") == 3, 60), "three workers heartbeat",
    health(gw))
 
+st, j, text = gw.request("GET", "/v1/stats")[:3]
+series = lambda name: (j or {}).get("metrics", {}).get(name, {}).get("series", [])  # noqa: E731
+ok(st == 200 and j.get("role") == "gateway" and
+   [x["value"] for x in series("crucible_cluster_workers")] == [3] and
+   {x["labels"].get("priority") for x in series("crucible_cluster_stream_depth")} ==
+   {"high", "normal", "low"},
+   "the dashboard's GET /v1/stats on a gateway: role gateway, the cluster's workers and streams",
+   text[:1500])
+st, _, page = gw.request("GET", "/")[:3]
+ok(st == 200 and "/ui/app.js" in page, "... and the gateway serves the dashboard's page")
+
 # ---- the single node's answers ------------------------------------------------------
 single = Server(tmp=TMP)
 for path, req in [("/v1/run", {"command": ["/bin/sh", "-c", "echo out; echo err >&2; exit 3"]}),
