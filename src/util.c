@@ -156,6 +156,20 @@ int util_read_fd(int fd, char **bufp, size_t *lenp, size_t max)
     return 0;
 }
 
+void util_utf8_cut(char *s)
+{
+    size_t n = strlen(s), i = n;
+
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
+        i--; /* continuation bytes */
+    if (i > 0 && (unsigned char)s[i - 1] >= 0xC0) {
+        unsigned char lead = (unsigned char)s[i - 1];
+        size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+        if (n - (i - 1) < want)
+            s[i - 1] = '\0';
+    }
+}
+
 bool util_utf8_valid(const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;

@@ -48,6 +48,10 @@ int util_read_fd(int fd, char **buf, size_t *len, size_t max);
 /* util_utf8_valid(s, len) — true when s is well-formed UTF-8 (no overlongs, no surrogates). */
 bool util_utf8_valid(const char *s, size_t len);
 
+/* util_utf8_cut(s) — s, cut at a byte count, without the incomplete UTF-8 sequence the cut
+ * may have left at its end. */
+void util_utf8_cut(char *s);
+
 /* util_base64_encode(data, len) — standard alphabet with padding, malloc'd; NULL on ENOMEM. */
 char *util_base64_encode(const void *data, size_t len);
 

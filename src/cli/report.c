@@ -169,13 +169,11 @@ static void failure_message(const json_t *rec, char *out, size_t size)
         m = str(rec, "verdict");
     snprintf(out, size, "%s", m);
     out[strcspn(out, "\n")] = '\0';
-    if (strlen(out) > MESSAGE_MAX)
-        strcpy(out + MESSAGE_MAX - 3, "...");
-    /* a cut in the middle of a UTF-8 sequence is trimmed away */
-    for (size_t n = strlen(out); n > 0 && ((unsigned char)out[n - 1] & 0xC0) == 0x80;)
-        out[--n] = '\0';
-    if (*out && (unsigned char)out[strlen(out) - 1] >= 0xC0)
-        out[strlen(out) - 1] = '\0';
+    if (strlen(out) > MESSAGE_MAX) {
+        out[MESSAGE_MAX - 3] = '\0';
+        util_utf8_cut(out);
+        strcat(out, "...");
+    }
 }
 
 struct slow {

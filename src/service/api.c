@@ -168,7 +168,8 @@ static void count_request(struct api *a, const char *route, unsigned code, doubl
 
     snprintf(labels, sizeof(labels), "route=\"%s\",code=\"%u\"", route, code);
     metrics_add(a->m, "http_requests_total", "HTTP requests by route and status code", labels, 1);
-    if (strcmp(route, "/metrics") != 0 && strcmp(route, "/healthz") != 0)
+    if (strcmp(route, "/metrics") != 0 && strcmp(route, "/healthz") != 0 &&
+        strcmp(route, "/v1/stats") != 0 && strcmp(route, "/ui") != 0) /* polled: not logged */
         api_log(a, "answer",
                 json_pack("{s:s,s:i,s:f}", "route", route, "status", (int)code, "seconds",
                           t0 > 0 ? util_now() - t0 : 0.0));

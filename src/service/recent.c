@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util.h"
+
 struct entry {
     double time;
     char route[48], code[40], message[304];
@@ -20,21 +22,6 @@ struct recent {
     struct entry ring[RECENT_MAX];
     unsigned long long added; /* entries ever added: the next goes to added % RECENT_MAX */
 };
-
-/* utf8_cut(s) — s (cut at a byte count) without a trailing incomplete UTF-8 sequence. */
-static void utf8_cut(char *s)
-{
-    size_t n = strlen(s), i = n;
-
-    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80)
-        i--; /* continuation bytes */
-    if (i > 0 && (unsigned char)s[i - 1] >= 0xC0) {
-        unsigned char lead = (unsigned char)s[i - 1];
-        size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-        if (n - (i - 1) < want)
-            s[i - 1] = '\0';
-    }
-}
 
 struct recent *recent_new(void)
 {
@@ -69,7 +56,7 @@ void recent_add(struct recent *r, const char *route, unsigned status, const char
     snprintf(e->route, sizeof(e->route), "%s", route ? route : "");
     snprintf(e->code, sizeof(e->code), "%s", code ? code : "");
     snprintf(e->message, sizeof(e->message), "%.300s", message ? message : "");
-    utf8_cut(e->message);
+    util_utf8_cut(e->message);
     pthread_mutex_unlock(&r->lock);
 }
 

@@ -29,6 +29,18 @@ int main(void)
     ok(!util_parse_u64("99999999999999999999999", 0, UINT64_MAX, &u), "parse_u64 rejects overflow");
     ok(!util_parse_u64("+5", 0, 100, &u), "parse_u64 rejects a sign");
 
+    {
+        char cut1[] = "ab\xc3", cut2[] = "ab\xe2\x82", whole[] = "ab\xc3\xa9",
+             emoji[] = "\xf0\x9f\x98\x80";
+        util_utf8_cut(cut1);
+        util_utf8_cut(cut2);
+        util_utf8_cut(whole);
+        util_utf8_cut(emoji);
+        ok(strcmp(cut1, "ab") == 0 && strcmp(cut2, "ab") == 0,
+           "utf8_cut: a sequence cut short is dropped (2 and 3 bytes)");
+        ok(strcmp(whole, "ab\xc3\xa9") == 0 && strcmp(emoji, "\xf0\x9f\x98\x80") == 0,
+           "utf8_cut: whole sequences are kept");
+    }
     ok(util_utf8_valid("hello", 5), "utf8: ascii");
     ok(util_utf8_valid("h\xc3\xa9llo", 6), "utf8: two-byte sequence");
     ok(util_utf8_valid("\xf0\x9f\x98\x80", 4), "utf8: four-byte emoji");
