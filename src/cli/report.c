@@ -130,7 +130,8 @@ static int by_key(const void *a, const void *b)
 /* pass_table(f, title, ts, total) — rows of key, tasks, records, accepted, pass rate. */
 static void pass_table(FILE *f, const char *id, const char *title, struct tallies *ts)
 {
-    qsort(ts->t, ts->n, sizeof(*ts->t), by_key);
+    if (ts->n) /* qsort's array may not be NULL, even empty */
+        qsort(ts->t, ts->n, sizeof(*ts->t), by_key);
     fprintf(f,
             "<h2>%s</h2>\n<table id=\"%s\"><tr><th></th><th>tasks</th><th>records</th>"
             "<th>accepted</th><th>pass rate</th><th></th></tr>\n",
@@ -341,7 +342,8 @@ int report_html(FILE *f, const struct report_input *in)
         nrec, nacc, nrec ? 100.0 * (double)nacc / (double)nrec : 0.0,
         nreward ? reward / (double)nreward : 0.0, ninfra);
 
-    qsort(verdicts.t, verdicts.n, sizeof(*verdicts.t), by_records);
+    if (verdicts.n)
+        qsort(verdicts.t, verdicts.n, sizeof(*verdicts.t), by_records);
     fputs("<h2>Verdicts</h2>\n<table id=\"verdicts\"><tr><th>verdict</th><th>records</th>"
           "<th>share</th><th></th></tr>\n",
           f);
@@ -360,7 +362,8 @@ int report_html(FILE *f, const struct report_input *in)
     pass_table(f, "tags", "Pass rate by tag", &tags);
     pass_table(f, "languages", "Pass rate by language", &langs);
 
-    qsort(msgs.t, msgs.n, sizeof(*msgs.t), by_records);
+    if (msgs.n)
+        qsort(msgs.t, msgs.n, sizeof(*msgs.t), by_records);
     fputs("<h2>Failures, grouped by message</h2>\n<table id=\"failures\"><tr><th>message</th>"
           "<th>records</th><th>tasks</th><th>for example</th></tr>\n",
           f);
@@ -385,7 +388,7 @@ int report_html(FILE *f, const struct report_input *in)
     if (msgs.n > GROUPS_MAX)
         fprintf(f, "<p class=\"dim\">and %zu more messages</p>\n", msgs.n - GROUPS_MAX);
 
-    if (slow)
+    if (slow && nslow)
         qsort(slow, nslow, sizeof(*slow), by_wall);
     fputs("<h2>Slowest tests</h2>\n<table id=\"slowest\"><tr><th>task</th><th>test</th>"
           "<th>wall</th><th>cpu</th><th>verdict</th></tr>\n",
