@@ -354,9 +354,11 @@ static json_t *series_json(enum kind kind, const struct series *s)
 
     if (!o || json_object_set_new(o, "labels", labels_json(s->labels)) < 0)
         goto bad;
-    if (kind != HISTOGRAM)
-        return json_object_set_new(o, "value", json_real(s->value)) < 0 ? (json_decref(o), NULL)
-                                                                        : o;
+    if (kind != HISTOGRAM) {
+        if (json_object_set_new(o, "value", json_real(s->value)) < 0)
+            goto bad;
+        return o;
+    }
     if (!(b = json_array()) || json_object_set_new(o, "buckets", b) < 0 ||
         json_object_set_new(o, "count", json_integer((json_int_t)s->count)) < 0 ||
         json_object_set_new(o, "sum", json_real(s->value)) < 0)

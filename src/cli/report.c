@@ -546,18 +546,31 @@ int report_read_tags(const char *path, json_t *tags, struct errbuf *err)
 {
     FILE *f = fopen(path, "r");
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, lineno = 0;
     ssize_t n;
+    int rc = 0;
 
     if (!f)
         return errbuf_set(err, "%s: %s", path, strerror(errno)), -1;
-    while ((n = getline(&line, &cap, f)) >= 0) {
-        json_t *j = json_loads(line, 0, NULL), *t = json_object_get(j, "tags");
-        if (json_is_string(json_object_get(j, "id")) && json_is_array(t))
+    while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
+        json_error_t je;
+        json_t *j, *t;
+        lineno++;
+        if (strspn(line, " \t\r\n") == (size_t)n)
+            continue;
+        j = json_loads(line, 0, &je);
+        t = json_object_get(j, "tags");
+        if (!json_is_object(j) || !json_is_string(json_object_get(j, "id"))) {
+            /* a results file given as --tasks, say: said, not silently left without tags */
+            errbuf_set(err, "%s: line %zu: %s", path, lineno,
+                       j ? "not a task (an object with an \"id\")" : je.text);
+            rc = -1;
+        } else if (json_is_array(t)) {
             json_object_set(tags, json_string_value(json_object_get(j, "id")), t);
+        }
         json_decref(j);
     }
     free(line);
     fclose(f);
-    return 0;
+    return rc;
 }

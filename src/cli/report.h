@@ -34,8 +34,8 @@ int report_library_html(FILE *f, const char *title, const json_t *all, const jso
  * writes); a new array, or NULL with err naming the file and the line at fault. */
 json_t *report_read_records(const char *path, struct errbuf *err);
 
-/* report_read_tags(path, tags, err) — adds {id: tags} of a task file (JSONL) to tags; 0, or
- * -1 with err set. */
+/* report_read_tags(path, tags, err) — adds {id: tags} of a task file (JSONL) to tags (tasks
+ * without tags add nothing); 0, or -1 with err naming the first line that is not a task. */
 int report_read_tags(const char *path, json_t *tags, struct errbuf *err);
 
 #endif

@@ -146,6 +146,7 @@ for args, needle, what in [
         ([notrec], "line 2: not a JSON object", "a line that is not a record, by its number"),
         ([], "exactly one results file", "no results file"),
         ([out, "--baseline", notrec], "line 2", "a bad baseline"),
+        ([out, "--tasks", out], "line 1: not a task", "a results file given as --tasks"),
         ([out, "--out", os.path.join(TMP, "no", "such", "dir.html")], "No such file",
          "an --out that cannot be written")]:
     r = run("report", *args)
