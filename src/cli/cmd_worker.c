@@ -366,9 +366,9 @@ int cmd_worker(int argc, char **argv)
         worker_stats(w, &st);
         fprintf(stderr,
                 "crucible worker: stopped: %llu jobs answered, %llu taken over, %llu moved to "
-                "the dead-letter stream\n",
+                "the dead-letter stream, %llu answered by an earlier run\n",
                 (unsigned long long)st.done, (unsigned long long)st.reclaimed,
-                (unsigned long long)st.dead_lettered);
+                (unsigned long long)st.dead_lettered, (unsigned long long)st.superseded);
     }
     worker_free(w);
     stop_node(&node);

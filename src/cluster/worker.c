@@ -276,15 +276,85 @@ static void ack_delete(struct broker *b, const char *stream, const char *msgid)
     freeReplyObject(broker_cmdf(b, &err, "XACK", stream, BROKER_GROUP, msgid, NULL));
 }
 
+/* Keeps an answer under its idempotency key unless one is kept already, atomically; answers
+ * nil when this one was kept, else the kept one's status, ctype and body. A job runs at least
+ * once: when it ran twice (reclaimed from a worker thought dead, which was only slow), the
+ * first answer kept is the job's answer everywhere, the reply stream's and a replay's alike. */
+static const char keep_first_lua[] =
+    "if redis.call('EXISTS', KEYS[1]) == 1 then "
+    "return redis.call('HMGET', KEYS[1], 'status', 'ctype', 'body') end "
+    "redis.call('HSET', KEYS[1], 'status', ARGV[1], 'ctype', ARGV[2], 'body', ARGV[3], "
+    "'worker', ARGV[4]) "
+    "redis.call('EXPIRE', KEYS[1], ARGV[5]) "
+    "return nil";
+
+/* keep_answer(w, b, key, ans, kept) — ans kept under key, or the answer kept before it put
+ * in *kept (status, ctype, body: copies the caller frees with worker_answer_release). 0 when
+ * ans is the job's answer, 1 when *kept is, -EIO. */
+static int keep_answer(struct worker *w, struct broker *b, const char *key,
+                       const struct worker_answer *ans, struct worker_answer *kept)
+{
+    struct errbuf err = {{0}};
+    char name[BROKER_IDEM_KEY_MAX + 32], status[16];
+    const char *argv[] = {
+        "EVAL",  keep_first_lua, "1", name, status, ans->ctype, ans->body ? ans->body : "",
+        w->name, BROKER_KEEP_S};
+    size_t lens[sizeof(argv) / sizeof(argv[0])];
+    redisReply *rep;
+    int rc = 0;
+
+    snprintf(name, sizeof(name), BROKER_ANSWER_KEY "%s", key);
+    snprintf(status, sizeof(status), "%u", ans->status);
+    for (size_t i = 0; i < sizeof(argv) / sizeof(argv[0]); i++) /* the body: its own length */
+        lens[i] = i == 6 ? ans->len : strlen(argv[i]);
+    if (!(rep = broker_cmd(b, &err, (int)(sizeof(argv) / sizeof(argv[0])), argv, lens)))
+        return -EIO;
+    if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 3 &&
+        rep->element[0]->type == REDIS_REPLY_STRING &&
+        rep->element[2]->type == REDIS_REPLY_STRING &&
+        (kept->body = malloc(rep->element[2]->len + 1))) {
+        kept->status = (unsigned)strtoul(rep->element[0]->str, NULL, 10);
+        snprintf(kept->ctype, sizeof(kept->ctype), "%s",
+                 rep->element[1]->type == REDIS_REPLY_STRING ? rep->element[1]->str
+                                                             : "application/json");
+        memcpy(kept->body, rep->element[2]->str, rep->element[2]->len);
+        kept->body[rep->element[2]->len] = '\0';
+        kept->len = rep->element[2]->len;
+        pthread_mutex_lock(&w->lock);
+        w->st.superseded++;
+        pthread_mutex_unlock(&w->lock);
+        fprintf(stderr,
+                "crucible: worker: key %s was answered already by another run of its job: that "
+                "answer is sent on, not this run's\n",
+                key);
+        rc = 1;
+    } else if (rep->type == REDIS_REPLY_ERROR) {
+        rc = -EIO;
+    }
+    freeReplyObject(rep);
+    return rc;
+}
+
 /* finish(w, b, m, ans) — the answer kept under the job's idempotency key (when it has one:
- * a gateway that restarted finds it there), the session pinned (record_session), the
- * answer on the job's reply stream, then the job deleted and acknowledged (ack_delete). -EIO
- * when the connection failed before the answer was written. */
+ * a gateway that restarted finds it there; an answer kept first by another run of the job is
+ * the one sent on), the session pinned (record_session), the answer on the job's reply
+ * stream, then the job deleted and acknowledged (ack_delete). -EIO when the connection failed
+ * before the answer was written. */
 static int finish(struct worker *w, struct broker *b, const struct msg *m,
                   const struct worker_answer *ans)
 {
     struct errbuf err = {{0}};
+    struct worker_answer kept = {0};
     char status[16];
+    redisReply *rep;
+    int rc;
+
+    if (m->key) {
+        if ((rc = keep_answer(w, b, m->key, ans, &kept)) < 0)
+            return -EIO;
+        if (rc == 1)
+            ans = &kept;
+    }
     const char *argv[] = {"XADD",
                           m->reply,
                           "*",
@@ -302,27 +372,14 @@ static int finish(struct worker *w, struct broker *b, const struct msg *m,
                           w->name};
     size_t lens[sizeof(argv) / sizeof(argv[0])];
     int n = (int)(sizeof(argv) / sizeof(argv[0]));
-    redisReply *rep;
 
     snprintf(status, sizeof(status), "%u", ans->status);
     for (int i = 0; i < n; i++) /* the answer (argv[12]) is binary-safe: its own length */
         lens[i] = i == 12 ? ans->len : strlen(argv[i]);
-    if (m->key) {
-        char key[BROKER_IDEM_KEY_MAX + 32];
-        const char *hv[] = {"HSET",   key,        "status", status,
-                            "ctype",  ans->ctype, "body",   ans->body ? ans->body : "",
-                            "worker", w->name};
-        size_t hl[sizeof(hv) / sizeof(hv[0])];
-        snprintf(key, sizeof(key), BROKER_ANSWER_KEY "%s", m->key);
-        for (size_t i = 0; i < sizeof(hv) / sizeof(hv[0]); i++)
-            hl[i] = i == 7 ? ans->len : strlen(hv[i]);
-        if (!(rep = broker_cmd(b, &err, (int)(sizeof(hv) / sizeof(hv[0])), hv, hl)))
-            return -EIO;
-        freeReplyObject(rep);
-        freeReplyObject(broker_cmdf(b, &err, "EXPIRE", key, BROKER_KEEP_S, NULL));
-    }
     record_session(w, b, m, ans);
-    if (!(rep = broker_cmd(b, &err, n, argv, lens)))
+    rep = broker_cmd(b, &err, n, argv, lens);
+    free(kept.body);
+    if (!rep)
         return -EIO;
     freeReplyObject(rep);
     freeReplyObject(broker_cmdf(b, &err, "EXPIRE", m->reply, BROKER_KEEP_S, NULL));

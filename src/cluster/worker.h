@@ -62,6 +62,7 @@ struct worker_config {
 
 struct worker_stats {
     uint64_t done, reclaimed, dead_lettered;
+    uint64_t superseded; /* runs whose answer lost to one kept before (the job ran twice) */
     unsigned busy;
 };
 

@@ -1058,6 +1058,17 @@ static void keeper_reaped(int ctl, struct keeper *k, pid_t *payload, int status)
     if (*payload == k->pid) {
         struct ctl_msg m;
         memset(&m, 0, sizeof(m));
+        /* A keeper killed by a signal before its report of the start came in (an OOM kill,
+         * a kill from outside) ended the exec the way a killed payload would: the payload
+         * may well have started in that window, and nothing of crucible failed. The
+         * supervisor hears of a start first, as it always does. */
+        if (!k->started && WIFSIGNALED(status)) {
+            m.type = CTL_STARTED;
+            m.pid = k->pid;
+            sandbox__ctl_send(ctl, &m, NULL, 0);
+            memset(&m, 0, sizeof(m));
+            k->started = true;
+        }
         if (k->started) {
             m.type = CTL_EXITED;
             m.status = status;

@@ -26,6 +26,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -457,6 +458,28 @@ ok(st1 == st2 == 200 and outs1 == outs2 and len(set(outs1)) == 6 and
    (gw.metric("crucible_cluster_replayed_total") or 0) - replayed0 == 6,
    "a batch resent with its Idempotency-Key: each item answered from its kept answer (KEY.i), "
    "none run again", (outs1, outs2))
+# A job run twice (reclaimed from a worker only thought dead): the answer kept first is the
+# job's answer. Planted here while the job runs, as the other run would have kept it.
+dkey = "twice-%d" % os.getpid()
+planted = json.dumps({"status": "ok", "stdout": "the first run's\n"})
+twice = {}
+tw = threading.Thread(target=lambda: twice.update(r=gw.exchange(
+    "POST", "/v1/run", {"command": ["/bin/sh", "-c", "sleep 1.5; echo the second run"]},
+    headers={"Idempotency-Key": dkey}, timeout=60)))
+tw.start()
+ok(wait_for(lambda: redis("EXISTS", "crucible:idem:" + dkey) == "1", 10),
+   "a keyed job is admitted (its key is claimed)")
+redis("HSET", "crucible:answer:" + dkey, "status", "200", "ctype", "application/json",
+      "body", planted, "worker", "another")
+tw.join(60)
+r, data = twice.get("r", (None, b""))
+ok(r is not None and r.status == 200 and data.decode() == planted,
+   "a job whose answer another run kept first is answered with that answer, not its own run's",
+   data[:300])
+for lg in WORKER_LOGS:
+    lg.flush()
+ok(any("key %s was answered already by another run" % dkey in open(lg.name).read()
+       for lg in WORKER_LOGS), "... and the worker says so in its log")
 r, data = gw.exchange("POST", "/v1/batch", rnd, headers={"Idempotency-Key": "k" * 127})
 ok(r.status == 400 and b"too long" in data,
    "a batch's key too long to name its items: 400", (r.status, data[:200]))
