@@ -144,6 +144,7 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
     struct errbuf err = {{0}};
     struct sandbox_limits cl;
     struct sandbox *sb;
+    bool on_fork_server = false;
 
     *out = NULL;
     if (t->harness == TASK_HARNESS_COMMAND) {
@@ -168,6 +169,7 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
             err.msg[0] = '\0';
         } else if (sb) {
             sandbox_set_cancel_fd(sb, rt->cancel_fd); /* the caller's, not the fork server's */
+            on_fork_server = true;
         }
     }
     if (!sb)
@@ -178,8 +180,12 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
     }
     if (verify__put_text(sb, plan->source, program, program_len, 0644, &err) < 0)
         goto out_infra;
-    for (size_t i = 0; i < t->nfiles; i++) /* the task's own files: read-only in fact */
-        if (verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len,
+    /* The task's own files, read-only in fact; then the harness's, less its compiled form on a
+     * fork server (whose jobs have the harness imported: the file would be 62 KB copied for
+     * nothing, per run) */
+    for (size_t i = 0; i < t->nfiles; i++)
+        if (!(on_fork_server && lang_cold_only_file(t->lang, t->files[i].path)) &&
+            verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len,
                              0444 | SANDBOX_PUT_LOCKED, &err) < 0)
             goto out_infra;
     if (plan->compile) {

@@ -40,9 +40,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define ZYGOTE_PIDS      4096 /* the zygote's sandbox: it and each job's pid 1 until it joins */
-#define ZYGOTE_MEMORY_MB 1024
-#define SPARE_RETRY_MS   200 /* the filler's pause after a job it could not make */
+#define ZYGOTE_PIDS         4096 /* the zygote's sandbox: it and each job's pid 1 until it joins */
+#define ZYGOTE_MEMORY_MB    1024
+#define SPARE_RETRY_MS      200 /* the filler's pause after a job it could not make */
+#define FORKSERVER_USED_MAX 16  /* used jobs waiting for the filler's teardown; more: now */
 
 /* The jobs made ahead, and the filler thread that makes them. */
 struct spares {
@@ -57,6 +58,9 @@ struct spares {
     struct sandbox_limits made[FORKSERVER_SPARES_MAX]; /* each one's creation limits */
     unsigned n;
     uint64_t taken, made_total, failed; /* counters (forkserver_spare_stats) */
+    /* used jobs handed back (sandbox_discard), destroyed by the filler before it makes more */
+    struct sandbox *used[FORKSERVER_USED_MAX];
+    unsigned nused;
 };
 
 struct forkserver {
@@ -273,7 +277,9 @@ static void *filler(void *arg)
         struct sandbox *job, *stale = NULL;
         struct errbuf err = {{0}};
 
-        if (sp->n > sp->want) /* fewer asked for: the newest goes */
+        if (sp->nused > 0) /* a used job's cgroup and memory first: the next job needs them */
+            stale = sp->used[--sp->nused];
+        else if (sp->n > sp->want) /* fewer asked for: the newest goes */
             stale = sp->job[--sp->n];
         for (unsigned i = 0; i < sp->n && !stale; i++)
             if (!same_kind(&sp->made[i], &sp->pattern)) {
@@ -367,11 +373,46 @@ static void spares_stop(struct forkserver *fs)
     if (sp->has_filler)
         pthread_join(sp->filler, NULL);
     sp->has_filler = false;
+    while (sp->nused > 0)
+        sandbox_destroy(sp->used[--sp->nused], NULL);
     while (sp->n > 0)
         sandbox_destroy(sp->job[--sp->n], NULL);
 }
 
+/* job_discard(ctx, job) — sandbox_discard of a job: handed to the filler, which destroys it
+ * before it makes the next spare; destroyed now when there is no filler or it has enough. */
+static void job_discard(void *ctx, struct sandbox *job)
+{
+    struct forkserver *fs = ctx;
+    struct spares *sp = &fs->sp;
+
+    sandbox_set_cancel_fd(job, -1); /* the caller's cancel fd is not the filler's to watch */
+    pthread_mutex_lock(&sp->lock);
+    if (sp->has_filler && !sp->stopping && sp->nused < FORKSERVER_USED_MAX) {
+        sp->used[sp->nused++] = job;
+        job = NULL;
+        pthread_cond_signal(&sp->wake);
+    }
+    pthread_mutex_unlock(&sp->lock);
+    if (job)
+        sandbox_destroy(job, NULL);
+}
+
+static struct sandbox *job_get(struct forkserver *fs, const struct sandbox_limits *limits,
+                               struct errbuf *err);
+
 struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
+                               struct errbuf *err)
+{
+    struct sandbox *job = job_get(fs, limits, err);
+
+    if (job)
+        sandbox__set_discard(job, job_discard, fs);
+    return job;
+}
+
+/* job_get(fs, limits, err) — a spare, or a job made now. */
+static struct sandbox *job_get(struct forkserver *fs, const struct sandbox_limits *limits,
                                struct errbuf *err)
 {
     struct sandbox *job;

@@ -72,8 +72,10 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
 
 /* forkserver_job(fs, limits, err) — a job forked by the zygote, ready for the sandbox API:
  * sandbox_put_file, one sandbox_exec (SANDBOX_EXEC_LAST), sandbox_get_file, then
- * sandbox_destroy (the caller's). For callers that drive sandboxes themselves (verify);
- * forkserver_run is this plus the files, the exec and the destroy. NULL with err set. */
+ * sandbox_destroy or sandbox_discard (the caller's; discarded, the job is torn down by the
+ * thread that makes spares, when there is one, off the caller's path). For callers that drive
+ * sandboxes themselves (verify); forkserver_run is this plus the files, the exec and the
+ * destroy. NULL with err set. */
 struct sandbox *forkserver_job(struct forkserver *fs, const struct sandbox_limits *limits,
                                struct errbuf *err);
 

@@ -252,5 +252,5 @@ void pool_release(struct pool *p, struct sandbox *sb)
     if (p)
         pool_discard(p, sb);
     else
-        sandbox_destroy(sb, NULL);
+        sandbox_discard(sb);
 }

@@ -43,8 +43,9 @@ struct sandbox *pool_acquire(struct pool *p, const struct sandbox_runtime *rt,
                              const struct image *img, const struct sandbox_limits *limits,
                              struct errbuf *err);
 
-/* pool_release(p, sb) — destroyed in the background (p) or now (p NULL), errors ignored:
- * for callers whose verdict is already final (SANDBOX_EXEC_LAST, or given up). */
+/* pool_release(p, sb) — destroyed in the background (p), or sandbox_discard'ed (p NULL: now,
+ * or in the background by a fork server for its job), errors ignored: for callers whose
+ * verdict is already final (SANDBOX_EXEC_LAST, or given up). */
 void pool_release(struct pool *p, struct sandbox *sb);
 
 struct pool_stats {

@@ -76,6 +76,9 @@ struct sandbox {
     int init_status;
     bool job;  /* a fork server's job (sandbox__job_new): its records say so */
     double t0; /* creation start, for trace() */
+    /* sandbox_discard's teardown when not sandbox_destroy now (sandbox__set_discard) */
+    void (*discard)(void *ctx, struct sandbox *sb);
+    void *discard_ctx;
 };
 
 /* trace(sb, phase) — with rt->trace, one line per phase on stderr: milliseconds since the
@@ -1574,6 +1577,21 @@ int sandbox_kill_others(struct sandbox *sb, struct errbuf *err)
     if (r < 0)
         errbuf_set(err, "cannot clear the sandbox's processes: %s", strerror(-r));
     return r;
+}
+
+void sandbox__set_discard(struct sandbox *sb, void (*discard)(void *ctx, struct sandbox *sb),
+                          void *ctx)
+{
+    sb->discard = discard;
+    sb->discard_ctx = ctx;
+}
+
+void sandbox_discard(struct sandbox *sb)
+{
+    if (sb && sb->discard)
+        sb->discard(sb->discard_ctx, sb);
+    else if (sb)
+        sandbox_destroy(sb, NULL);
 }
 
 int sandbox_destroy(struct sandbox *sb, struct errbuf *err)

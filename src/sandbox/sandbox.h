@@ -236,6 +236,12 @@ int sandbox_fork_into(struct sandbox *parent, struct sandbox *child, struct errb
  * Returns 0, or -errno when something could not be cleaned (logged in err if given). */
 int sandbox_destroy(struct sandbox *sb, struct errbuf *err);
 
+/* sandbox_discard(sb) — sb is done with and nothing more is wanted of it (its outcome read):
+ * sandbox_destroy now, or later by whoever made it (a fork server tears its jobs down on a
+ * thread of its own, off the caller's path). Teardown failures are not reported (use
+ * sandbox_destroy for that). NULL is a no-op. */
+void sandbox_discard(struct sandbox *sb);
+
 /* sandbox_run(rt, img, limits, files, nfiles, proc, res) — the one-shot path. */
 struct sandbox_file {
     const char *dest;

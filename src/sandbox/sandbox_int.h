@@ -270,6 +270,11 @@ struct sandbox *sandbox__job_new(const struct sandbox_runtime *rt, const struct 
                                  int *nattach, struct errbuf *err);
 int sandbox__job_ready(struct sandbox *sb, struct errbuf *err);
 
+/* sandbox__set_discard(sb, discard, ctx) — sandbox_discard(sb) calls discard(ctx, sb), which
+ * owns sb from then on (it must destroy it), instead of destroying it. */
+void sandbox__set_discard(struct sandbox *sb, void (*discard)(void *ctx, struct sandbox *sb),
+                          void *ctx);
+
 /* sandbox__job_idle(sb) — true while a job made ahead (READY, nothing asked of it since) can
  * still be used: its socket is open at the other end and holds no message it did not ask
  * for. False once its pid 1 has ended (a zygote that died takes its jobs with it). */

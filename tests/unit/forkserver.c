@@ -581,6 +581,33 @@ static void test_spares(const struct sandbox_limits *lim0)
     forkserver_spare_stats(fs, &st);
     ok(st.taken >= 8, "most of those jobs were spares (%llu taken)", (unsigned long long)st.taken);
 
+    /* a used job handed back (sandbox_discard) is torn down by the filler, not the caller */
+    {
+        struct sandbox *j;
+        struct result res;
+        char *argv[] = {"/usr/bin/python3", "-c", "print('used')", NULL};
+        struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+        int before, after = -1;
+
+        ok(wait_ready(2, &st), "the spares are made up again");
+        before = groups_of_mine();
+        j = forkserver_job(fs, lim0, &err);
+        result_init(&res);
+        if (ok(j != NULL, "a job taken (%s)", err.msg)) {
+            sandbox_exec(j, &p, SANDBOX_EXEC_LAST, &res);
+            ok(res.status == RESULT_OK && strcmp(res.out.data ? res.out.data : "", "used\n") == 0,
+               "it ran (%s)", result_status_name(res.status));
+            sandbox_discard(j);
+            for (int i = 0; i < 2000 && (after = groups_of_mine()) > before; i++)
+                nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+            ok(after <= before,
+               "discarded, its cgroups are removed in the background (%d groups before the job "
+               "was taken, %d now)",
+               before, after);
+        }
+        result_release(&res);
+    }
+
     ok(forkserver_set_spares(fs, 0, &err) == 0, "no spares asked for any more");
     for (int i = 0; i < 2000 && (forkserver_spare_stats(fs, &st), st.ready > 0); i++)
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
