@@ -155,7 +155,7 @@ export CRUCIBLE := $(abspath $(BUILD)/crucible)
 export CRUCIBLE_BUILD := $(abspath $(BUILD))
 
 check: all $(UNIT_BIN) $(SEC_BIN)
-	prove -v $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/security/fork-server.t tests/hacks/*.t
+	prove -v --timer $(UNIT_BIN) tests/e2e/*.t tests/security/run.t tests/security/fork-server.t tests/hacks/*.t
 
 check-hacks: all
 	prove -v tests/hacks/*.t
