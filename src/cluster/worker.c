@@ -289,8 +289,8 @@ static const char keep_first_lua[] =
     "return nil";
 
 /* keep_answer(w, b, key, ans, kept) — ans kept under key, or the answer kept before it put
- * in *kept (status, ctype, body: copies the caller frees with worker_answer_release). 0 when
- * ans is the job's answer, 1 when *kept is, -EIO. */
+ * in *kept (status, ctype, and a malloc'd copy of the body, the caller's to free). 0 when ans
+ * is the job's answer, 1 when *kept is, -EIO. */
 static int keep_answer(struct worker *w, struct broker *b, const char *key,
                        const struct worker_answer *ans, struct worker_answer *kept)
 {
