@@ -42,8 +42,8 @@ static const char harness_javascript[] =
     ;
 
 static const struct lang_file files_javascript[] = {
-    {"_crucible_harness.js", harness_javascript, 0, false},
-    {NULL, NULL, 0, false},
+    {"_crucible_harness.js", harness_javascript, 0},
+    {NULL, NULL, 0},
 };
 
 static const char harness_c[] =
@@ -51,8 +51,8 @@ static const char harness_c[] =
     ;
 
 static const struct lang_file files_c[] = {
-    {"_crucible_harness.c", harness_c, 0, false},
-    {NULL, NULL, 0, false},
+    {"_crucible_harness.c", harness_c, 0},
+    {NULL, NULL, 0},
 };
 
 /* C and C++: between the solution (whose own macros crucible #undefs first: test_undef_macros)
@@ -90,8 +90,8 @@ static const char harness_go[] =
     ;
 
 static const struct lang_file files_go[] = {
-    {"crucible_main_test.go", harness_go, 0, false},
-    {NULL, NULL, 0, false},
+    {"crucible_main_test.go", harness_go, 0},
+    {NULL, NULL, 0},
 };
 
 /* Rust: appended to main.rs after the test code (two tests of its own, first and last). */
@@ -112,9 +112,9 @@ static const char harness_csharp_debug[] =
     ;
 
 static const struct lang_file files_python[] = {
-    {"_crucible_harness.py", harness_python, 0, false},
-    {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1, true},
-    {NULL, NULL, 0, false},
+    {"_crucible_harness.py", harness_python, 0},
+    {HARNESS_PYC_PATH, HARNESS_PYC_DATA, sizeof(HARNESS_PYC_DATA) - 1},
+    {NULL, NULL, 0},
 };
 
 static bool is_word(char c)
@@ -904,8 +904,7 @@ void lang_names(char *buf, size_t size)
 
 bool lang_cold_only_file(const struct lang *l, const char *path)
 {
-    for (const struct lang_file *f = l->test_files; f && f->path; f++)
-        if (f->cold_only && strcmp(f->path, path) == 0)
-            return true;
-    return false;
+    const char *pyc = HARNESS_PYC_PATH; /* NULL when the build had no python3 */
+
+    return l->test_files == files_python && pyc && strcmp(path, pyc) == 0;
 }

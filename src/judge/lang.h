@@ -31,8 +31,6 @@ struct lang_file {
     const char *path;
     const char *data;
     size_t len;
-    bool cold_only; /* read only by a fresh interpreter (a compiled harness): a fork server's
-                     * job, which has the harness imported already, is not given it */
 };
 
 /* What a row adds to its steps when the image provides it (the standard image's prebuilt Rust
@@ -151,6 +149,7 @@ bool lang_available(const struct lang *l, const struct image *img, struct errbuf
 void lang_names(char *buf, size_t size);
 
 /* lang_cold_only_file(l, path) — path is one of l's test files that only a fresh interpreter
- * reads (lang_file.cold_only). */
+ * reads (Python's compiled harness): a fork server's job, which has the harness imported
+ * already, need not be given it. */
 bool lang_cold_only_file(const struct lang *l, const char *path);
 #endif

@@ -615,7 +615,7 @@ static int parse_program(const json_t *v, const char *what, struct task_program 
         if (!lf)
             return -ENOMEM;
         for (size_t i = 0; i < p->nfiles; i++)
-            lf[i] = (struct lang_file){p->files[i].path, p->files[i].data, p->files[i].len, false};
+            lf[i] = (struct lang_file){p->files[i].path, p->files[i].data, p->files[i].len};
         r = lang_plan_files(p->lang, lf, p->nfiles, &plan, &why);
         free(lf);
         if (r == -EINVAL)

@@ -71,7 +71,7 @@ static int box_open(const struct sandbox_runtime *rt, const struct verify_opts *
         return -1;
     }
     for (size_t i = 0; i < p->nfiles; i++)
-        lf[i] = (struct lang_file){p->files[i].path, p->files[i].data, p->files[i].len, false};
+        lf[i] = (struct lang_file){p->files[i].path, p->files[i].data, p->files[i].len};
     r = lang_plan_files(p->lang, lf, p->nfiles, &vb->plan, &err);
     if (r == 0 && (r = lang_plan_image(p->lang, img, &vb->plan)) < 0)
         errbuf_set(&err, "out of memory");
