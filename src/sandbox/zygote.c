@@ -7,7 +7,9 @@
  * sandbox's root) and initialised as /usr/bin/python3 is (program name, environment, signal
  * handlers, site) → common modules imported → READY on fd 3 → jobs. It runs no code of a job's.
  *
- * A job (CTL_JOB): the zygote forks with new mount, pid, ipc, uts and network namespaces. The
+ * A job (CTL_JOB): the zygote forks with new mount, pid, ipc and uts namespaces, and a network
+ * namespace of its own: new for a loopback job, else one of the pool (netns_pool.h: new, or one
+ * a finished job left exactly as it was new, never one another live job holds). The
  * child is the job's pid 1, its reaper: it joins the job's cgroup (the supervisor's "tasks"
  * files) and a cgroup namespace rooted there, keeps only the job's control socket, mounts a
  * fresh size-limited scratch tmpfs over /work and /tmp (as rootfs.c does for a sandbox) and a
@@ -21,6 +23,7 @@
  * supervisor hangs up; the supervisor's teardown kills the job's cgroup.
  */
 #include "sandbox/forkserver.h"
+#include "sandbox/netns_pool.h"
 #include "sandbox/sandbox_int.h"
 
 #include <dlfcn.h>
@@ -176,7 +179,8 @@ struct py {
 struct zygote {
     struct py py;
     struct filter filter;
-    char **env; /* the zygote's own environment, as init gave it */
+    char **env;              /* the zygote's own environment, as init gave it */
+    struct netns_pool netns; /* network namespaces kept for jobs without loopback */
 };
 
 enum job_kind { JOB_EXECVE, JOB_PY_COMMAND, JOB_PY_FILE };
@@ -699,24 +703,35 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
     }
 }
 
-/* zygote_job(z, m, fds, nfds) — CTL_JOB: forks the job into its namespaces. */
+/* zygote_job(z, m, fds, nfds) — CTL_JOB: forks the job into its namespaces. A job without
+ * loopback is given a network namespace of the pool (netns_pool.h: one a finished job left
+ * unchanged, or a new one the pool keeps); a loopback job always a new one of its own. */
 static void zygote_job(struct zygote *z, const struct ctl_msg *m, const int *fds, int nfds)
 {
+    bool loopback = (m->mode & CTL_JOB_LOOPBACK) != 0;
+    int kept = loopback ? -1 : netns_pool_enter(&z->netns), e;
     pid_t pid;
 
-    if (nfds < 1)
+    if (nfds < 1) {
+        if (kept >= 0)
+            netns_pool_leave(&z->netns);
         return;
+    }
     z->py.before_fork();
     pid = (pid_t)syscall(SYS_clone,
-                         CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET |
-                             SIGCHLD,
+                         CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
+                             (kept >= 0 ? 0 : CLONE_NEWNET) | SIGCHLD,
                          0, NULL, NULL, 0);
     if (pid == 0)
-        job_main(z, fds[0], fds + 1, nfds - 1, (uint64_t)m->status,
-                 (m->mode & CTL_JOB_LOOPBACK) != 0);
+        job_main(z, fds[0], fds + 1, nfds - 1, (uint64_t)m->status, loopback);
+    e = errno;
+    if (kept >= 0)
+        netns_pool_leave(&z->netns);
     z->py.after_fork_parent();
+    if (kept >= 0)
+        netns_pool_track(&z->netns, pid, kept);
     if (pid < 0)
-        sandbox__reply(fds[0], CTL_FAILED, errno, "cannot fork the job");
+        sandbox__reply(fds[0], CTL_FAILED, e, "cannot fork the job");
 }
 
 int forkserver_zygote_main(int argc, char **argv)
@@ -734,6 +749,7 @@ int forkserver_zygote_main(int argc, char **argv)
     prctl(PR_SET_DUMPABLE, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     z.env = environ;
+    netns_pool_init(&z.netns);
     if ((r = filter_build(&z.filter, &err)) < 0 || (r = py_load(&z.py, &err)) < 0) {
         sandbox__reply(3, CTL_FAILED, -r, err.msg);
         return 1;
@@ -774,8 +790,9 @@ int forkserver_zygote_main(int argc, char **argv)
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof(si)) > 0)
                 ;
-            while (waitpid(-1, NULL, WNOHANG) > 0)
-                ;
+            pid_t pid;
+            while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+                netns_pool_ended(&z.netns, pid);
         }
         if (!pf[0].revents)
             continue;

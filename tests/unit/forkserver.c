@@ -461,6 +461,66 @@ static void test_isolation(const struct sandbox_limits *lim0)
     job_says("print('alive')", &lim, "alive\n", "and a plain job after the bombs runs normally");
 }
 
+/* netns_of(lim, code) — the network namespace a job that runs code (then prints it) had. */
+static char *netns_of(const struct sandbox_limits *lim, const char *code)
+{
+    char prog[1024];
+    struct result r;
+    char *ns = NULL;
+
+    snprintf(prog, sizeof(prog), "%s\nimport os; print(os.readlink('/proc/self/ns/net'))", code);
+    job(prog, lim, &r);
+    if (r.status == RESULT_OK && r.out.data)
+        ns = strdup(r.out.data);
+    else
+        diag("%s: out '%s' err '%s' msg '%s'", result_status_name(r.status), r.out.data, r.err.data,
+             r.message);
+    result_release(&r);
+    return ns;
+}
+
+/* test_netns(lim0) — network namespaces kept for the next job (netns_pool.h): reused only when
+ * the last job left no trace in it, never for loopback jobs. */
+static void test_netns(const struct sandbox_limits *lim0)
+{
+    struct sandbox_limits lim = *lim0, lo = *lim0;
+    char *a, *b, *c, *d, *e;
+
+    lo.loopback = true;
+    a = netns_of(&lim, "");
+    b = netns_of(&lim, "");
+    ok(a && b && strcmp(a, b) == 0,
+       "a job that left no trace: its namespace goes to the next "
+       "(%s / %s)",
+       a, b);
+    c = netns_of(&lim, "import socket\n"
+                       "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                       "try:\n    s.sendto(b'x', ('127.0.0.1', 9))\nexcept OSError:\n    pass");
+    d = netns_of(&lim, "");
+    ok(c && d && strcmp(b, c) == 0 && strcmp(c, d) != 0,
+       "a job that tried to send: the next gets a new namespace (%s / %s)", c, d);
+    job_says("ip = [l.split()[1:] for l in open('/proc/net/snmp') if l.startswith('Ip:')]\n"
+             "print(dict(zip(*ip))['OutNoRoutes'])",
+             &lim, "0\n", "and sees none of its counters (Ip OutNoRoutes 0)");
+    free(e = netns_of(&lim, "import socket, os\n"
+                            "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                            "s.bind(b'\\0crucible-left-behind')\n"
+                            "os.set_inheritable(s.fileno(), True)\n"
+                            "if os.fork() == 0:\n    import time; time.sleep(30)"));
+    job_says("import socket\n"
+             "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+             "try:\n    s.connect(b'\\0crucible-left-behind'); print('reached')\n"
+             "except OSError as e:\n    print(e.errno)",
+             &lim, "111\n", "an abstract socket a job's orphan held is gone for the next job");
+    e = netns_of(&lo, "");
+    ok(e && d && strcmp(e, d) != 0, "a loopback job gets a namespace of its own (%s)", e);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(e);
+}
+
 /* test_preload(lim) — the preloaded harness is the zygote's, and a job's changes to it stay in
  * that job. */
 static void test_preload(const struct sandbox_limits *lim)
@@ -648,6 +708,7 @@ int main(int argc, char **argv)
 
     test_verdicts(&lim);
     test_isolation(&lim);
+    test_netns(&lim);
     test_preload(&lim);
     test_spares(&lim);
     forkserver_stop(fs);
