@@ -608,7 +608,6 @@ static int write_report(const struct eval_args *a, const struct eval *ev)
 {
     json_t *records = json_array(), *tags = json_object();
     struct report_input in = {.title = "crucible eval report", .records = records, .tags = tags};
-    FILE *f;
     int rc = 0;
 
     for (size_t i = 0; i < ev->written; i++) {
@@ -620,13 +619,8 @@ static int write_report(const struct eval_args *a, const struct eval *ev)
         if (json_is_array(tg))
             json_object_set(tags, jb->task->id, tg);
     }
-    if (!(f = fopen(a->report_path, "w"))) {
-        fprintf(stderr, "crucible eval: --report %s: %s\n", a->report_path, strerror(errno));
+    if (report_save(a->report_path, "crucible eval: --report", report_html_write, &in) < 0)
         rc = 1;
-    } else if ((report_html(f, &in) < 0) | (fclose(f) != 0)) {
-        fprintf(stderr, "crucible eval: --report %s: cannot write it\n", a->report_path);
-        rc = 1;
-    }
     json_decref(records);
     json_decref(tags);
     return rc;

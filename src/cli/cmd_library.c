@@ -665,7 +665,6 @@ static int stats_report(const char *path, struct store *s, const struct store_fi
 {
     struct errbuf err = {{0}};
     json_t *models = store_models_json(s, &err), *per = json_array(), *m;
-    FILE *f;
     size_t i;
     int rc = 0;
 
@@ -690,14 +689,9 @@ static int stats_report(const char *path, struct store *s, const struct store_fi
     }
     if (rc == 0) {
         json_t *total = store_tally_json(all, NULL);
-        if (!(f = fopen(path, "w"))) {
-            fprintf(stderr, "crucible tasks stats: --report %s: %s\n", path, strerror(errno));
+        struct report_library lib = {"crucible task library", total, per};
+        if (report_save(path, "crucible tasks stats: --report", report_library_write, &lib) < 0)
             rc = 2;
-        } else if ((report_library_html(f, "crucible task library", total, per) < 0) |
-                   (fclose(f) != 0)) {
-            fprintf(stderr, "crucible tasks stats: --report %s: cannot write it\n", path);
-            rc = 2;
-        }
         json_decref(total);
     }
     json_decref(models);

@@ -34,7 +34,6 @@ int cmd_report(int argc, char **argv)
     struct errbuf err = {{0}};
     const char *out_path = NULL, *baseline_path = NULL;
     json_t *tags = json_object(), *records = NULL, *baseline = NULL;
-    FILE *out = stdout;
     int c, rc = 2;
 
     optind = 1;
@@ -73,25 +72,19 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "crucible report: %s\n", err.msg);
         goto done;
     }
-    if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "crucible report: --out %s: %s\n", out_path, strerror(errno));
-        out = stdout;
-        goto done;
-    }
     in.records = records;
     in.baseline = baseline;
     in.baseline_name = baseline_path;
     in.tags = tags;
-    if (report_html(out, &in) < 0) {
-        fprintf(stderr, "crucible report: cannot write %s\n", out_path ? out_path : "stdout");
+    if (out_path) {
+        if (report_save(out_path, "crucible report: --out", report_html_write, &in) < 0)
+            goto done;
+    } else if (report_html(stdout, &in) < 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "crucible report: cannot write stdout\n");
         goto done;
     }
     rc = 0;
 done:
-    if (out != stdout && fclose(out) != 0 && rc == 0) {
-        fprintf(stderr, "crucible report: cannot write %s\n", out_path);
-        rc = 2;
-    }
     json_decref(records);
     json_decref(baseline);
     json_decref(tags);

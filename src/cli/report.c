@@ -574,3 +574,31 @@ int report_read_tags(const char *path, json_t *tags, struct errbuf *err)
     fclose(f);
     return rc;
 }
+
+int report_save(const char *path, const char *label, int (*write)(FILE *, const void *),
+                const void *ctx)
+{
+    FILE *f = fopen(path, "we");
+
+    if (!f) {
+        fprintf(stderr, "%s %s: %s\n", label, path, strerror(errno));
+        return -1;
+    }
+    if ((write(f, ctx) < 0) | (fclose(f) != 0)) {
+        fprintf(stderr, "%s %s: cannot write it\n", label, path);
+        return -1;
+    }
+    return 0;
+}
+
+int report_html_write(FILE *f, const void *in)
+{
+    return report_html(f, in);
+}
+
+int report_library_write(FILE *f, const void *lib)
+{
+    const struct report_library *l = lib;
+
+    return report_library_html(f, l->title, l->all, l->per_model);
+}

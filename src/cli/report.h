@@ -30,6 +30,20 @@ int report_html(FILE *f, const struct report_input *in);
  * per_model an array of them, each with its "model". 0, or -errno. */
 int report_library_html(FILE *f, const char *title, const json_t *all, const json_t *per_model);
 
+/* report_save(path, label, write, ctx) — path opened (close-on-exec), written by write(f, ctx)
+ * and closed; a failure is told on stderr as "LABEL PATH: why". 0, or -1. */
+int report_save(const char *path, const char *label, int (*write)(FILE *, const void *),
+                const void *ctx);
+
+/* report_html_write(f, in), report_library_write(f, lib) — report_html and report_library_html
+ * as report_save's writers (lib: a struct report_library). */
+struct report_library {
+    const char *title;
+    const json_t *all, *per_model;
+};
+int report_html_write(FILE *f, const void *in);
+int report_library_write(FILE *f, const void *lib);
+
 /* report_read_records(path, err) — the records of a results file (JSONL, as eval --out
  * writes); a new array, or NULL with err naming the file and the line at fault. */
 json_t *report_read_records(const char *path, struct errbuf *err);
