@@ -116,10 +116,8 @@ int netns_pool_enter(struct netns_pool *p)
         return -1;
     for (int i = 0; i < NETNS_POOL_MAX; i++) {
         if (p->e[i].fd >= 0 && p->e[i].job == 0) {
-            if (setns(p->e[i].fd, CLONE_NEWNET) == 0) {
-                p->reused++;
+            if (setns(p->e[i].fd, CLONE_NEWNET) == 0)
                 return i;
-            }
             entry_drop(&p->e[i]);
         }
         if (!e && p->e[i].fd < 0)
@@ -133,7 +131,6 @@ int netns_pool_enter(struct netns_pool *p)
         netns_pool_leave(p);
         return -1;
     }
-    p->made++;
     return (int)(e - p->e);
 }
 
@@ -155,14 +152,12 @@ void netns_pool_ended(struct netns_pool *p, pid_t pid)
         struct netns_entry *e = &p->e[i];
         char *now = NULL;
         size_t len = 0;
-
         bool same;
 
         if (e->fd < 0 || e->job != pid)
             continue;
         if (setns(e->fd, CLONE_NEWNET) < 0) {
             entry_drop(e);
-            p->dropped++;
             return;
         }
         same = state_here(&now, &len) == 0 && len == e->len && memcmp(now, e->state, len) == 0;
@@ -171,7 +166,6 @@ void netns_pool_ended(struct netns_pool *p, pid_t pid)
             e->job = 0; /* unchanged: kept for the next job */
         } else {
             entry_drop(e);
-            p->dropped++;
         }
         free(now);
         return;

@@ -34,7 +34,6 @@ struct netns_entry {
 struct netns_pool {
     int own; /* the zygote's own network namespace, -1: no pool (every job gets a new one) */
     struct netns_entry e[NETNS_POOL_MAX];
-    unsigned long reused, made, dropped; /* counters, for tests and traces */
 };
 
 /* netns_pool_init(p) — an empty pool; without the zygote's own namespace at hand, one that

@@ -479,26 +479,50 @@ static char *netns_of(const struct sandbox_limits *lim, const char *code)
     return ns;
 }
 
+/* kept_netns(lim) — a namespace a job that did nothing passed on: no-op jobs until one has the
+ * namespace of the one before it (the supervisor sees a job's cgroup empty a moment before the
+ * zygote can reap its pid 1, so a job asked for at once may find it not yet kept and get a new
+ * one). NULL when five in a row did not. */
+static char *kept_netns(const struct sandbox_limits *lim)
+{
+    char *prev = netns_of(lim, ""), *cur;
+
+    for (int i = 0; prev && i < 5; i++) {
+        cur = netns_of(lim, "");
+        if (cur && strcmp(prev, cur) == 0) {
+            free(prev);
+            return cur;
+        }
+        free(prev);
+        prev = cur;
+    }
+    free(prev);
+    return NULL;
+}
+
 /* test_netns(lim0) — network namespaces kept for the next job (netns_pool.h): reused only when
  * the last job left no trace in it, never for loopback jobs. */
 static void test_netns(const struct sandbox_limits *lim0)
 {
     struct sandbox_limits lim = *lim0, lo = *lim0;
-    char *a, *b, *c, *d, *e;
+    char *b = NULL, *c = NULL, *d, *e, *f;
 
     lo.loopback = true;
-    a = netns_of(&lim, "");
-    b = netns_of(&lim, "");
-    ok(a && b && strcmp(a, b) == 0,
-       "a job that left no trace: its namespace goes to the next "
-       "(%s / %s)",
-       a, b);
-    c = netns_of(&lim, "import socket\n"
-                       "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-                       "try:\n    s.sendto(b'x', ('127.0.0.1', 9))\nexcept OSError:\n    pass");
+    b = kept_netns(&lim);
+    ok(b != NULL, "a job that left no trace: its namespace goes to the next (%s)", b);
+    for (int i = 0; i < 3 && b && !(c && strcmp(b, c) == 0); i++) {
+        free(b);
+        free(c);
+        b = kept_netns(&lim);
+        c = b ? netns_of(&lim, "import socket\n"
+                               "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+                               "try:\n    s.sendto(b'x', ('127.0.0.1', 9))\n"
+                               "except OSError:\n    pass")
+              : NULL;
+    }
     d = netns_of(&lim, "");
-    ok(c && d && strcmp(b, c) == 0 && strcmp(c, d) != 0,
-       "a job that tried to send: the next gets a new namespace (%s / %s)", c, d);
+    ok(b && c && d && strcmp(b, c) == 0 && strcmp(c, d) != 0,
+       "a job that tried to send, in a kept namespace (%s): the next gets a new one (%s)", c, d);
     job_says("ip = [l.split()[1:] for l in open('/proc/net/snmp') if l.startswith('Ip:')]\n"
              "print(dict(zip(*ip))['OutNoRoutes'])",
              &lim, "0\n", "and sees none of its counters (Ip OutNoRoutes 0)");
@@ -512,13 +536,28 @@ static void test_netns(const struct sandbox_limits *lim0)
              "try:\n    s.connect(b'\\0crucible-left-behind'); print('reached')\n"
              "except OSError as e:\n    print(e.errno)",
              &lim, "111\n", "an abstract socket a job's orphan held is gone for the next job");
+    free(e = netns_of(&lim, "import socket, array\n"
+                            "a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                            "c = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                            "c.bind(b'\\0crucible-cycle')\n"
+                            "b.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,"
+                            " array.array('i', [a.fileno(), c.fileno()]))])"));
+    job_says("import socket\n"
+             "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+             "try:\n    s.connect(b'\\0crucible-cycle'); print('reached')\n"
+             "except OSError as e:\n    print(e.errno)",
+             &lim, "111\n",
+             "a socket that outlived its job (in flight to itself, for the kernel's collector) "
+             "is not reachable from the next");
     e = netns_of(&lo, "");
     ok(e && d && strcmp(e, d) != 0, "a loopback job gets a namespace of its own (%s)", e);
-    free(a);
+    f = netns_of(&lim, "");
+    ok(e && f && strcmp(e, f) != 0, "which is not kept for a later job (%s)", f);
     free(b);
     free(c);
     free(d);
     free(e);
+    free(f);
 }
 
 /* test_preload(lim) — the preloaded harness is the zygote's, and a job's changes to it stay in
