@@ -3,6 +3,7 @@
  * netns_pool.h).
  */
 #include "sandbox/netns_pool.h"
+#include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,41 +47,32 @@ static void append_counts(char *out, size_t *len, char *text)
  * -errno. */
 static int state_here(char **state, size_t *len)
 {
-    char *out = malloc(STATE_MAX), *buf = malloc(STATE_MAX);
+    char *out = malloc(STATE_MAX);
     int r = 0;
 
     *len = 0;
-    if (!out || !buf) {
-        free(out);
-        free(buf);
+    if (!out)
         return -ENOMEM;
-    }
     for (size_t i = 0; r == 0 && i < sizeof(state_files) / sizeof(state_files[0]); i++) {
         int f = open(state_files[i].path, O_RDONLY | O_CLOEXEC);
+        char *text = NULL;
         size_t n = 0;
-        ssize_t k = 0;
         if (f < 0) {
             r = errno == ENOENT ? 0 : -errno; /* no IPv6 here: no sockstat6 nor snmp6 */
             continue;
         }
-        while (n < STATE_MAX - 1 && (k = read(f, buf + n, STATE_MAX - 1 - n)) > 0)
-            n += (size_t)k;
+        r = util_read_fd(f, &text, &n, STATE_MAX);
         close(f);
-        if (k < 0 || n >= STATE_MAX - 1) {
-            r = k < 0 ? -errno : -EFBIG;
-            break;
-        }
-        buf[n] = '\0';
-        if (state_files[i].counts_only) {
-            append_counts(out, len, buf);
-        } else if (n <= STATE_MAX - *len) {
-            memcpy(out + *len, buf, n);
+        if (r == 0 && state_files[i].counts_only) {
+            append_counts(out, len, text);
+        } else if (r == 0 && n <= STATE_MAX - *len) {
+            memcpy(out + *len, text, n);
             *len += n;
-        } else {
+        } else if (r == 0) {
             r = -EFBIG;
         }
+        free(text);
     }
-    free(buf);
     if (r < 0) {
         free(out);
         *len = 0;

@@ -709,14 +709,12 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
 static void zygote_job(struct zygote *z, const struct ctl_msg *m, const int *fds, int nfds)
 {
     bool loopback = (m->mode & CTL_JOB_LOOPBACK) != 0;
-    int kept = loopback ? -1 : netns_pool_enter(&z->netns), e;
+    int kept, e;
     pid_t pid;
 
-    if (nfds < 1) {
-        if (kept >= 0)
-            netns_pool_leave(&z->netns);
+    if (nfds < 1)
         return;
-    }
+    kept = loopback ? -1 : netns_pool_enter(&z->netns);
     z->py.before_fork();
     pid = (pid_t)syscall(SYS_clone,
                          CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
