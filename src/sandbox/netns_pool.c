@@ -34,10 +34,13 @@ static void append_counts(char *out, size_t *len, char *text)
     char *save = NULL;
 
     for (char *tok = strtok_r(text, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-        bool keep = strcmp(tok, "used") == 0 || strcmp(tok, "inuse") == 0 ||
-                    strcmp(tok, "tw") == 0 || tok[strlen(tok) - 1] == ':';
-        char *fig = keep && tok[strlen(tok) - 1] != ':' ? strtok_r(NULL, " \n", &save) : NULL;
-        int n = keep ? snprintf(out + *len, STATE_MAX - *len, "%s %s\n", tok, fig ? fig : "") : 0;
+        bool label = tok[strlen(tok) - 1] == ':'; /* "TCP:" */
+        bool count =
+            strcmp(tok, "used") == 0 || strcmp(tok, "inuse") == 0 || strcmp(tok, "tw") == 0;
+        char *fig = count ? strtok_r(NULL, " \n", &save) : NULL;
+        int n = label || count
+                    ? snprintf(out + *len, STATE_MAX - *len, "%s %s\n", tok, fig ? fig : "")
+                    : 0;
         if (n > 0 && (size_t)n < STATE_MAX - *len)
             *len += (size_t)n;
     }

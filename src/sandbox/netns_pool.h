@@ -3,7 +3,7 @@
  *
  * Making a network namespace and tearing one down are among the dearest steps of a job:
  * setup_net at the clone, cleanup_net and an expedited RCU grace period in a kernel worker
- * after the job (measured: a fifth of an unsandboxed fork server's time on MBPP). A job
+ * after the job (measured: a sixth of an unsandboxed fork server's time on MBPP). A job
  * without loopback cannot change its namespace — it has no capability, so no interface goes
  * up, no address, route or rule is added, no sysctl written — and what it can do leaves a
  * trace the pool checks: a socket still open (sockstat's "used"), a packet tried or sent (the
