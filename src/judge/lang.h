@@ -149,7 +149,7 @@ bool lang_available(const struct lang *l, const struct image *img, struct errbuf
 void lang_names(char *buf, size_t size);
 
 /* lang_cold_only_file(l, path) — path is one of l's test files that only a fresh interpreter
- * reads (Python's compiled harness): a fork server's job, which has the harness imported
- * already, need not be given it. */
+ * reads (Python's harness and its compiled form): a fork server's job, whose interpreter has
+ * the harness imported already (the zygote preloads it), need not be given them. */
 bool lang_cold_only_file(const struct lang *l, const char *path);
 #endif

@@ -180,9 +180,9 @@ enum box_state verify__box_open_plan(const struct sandbox_runtime *rt, const str
     }
     if (verify__put_text(sb, plan->source, program, program_len, 0644, &err) < 0)
         goto out_infra;
-    /* The task's own files, read-only in fact; then the harness's, less its compiled form on a
-     * fork server (whose jobs have the harness imported: the file would be 62 KB copied for
-     * nothing, per run) */
+    /* The task's own files, read-only in fact; then the harness's, but not on a fork server,
+     * whose jobs have the harness imported (its source and compiled form would be 36 KB and
+     * 62 KB copied for nothing, and a round trip to the job, per run) */
     for (size_t i = 0; i < t->nfiles; i++)
         if (!(on_fork_server && lang_cold_only_file(t->lang, t->files[i].path)) &&
             verify__put_text(sb, t->files[i].path, t->files[i].data, t->files[i].len,

@@ -44,6 +44,11 @@ CASES = [
      "    return len(open('/work/a').read())\n"),
     (task("fs/bool-trick", ["assert f(1) == 1"]),
      "class T:\n    def __eq__(self, o):\n        return True\ndef f(x):\n    return T()\n"),
+    # a failure inside the harness's comparison: its traceback leaves the harness's frames
+    # out on both paths (a fork server's job is not given the harness's file: it has it
+    # imported)
+    (task("fs/eq-raises", ["assert f(1) == 1"]),
+     "class T:\n    def __eq__(self, o):\n        raise RuntimeError('eq')\ndef f(x):\n    return T()\n"),
     (task("fs/import", ["assert f('a,b') == ['a', 'b']"]),
      "import re, collections\ndef f(s):\n    return re.split(',', s)\n"),
 ]
