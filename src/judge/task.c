@@ -391,7 +391,14 @@ static int parse_command_harness(const json_t *j, struct task *t, struct errbuf 
 
 int task_files_check(const struct task *t, const struct lang *lang, struct errbuf *err)
 {
-    struct sandbox_dest *d = calloc(t->nfiles + 2, sizeof(*d));
+    const struct lang *l = lang ? lang : t->lang;
+    const struct lang_file *harness = t->harness == TASK_HARNESS_ASSERT ? l->test_files : NULL;
+    size_t nharness = 0;
+
+    while (harness && harness[nharness].path)
+        nharness++;
+
+    struct sandbox_dest *d = calloc(t->nfiles + 2 + nharness, sizeof(*d));
     struct errbuf why = {{0}};
     size_t n = 0;
     bool fine;
@@ -406,10 +413,15 @@ int task_files_check(const struct task *t, const struct lang *lang, struct errbu
         d[n++] = (struct sandbox_dest){
             .path = t->report, .what = "where the report goes: the test command must write it"};
     } else {
-        d[n++] = (struct sandbox_dest){
-            .path = lang_steps(lang ? lang : t->lang, t->harness == TASK_HARNESS_ASSERT).source,
-            .what = "where the solution goes"};
+        d[n++] =
+            (struct sandbox_dest){.path = lang_steps(l, t->harness == TASK_HARNESS_ASSERT).source,
+                                  .what = "where the solution goes"};
     }
+    for (size_t i = 0; i < nharness; i++) /* put beside the program (Python's, say) */
+        d[n++] =
+            (struct sandbox_dest){.path = harness[i].path,
+                                  .what = "where crucible's assert harness goes",
+                                  .len = harness[i].len ? harness[i].len : strlen(harness[i].data)};
     fine = sandbox_dests_check(d, n, t->limits.disk_mb, &why);
     free(d);
     if (fine)

@@ -103,7 +103,8 @@ int task_from_json(const json_t *j, struct task *t, struct errbuf *err);
 /* task_files_check(t, lang, err) — t's files can all be put in the work directory beside a
  * solution in lang (NULL: the task's language; a stdio task may be solved in another): none
  * below another, none where the solution goes, nor (command harness) where the report goes,
- * and all within the scratch disk of t's limits.
+ * nor (assert harness) where the language's harness files go, and all within the scratch disk
+ * of t's limits.
  * task_from_json checks the task's own language; a caller judging a solution in another
  * language checks it before running. 0, or -EINVAL with err naming the clash. */
 int task_files_check(const struct task *t, const struct lang *lang, struct errbuf *err);

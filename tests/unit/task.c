@@ -315,6 +315,11 @@ int main(void)
         "\"files\":{\"main_test.go\":\"\"}}",
         "files: 'main_test.go' is where the solution goes",
         "an assert task's file named as its test program (Go: main_test.go)");
+    BAD("{\"id\":\"x\",\"language\":\"python\",\"harness\":\"assert\",\"tests\":[{\"code\":"
+        "\"\"}],\"files\":{\"_crucible_harness.py\":\"X = 1\"}}",
+        "files: '_crucible_harness.py' is where crucible's assert harness goes",
+        "an assert task's file named as the harness (a fork server's job would not see it, a "
+        "cold run would fail to put the harness)");
     {
         char name[300], json[512];
         memset(name, 'n', 256);
