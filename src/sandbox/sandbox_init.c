@@ -558,6 +558,44 @@ struct spawn_args {
     int failure;   /* stage << 16 | errno, or 0 when execve succeeded */
 };
 
+/* ---- CPU affinity: the requester's CPU during a plain exec's start and end ----
+ *
+ * A plain exec is a chain of hand-offs: the supervisor's request wakes init, init wakes the
+ * payload's process, the payload's end wakes init, init's report wakes the supervisor. The
+ * kernel wakes a sleeping task on the CPU it last ran on when that CPU is idle, so the chain
+ * went back and forth between CPUs, and on a virtual machine waking an idle CPU costs a
+ * round trip through the hypervisor (on the 2-CPU VM of docs/BENCHMARKS.md, 0.14 ms from a
+ * request's send to init's receipt, against 0.02 ms for a pipe round trip between busy CPUs).
+ * A bare fork keeps the child on the parent's CPU while the parent waits.
+ * So the supervisor pins init to its own CPU for the exec (CTL_EXEC_PINNED), init pins the
+ * made-ahead process there before waking it, and the payload takes back init's CPUs before
+ * its execve: it runs where the waiting supervisor freed a CPU, and may go anywhere after. */
+
+static cpu_set_t init_cpus;  /* init's CPUs as cloned (the supervisor's) */
+static bool init_cpus_known; /* init_cpus was read */
+
+/* cpus_restore() — the calling process back on init_cpus (a payload before its execve, init
+ * when a pinned exec ends). Quietly nothing on failure: the process then keeps the one CPU,
+ * which changes nothing but how fast it may run. */
+static void cpus_restore(void)
+{
+    if (init_cpus_known)
+        (void)sched_setaffinity(0, sizeof(init_cpus), &init_cpus);
+}
+
+/* cpus_pin(pid) — pid pinned to the CPU init runs on now. */
+static void cpus_pin(pid_t pid)
+{
+    int cpu = sched_getcpu();
+    cpu_set_t one;
+
+    if (cpu < 0 || cpu >= CPU_SETSIZE)
+        return;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    (void)sched_setaffinity(pid, sizeof(one), &one);
+}
+
 /* sandbox__payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds,
  * every other fd to close at execve, the start directory, umask, rlimits. 0, or the stage that
  * failed (errno set). */
@@ -633,6 +671,7 @@ static int payload_child(void *arg)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setsid();
+    cpus_restore(); /* init may be pinned for this exec */
     stage = sandbox__payload_io(a->x, a->stdio);
     if (!stage)
         stage = sandbox__payload_confine(a->p->filter, a->filtered);
@@ -699,6 +738,7 @@ static int prespawn_child(void *arg)
     /* From here init waits: a descriptor table of our own (a copy of the shared one, where the
      * request's fds are), then the same steps as payload_child. */
     stage = 1;
+    cpus_restore(); /* pinned by init for the request, if the request was */
     if (syscall(SYS_close_range, ~0U, ~0U, CLOSE_RANGE_UNSHARE) == 0) {
         stage = sandbox__payload_io(a->x, a->stdio);
         if (!stage) {
@@ -768,13 +808,17 @@ static void prespawn_make(struct prespawn *ps, const struct init_params *p)
     }
 }
 
-/* prespawn_run(ps, x, stdio) — hands the request to the made-ahead process and waits until it
- * has called execve or failed; a->failure then says which (as spawn_payload's child does).
- * Returns its pid; ps holds none afterwards. */
-static pid_t prespawn_run(struct prespawn *ps, const struct exec_req *x, const int *stdio)
+/* prespawn_run(ps, x, stdio, pinned) — hands the request to the made-ahead process (first
+ * pinned to init's CPU when init is pinned for this exec) and waits until it has called execve
+ * or failed; a->failure then says which (as spawn_payload's child does). Returns its pid; ps
+ * holds none afterwards. */
+static pid_t prespawn_run(struct prespawn *ps, const struct exec_req *x, const int *stdio,
+                          bool pinned)
 {
     pid_t pid = ps->pid;
 
+    if (pinned)
+        cpus_pin(pid);
     ps->args.x = x;
     ps->args.stdio = stdio;
     __atomic_store_n(&ps->go, 1, __ATOMIC_SEQ_CST);
@@ -858,8 +902,9 @@ pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, st
 }
 
 /* handle_exec — starts the payload (in the made-ahead process when there is one); returns its
- * pid, or 0 after reporting a failure. */
-static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, struct prespawn *ps)
+ * pid, or 0 after reporting a failure. pinned: the supervisor pinned init for this exec. */
+static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, struct prespawn *ps,
+                         bool pinned)
 {
     struct exec_req x;
     struct ctl_msg m;
@@ -872,11 +917,13 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, 
         m.err = EPROTO;
         snprintf(m.text, sizeof(m.text), "malformed exec request");
     } else if (ps->pid > 0) {
-        pid = prespawn_run(ps, &x, fds + 1); /* first: it sets ps->args.failure */
+        pid = prespawn_run(ps, &x, fds + 1, pinned); /* first: it sets ps->args.failure */
         pid = sandbox__spawn_report(pid, &x, ps->args.failure, &m);
     } else {
         pid = spawn_payload(p, &x, fds + 1, false, &m);
     }
+    if (pinned && !pid)
+        cpus_restore(); /* the exec ends here; before the report, as in reap */
     sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
     sandbox__exec_req_release(&x);
     return pid;
@@ -1109,7 +1156,7 @@ static void kill_exec(int ctl, struct keeper *k, pid_t *payload)
 
 /* reap(ctl, payload, k) — reaps every exited child; reports the payload's end (a KEEP exec's
  * through its keeper: keeper_reaped). */
-static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps)
+static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps, bool *pinned)
 {
     struct ctl_msg m;
     siginfo_t si;
@@ -1144,6 +1191,12 @@ static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps)
     memset(&si, 0, sizeof(si));
     if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
         m.mode = CTL_EXITED_ALONE;
+    if (*pinned) {
+        /* Before the report: the supervisor may pin init for its next exec as soon as it
+         * has it, and this must not undo that. */
+        cpus_restore();
+        *pinned = false;
+    }
     sandbox__ctl_send(ctl, &m, NULL, 0);
     if ((m.mode & CTL_EXITED_ALONE) && ps->again)
         prespawn_make(ps, ps->args.p); /* after the report: off this exec's path */
@@ -1357,6 +1410,7 @@ static void handle_zygote(const struct init_params *p, const int *fds, int nfds)
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         setsid();
+        cpus_restore(); /* its jobs are made on every CPU init may use */
         if (dup2(fds[1], 0) < 0 || dup2(fds[2], 1) < 0 || dup2(fds[3], 2) < 0 ||
             dup2(fds[0], 3) < 0 || chdir("/") < 0)
             _exit(127);
@@ -1394,6 +1448,7 @@ void sandbox__init_main(const struct init_params *params)
     pid_t payload = 0; /* the running exec's payload, or its keeper (KEEP); 0: none */
     struct keeper keep = {.pid = 0, .sock = -1};
     struct prespawn pre = {.pid = 0};
+    bool pinned = false;          /* the running exec's request came with CTL_EXEC_PINNED */
     bool cgns = false;            /* entered once every attach is done: at setup when GO says so
                                    * (CTL_GO_CGROUPS_FINAL), else at the first exec */
     int lower[IMAGE_MAX_ENTRIES]; /* a writable root's lower layers (CTL_LOWER) */
@@ -1405,6 +1460,7 @@ void sandbox__init_main(const struct init_params *params)
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_NAME, "crucible-init");
+    init_cpus_known = sched_getaffinity(0, sizeof(init_cpus), &init_cpus) == 0;
     wipe_supervisor_args(p->rt);
     /* No handler may survive from the supervisor (a sanitizer's, say): the kernel delivers
      * a signal sent from inside the namespace to its init only when init handles it. */
@@ -1494,7 +1550,7 @@ void sandbox__init_main(const struct init_params *params)
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof(si)) > 0)
                 ;
-            reap(ctl, &payload, &keep, &pre);
+            reap(ctl, &payload, &keep, &pre, &pinned);
         }
         if (pf[0].revents) {
             int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS;
@@ -1540,10 +1596,11 @@ void sandbox__init_main(const struct init_params *params)
                     cgns = true;
                     pre.args.p = p;
                     pre.again = !(m.mode & (CTL_EXEC_KEEP | CTL_EXEC_LAST));
+                    pinned = (m.mode & CTL_EXEC_PINNED) != 0;
                     if (m.mode & CTL_EXEC_KEEP)
                         prespawn_drop(&pre); /* nothing may run beside one */
                     payload = (m.mode & CTL_EXEC_KEEP) ? handle_exec_keep(p, fds, nfds, &keep)
-                                                       : handle_exec(p, fds, nfds, &pre);
+                                                       : handle_exec(p, fds, nfds, &pre, pinned);
                 }
                 break;
             case CTL_ZYGOTE:
@@ -1558,6 +1615,10 @@ void sandbox__init_main(const struct init_params *params)
             }
             for (int i = 0; i < nfds; i++)
                 close(fds[i]);
+        }
+        if (pinned && !payload) { /* ended other than by reap (a kill, a failed start) */
+            cpus_restore();
+            pinned = false;
         }
     }
 }

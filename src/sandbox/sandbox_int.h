@@ -89,6 +89,11 @@ enum ctl_type {
 #define CTL_EXEC_LAST                                                                              \
     2u /* CTL_EXEC mode: SANDBOX_EXEC_LAST, so init makes no process ahead after it */
 
+/* CTL_EXEC mode: the supervisor has pinned init to the CPU it sent the request from (see
+ * exec_pin in sandbox.c). init runs the made-ahead process there too, each payload takes
+ * back init's own CPUs before its execve, and init takes them back when the exec ends. */
+#define CTL_EXEC_PINNED 4u
+
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
 
 struct ctl_msg {

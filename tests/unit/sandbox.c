@@ -259,21 +259,43 @@ static void test_image_config(const struct sandbox_limits *lim)
 /* A warm sandbox is of one shape: a writable-root request never gets a read-only one, nor
  * the other way round. */
 /* What a payload's own confinement looks like from inside, one line: capabilities, no_new_privs,
- * seccomp mode, whether it leads its session, its open fds (those of the sh that reads them
- * included), and whether unshare is refused. */
+ * seccomp mode, the CPUs it may run on, whether it leads its session, its open fds (those of the
+ * sh that reads them included), and whether unshare is refused. */
 static char *const confinement_probe[] = {
     "/bin/sh", "-c",
-    "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status | tr -s '\\t\\n' '  ';"
+    "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp|Cpus_allowed_list):' /proc/self/status"
+    " | tr -s '\\t\\n' '  ';"
     " [ \"$(cut -d' ' -f6 /proc/self/stat)\" = \"$$\" ] && printf 'leader ';"
     " printf 'fds:%s ' \"$(ls /proc/$$/fd | tr '\\n' ,)\";"
     " unshare -U true 2>/dev/null && echo unshared || echo refused",
     NULL};
+
+/* own_cpus(buf, size) — "Cpus_allowed_list: <list> " as the probe prints it, for this process;
+ * "" when it cannot be read. */
+static void own_cpus(char *buf, size_t size)
+{
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof(line), f)) {
+        char *list = line + strlen("Cpus_allowed_list:");
+        if (strncmp(line, "Cpus_allowed_list:", strlen("Cpus_allowed_list:")) != 0)
+            continue;
+        list += strspn(list, " \t");
+        list[strcspn(list, "\n")] = '\0';
+        snprintf(buf, size, "Cpus_allowed_list: %s ", list);
+    }
+    if (f)
+        fclose(f);
+}
 
 /* test_prestart(lim) — a plain exec that starts in the process made ahead (sandbox_prestart, then
  * by itself after each plain exec that leaves nothing running) is confined exactly as one started
  * at its request: compared line for line with a sandbox that never makes one ahead. */
 static void test_prestart(const struct sandbox_limits *lim)
 {
+    char cpus[300];
     struct errbuf err = {{0}};
     struct sandbox *ahead = sandbox_create(&rt, &img, lim, &err), *plain;
     struct result ra, rp;
@@ -284,6 +306,7 @@ static void test_prestart(const struct sandbox_limits *lim)
     if (!ahead || !plain)
         return;
     ok(sandbox_prestart(ahead) == 0, "ask for a process made ahead");
+    own_cpus(cpus, sizeof(cpus));
     for (int k = 0; k < 3; k++) {
         run(plain, confinement_probe, -1, NULL, 0, &rp);
         run(ahead, confinement_probe, -1, NULL, 0, &ra);
@@ -295,6 +318,10 @@ static void test_prestart(const struct sandbox_limits *lim)
            ra.out.data);
         ok(strcmp(ra.out.data, rp.out.data) == 0,
            "exec %d: the same as one started at its request (%s)", k, rp.out.data);
+        /* init is pinned to this thread's CPU for a plain exec's hand-offs; the payload
+         * takes back every CPU first */
+        ok(cpus[0] && strstr(ra.out.data, cpus) && strstr(rp.out.data, cpus),
+           "exec %d runs on every CPU the supervisor may use (%s)", k, cpus);
         result_release(&ra);
         result_release(&rp);
     }
@@ -313,7 +340,7 @@ static void test_prestart(const struct sandbox_limits *lim)
     result_release(&ra);
     run(ahead, confinement_probe, -1, NULL, SANDBOX_EXEC_KEEP, &ra);
     ok(ra.status == RESULT_OK && strstr(ra.out.data, "Seccomp: 2") &&
-           strstr(ra.out.data, "refused"),
+           strstr(ra.out.data, "refused") && strstr(ra.out.data, cpus),
        "a KEEP exec after one was made ahead (%s: %s)", result_status_name(ra.status), ra.out.data);
     result_release(&ra);
     ok(sandbox_destroy(ahead, &err) == 0, "destroy leaves nothing (%s)", err.msg);
