@@ -60,7 +60,12 @@ struct bench_case {
 };
 
 extern const struct bench_case bench_case_bare, bench_case_cold, bench_case_cli, bench_case_warm,
-    bench_case_bwrap; /* bench_spawn.c */
+    bench_case_bwrap, bench_case_bare_paused; /* bench_spawn.c */
+
+/* The untimed pause before each sample of the HTTP cases (bench_http.c: the pool refills), and
+ * before each of bare_paused, which is bare under the same conditions: on an idle machine the
+ * CPUs sleep, and waking them is part of every first step after the pause. */
+#define BENCH_HTTP_PAUSE_MS 20
 extern const struct bench_case bench_case_python_bare, bench_case_python_cold,
     bench_case_forkserver; /* bench_python.c */
 extern const struct bench_case bench_case_http, bench_case_run_code,

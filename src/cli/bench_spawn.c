@@ -169,6 +169,24 @@ const struct bench_case bench_case_bare = {
     .close = bench_bare_close,
 };
 
+/* ---- bare_paused: bare after the HTTP cases' pause ----------------------------------------- */
+
+static int bare_paused_sample(void *state, double *ms, struct errbuf *err)
+{
+    nanosleep(&(struct timespec){0, BENCH_HTTP_PAUSE_MS * 1000 * 1000}, NULL);
+    return bench_bare_sample(state, ms, err);
+}
+
+const struct bench_case bench_case_bare_paused = {
+    .name = "bare_paused",
+    .what = "bare after the same untimed pause as each http request (the base http is "
+            "like for like with: an idle machine wakes for both)",
+    .ratio = "bare",
+    .open = bare_open,
+    .sample = bare_paused_sample,
+    .close = bench_bare_close,
+};
+
 /* ---- cold: sandbox_run (create, run, destroy) -------------------------------------------- */
 
 struct sb_case {
