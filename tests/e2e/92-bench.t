@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import CRUCIBLE, done, ok  # noqa: E402
 
 CASES = ["bare", "cold", "cli", "warm", "bwrap", "python_bare", "python_cold", "forkserver",
-         "http", "bare_paused", "run_code", "run_code_warm", "eval_unsandboxed", "eval", "eval_cold"]
+         "http", "bare_paused", "run_code", "run_code_warm", "eval_unsandboxed", "eval",
+         "eval_cold"]
 RATIO_TO = {"cold": "bare", "cli": "bare", "warm": "bare", "bwrap": "bare", "http": "bare",
             "bare_paused": "bare",
             "python_cold": "python_bare", "forkserver": "python_bare",
