@@ -1171,21 +1171,6 @@ static int exec_prepare(struct sandbox *sb, const struct sandbox_proc *proc, str
     return 0;
 }
 
-/* exec_pin(sb) — init pinned to the CPU this thread runs on, for a plain exec's hand-offs (see
- * CTL_EXEC_PINNED and the top of sandbox_init.c's affinity section); true when it is. Not for
- * a KEEP exec, whose keeper and background processes outlive the exec. */
-static bool exec_pin(struct sandbox *sb)
-{
-    int cpu = sched_getcpu();
-    cpu_set_t one;
-
-    if (cpu < 0 || cpu >= CPU_SETSIZE || sb->init_pid <= 0)
-        return false;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    return sched_setaffinity(sb->init_pid, sizeof(one), &one) == 0;
-}
-
 /* exec_start(sb, x, flags, res) — hands the request to init and waits until the payload runs. 0
  * when it does; -1 when it could not start (res says why: the caller's program or our failure). */
 static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, struct result *res)
@@ -1200,7 +1185,9 @@ static int exec_start(struct sandbox *sb, struct exec_run *x, unsigned flags, st
         m.mode = CTL_EXEC_KEEP;
     if (flags & SANDBOX_EXEC_LAST)
         m.mode |= CTL_EXEC_LAST;
-    if (!(flags & SANDBOX_EXEC_KEEP) && exec_pin(sb))
+    /* init on this thread's CPU for a plain exec's hand-offs (sandbox_int.h); not a KEEP
+     * exec, whose keeper and background processes outlive it */
+    if (!(flags & SANDBOX_EXEC_KEEP) && sandbox__pin_here(sb->init_pid))
         m.mode |= CTL_EXEC_PINNED;
     x->start = util_now();
     trace(sb, "exec request");

@@ -583,17 +583,16 @@ static void cpus_restore(void)
         (void)sched_setaffinity(0, sizeof(init_cpus), &init_cpus);
 }
 
-/* cpus_pin(pid) — pid pinned to the CPU init runs on now. */
-static void cpus_pin(pid_t pid)
+bool sandbox__pin_here(pid_t pid)
 {
     int cpu = sched_getcpu();
     cpu_set_t one;
 
-    if (cpu < 0 || cpu >= CPU_SETSIZE)
-        return;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || pid <= 0)
+        return false;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
-    (void)sched_setaffinity(pid, sizeof(one), &one);
+    return sched_setaffinity(pid, sizeof(one), &one) == 0;
 }
 
 /* sandbox__payload_io(x, stdio) — the payload's request-dependent steps: stdio from the three fds,
@@ -818,7 +817,7 @@ static pid_t prespawn_run(struct prespawn *ps, const struct exec_req *x, const i
     pid_t pid = ps->pid;
 
     if (pinned)
-        cpus_pin(pid);
+        (void)sandbox__pin_here(pid);
     ps->args.x = x;
     ps->args.stdio = stdio;
     __atomic_store_n(&ps->go, 1, __ATOMIC_SEQ_CST);

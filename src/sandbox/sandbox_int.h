@@ -89,10 +89,15 @@ enum ctl_type {
 #define CTL_EXEC_LAST                                                                              \
     2u /* CTL_EXEC mode: SANDBOX_EXEC_LAST, so init makes no process ahead after it */
 
-/* CTL_EXEC mode: the supervisor has pinned init to the CPU it sent the request from (see
- * exec_pin in sandbox.c). init runs the made-ahead process there too, each payload takes
- * back init's own CPUs before its execve, and init takes them back when the exec ends. */
+/* CTL_EXEC mode: the supervisor has pinned init to the CPU it sent the request from
+ * (sandbox__pin_here). init runs the made-ahead process there too, each payload takes back
+ * init's own CPUs before its execve, and init takes them back when the exec ends (why: the
+ * affinity section of sandbox_init.c). */
 #define CTL_EXEC_PINNED 4u
+
+/* sandbox__pin_here(pid) — pid (> 0) allowed only the CPU the caller runs on now; true when it
+ * is. */
+bool sandbox__pin_here(pid_t pid);
 
 #define CTL_EXITED_ALONE 1u /* CTL_EXITED mode: no other process is left in the sandbox */
 
