@@ -583,6 +583,17 @@ static void cpus_restore(void)
         (void)sched_setaffinity(0, sizeof(init_cpus), &init_cpus);
 }
 
+/* cpus_unpin(pinned) — init back on init_cpus when *pinned (its exec was pinned and has ended),
+ * which it then clears. Called before the exec's last report: the supervisor may pin init for
+ * its next exec as soon as it has the report, and this must not undo that. */
+static void cpus_unpin(bool *pinned)
+{
+    if (*pinned) {
+        cpus_restore();
+        *pinned = false;
+    }
+}
+
 bool sandbox__pin_here(pid_t pid)
 {
     int cpu = sched_getcpu();
@@ -901,9 +912,10 @@ pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, st
 }
 
 /* handle_exec — starts the payload (in the made-ahead process when there is one); returns its
- * pid, or 0 after reporting a failure. pinned: the supervisor pinned init for this exec. */
+ * pid, or 0 after reporting a failure. *pinned: the supervisor pinned init for this exec
+ * (cleared when the exec ends here). */
 static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, struct prespawn *ps,
-                         bool pinned)
+                         bool *pinned)
 {
     struct exec_req x;
     struct ctl_msg m;
@@ -916,13 +928,13 @@ static pid_t handle_exec(const struct init_params *p, const int *fds, int nfds, 
         m.err = EPROTO;
         snprintf(m.text, sizeof(m.text), "malformed exec request");
     } else if (ps->pid > 0) {
-        pid = prespawn_run(ps, &x, fds + 1, pinned); /* first: it sets ps->args.failure */
+        pid = prespawn_run(ps, &x, fds + 1, *pinned); /* first: it sets ps->args.failure */
         pid = sandbox__spawn_report(pid, &x, ps->args.failure, &m);
     } else {
         pid = spawn_payload(p, &x, fds + 1, false, &m);
     }
-    if (pinned && !pid)
-        cpus_restore(); /* the exec ends here; before the report, as in reap */
+    if (!pid)
+        cpus_unpin(pinned); /* the exec ends here */
     sandbox__ctl_send(p->ctl_fd, &m, NULL, 0);
     sandbox__exec_req_release(&x);
     return pid;
@@ -1190,12 +1202,7 @@ static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps,
     memset(&si, 0, sizeof(si));
     if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
         m.mode = CTL_EXITED_ALONE;
-    if (*pinned) {
-        /* Before the report: the supervisor may pin init for its next exec as soon as it
-         * has it, and this must not undo that. */
-        cpus_restore();
-        *pinned = false;
-    }
+    cpus_unpin(pinned);
     sandbox__ctl_send(ctl, &m, NULL, 0);
     if ((m.mode & CTL_EXITED_ALONE) && ps->again)
         prespawn_make(ps, ps->args.p); /* after the report: off this exec's path */
@@ -1599,7 +1606,7 @@ void sandbox__init_main(const struct init_params *params)
                     if (m.mode & CTL_EXEC_KEEP)
                         prespawn_drop(&pre); /* nothing may run beside one */
                     payload = (m.mode & CTL_EXEC_KEEP) ? handle_exec_keep(p, fds, nfds, &keep)
-                                                       : handle_exec(p, fds, nfds, &pre, pinned);
+                                                       : handle_exec(p, fds, nfds, &pre, &pinned);
                 }
                 break;
             case CTL_ZYGOTE:
@@ -1615,9 +1622,7 @@ void sandbox__init_main(const struct init_params *params)
             for (int i = 0; i < nfds; i++)
                 close(fds[i]);
         }
-        if (pinned && !payload) { /* ended other than by reap (a kill, a failed start) */
-            cpus_restore();
-            pinned = false;
-        }
+        if (!payload) /* an exec ended other than by reap or a failed start (a kill) */
+            cpus_unpin(&pinned);
     }
 }
