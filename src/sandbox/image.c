@@ -555,6 +555,12 @@ void image_registry_names(const struct image_registry *reg, char *buf, size_t si
         used += (size_t)snprintf(buf + used, size - used, ", %s", reg->images[i]->name);
 }
 
+const struct image *image_registry_find_registered(const struct image_registry *reg,
+                                                   const char *name)
+{
+    return lookup(reg, name);
+}
+
 const struct image *image_registry_find(const struct image_registry *reg, const char *name,
                                         struct errbuf *err)
 {

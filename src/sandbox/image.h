@@ -89,6 +89,12 @@ int image_registry_add(struct image_registry *reg, const char *spec, struct errb
  * file and line. */
 int image_registry_add_file(struct image_registry *reg, const char *path, struct errbuf *err);
 
+/* image_registry_find_registered(reg, name) — the image registered as name ("host"
+ * included), without looking in the image store: no I/O, for the service's loop thread. NULL
+ * when name is not one of them (image_registry_find may still find it in the store). */
+const struct image *image_registry_find_registered(const struct image_registry *reg,
+                                                   const char *name);
+
 /* image_registry_find(reg, name, err) — the image registered as name ("host" included) or
  * stored under it, or NULL with err saying why (a host path, an unknown name) and how an
  * operator registers or imports one. The image lives as long as the registry. Thread-safe

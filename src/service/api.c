@@ -45,6 +45,11 @@
 #define MAX_FETCH        100 /* distinct fetch_files paths of one /run_code request */
 #define FETCH_HELD       4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
 #define TRIM_AFTER_BYTES (1u << 20)
+/* A /v1/run or /run_code body up to this size is parsed on the loop thread, at once: two
+ * hand-offs between threads cost more than the parse (docs/BENCHMARKS.md, "The service's
+ * share of a /v1/run"). Larger bodies, verifications (the task library) and a request
+ * naming a stored image (the store) go to an api worker, as every body did before. */
+#define PARSE_ON_LOOP_MAX (16u << 10)
 /* /run_code: seconds of the client's margin kept for setting up a sandbox, tearing it down and
  * sending the answer (the start deadline is that much before the client's budget runs out) */
 #define RUN_CODE_RESERVE_S 2.0
@@ -79,6 +84,7 @@ struct item {
     size_t index;
     /* inputs */
     const struct image *img; /* the server's: registered images live as long as it */
+    bool parse_on_loop;      /* parsed on the loop thread: no I/O (common_fields: -EWOULDBLOCK) */
     struct sandbox_limits limits;
     double deadline_s; /* the deadline_s the request gave (0: none), for its message */
     char **argv;
@@ -631,8 +637,13 @@ static int common_fields(struct api *a, const json_t *j, struct item *it, struct
         /* A registered name only: a host path would mount any directory of the server. */
         if (!json_is_string(v))
             return errbuf_set(err, "'image' must be a string naming a registered image");
-        if (!(it->img = image_registry_find(a->cfg.images, json_string_value(v), err)))
+        const char *name = json_string_value(v);
+        if (it->parse_on_loop) { /* no I/O here: a stored image is the api worker's to find */
+            if (!(it->img = image_registry_find_registered(a->cfg.images, name)))
+                return errbuf_set(err, "image '%s': a store lookup", name), -EWOULDBLOCK;
+        } else if (!(it->img = image_registry_find(a->cfg.images, name, err))) {
             return -EINVAL;
+        }
     }
     if ((v = json_object_get(j, "priority")) && !json_is_null(v)) {
         if (!json_is_string(v) || !job_priority_parse(json_string_value(v), &it->job.prio))
@@ -689,12 +700,15 @@ static int parse_run(struct api *a, const json_t *j, struct item *it, bool in_ba
         "command",  "code",       "language", "stdin", "files",         "limits",      "image",
         "priority", "deadline_s", "kind",     "after", "writable_root", "fork_server", NULL};
     const json_t *cmd = json_object_get(j, "command"), *code = json_object_get(j, "code"), *v;
+    int rc;
 
     if (api_only_keys(j, keys, err) < 0)
         return -EINVAL;
     if (!in_batch && (json_object_get(j, "kind") || json_object_get(j, "after")))
         return errbuf_set(err, "'kind' and 'after' belong to batch items");
-    if (common_fields(a, j, it, err) < 0 || writable_root_field(j, &it->limits, err) < 0)
+    if ((rc = common_fields(a, j, it, err)) < 0)
+        return rc == -EWOULDBLOCK ? rc : -EINVAL;
+    if (writable_root_field(j, &it->limits, err) < 0)
         return -EINVAL;
     if ((cmd != NULL) == (code != NULL))
         return errbuf_set(err, "give either 'command' (an argv array) or 'code' with 'language'");
@@ -1806,7 +1820,9 @@ struct parsing {
     char *body;
     size_t len;
     double t0;
+    bool on_loop; /* parsed on the loop thread (PARSE_ON_LOOP_MAX) */
     /* Set by the worker. */
+    bool needs_io;    /* on_loop only: the parse needs I/O, so an api worker does it */
     struct owner *o;  /* parsed, ready to admit (status 0) */
     unsigned status;  /* else the error answer */
     const char *code; /* "bad_request", "not_found", "internal" */
@@ -1866,8 +1882,10 @@ static json_t *parse_body(struct parsing *p)
         return NULL;
     }
     j = json_loadb(p->body, p->len, JSON_REJECT_DUPLICATES, &je);
-    free(p->body);
-    p->body = NULL;
+    if (!p->on_loop) { /* on the loop it is kept for an api worker's parse (needs_io) */
+        free(p->body);
+        p->body = NULL;
+    }
     if (!j) {
         parsing_fail(p, 400, "bad_request", "the body is not valid JSON: %s (line %d, column %d)",
                      je.text, je.line, je.column);
@@ -1899,6 +1917,7 @@ static void parse_single(struct parsing *p)
         return;
     }
     o->t0 = p->t0; /* deadlines count from the request's arrival, not from its parsing */
+    o->items[0].parse_on_loop = p->on_loop;
     if (p->kind == K_VERIFY)
         rc = parse_verify(a, j, &o->items[0], false, &err);
     else if (p->kind == K_RUNCODE)
@@ -1906,6 +1925,11 @@ static void parse_single(struct parsing *p)
     else
         rc = parse_run(a, j, &o->items[0], false, &err);
     json_decref(j);
+    if (rc == -EWOULDBLOCK) { /* on the loop: an api worker parses it again */
+        p->needs_io = true;
+        owner_discard(o);
+        return;
+    }
     if (rc < 0) {
         parsing_fail(p,
                      rc == -ENOMEM || rc == -EIO ? 500
@@ -2106,8 +2130,24 @@ static void add_name(void *arr, const char *name)
     json_array_append_new(arr, json_string(name));
 }
 
-/* route_parse(a, r, route, kind) — hands the body to an api worker; the answer comes from
- * parsing_done. Loop thread. */
+/* parse_here(p) — a small /v1/run or /run_code body parsed on the loop thread
+ * (PARSE_ON_LOOP_MAX): true when that settled it (p->o, or the error answer), false when an
+ * api worker must parse it: a larger body, a verification, a batch, or a stored image. */
+static bool parse_here(struct parsing *p)
+{
+    if ((p->kind != K_RUN && p->kind != K_RUNCODE) || p->len > PARSE_ON_LOOP_MAX)
+        return false;
+    p->on_loop = true;
+    parse_single(p);
+    p->on_loop = false;
+    if (!p->needs_io)
+        return true;
+    p->needs_io = false;
+    return false;
+}
+
+/* route_parse(a, r, route, kind) — hands the body to an api worker, or parses a small one
+ * here (PARSE_ON_LOOP_MAX); the answer comes from parsing_done. Loop thread. */
 static void route_parse(struct api *a, struct http_request *r, const char *route, int kind)
 {
     struct parsing *p = calloc(1, sizeof(*p));
@@ -2130,6 +2170,10 @@ static void route_parse(struct api *a, struct http_request *r, const char *route
     p->work.run = parsing_run;
     p->work.done = parsing_done;
     p->work.cost = p->len;
+    if (parse_here(p)) {
+        parsing_done(&p->work);
+        return;
+    }
     http_on_close(r, parsing_closed, p);
     offload_submit(a->cfg.offload, &p->work);
 }
@@ -2658,13 +2702,15 @@ int api_check_request(struct api *a, const char *route, const char *body, size_t
         return check_import(a, body, len, err);
     if (!rt || (rt->kind < 0 && rt->kind != ROUTE_BATCH))
         return errbuf_set(err, "no route POST %s to check", route), -ENOTSUP;
-    /* What an api worker does with the body (parse_body frees it), minus the admission. */
+    /* What the loop or an api worker does with the body (parse_body frees it when not on the
+     * loop), minus the admission. */
     if (!(p.body = malloc(len + 1)))
         return errbuf_set(err, "out of memory"), -ENOMEM;
     memcpy(p.body, body, len);
     p.body[len] = '\0';
     p.kind = rt->kind;
-    parsing_run(&p.work);
+    if (!parse_here(&p))
+        parsing_run(&p.work);
     free(p.body);
     if (!p.o)
         return errbuf_set(err, "%s", p.msg), p.status >= 500 ? -EIO : -EINVAL;

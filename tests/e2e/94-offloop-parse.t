@@ -82,5 +82,33 @@ ok(st == 200 and s.p.poll() is None, "clients gone while their bodies were parse
 st, j, text = s.request("POST", "/v1/run", json.dumps({"command": ["/bin/echo", "still here"]}))
 ok(st == 200 and j["stdout"] == "still here\n", "and it still runs requests", text)
 
+# --- small bodies are parsed on the loop, larger ones by an api worker: the same answers -----
+# A /v1/run body of at most 16 KiB is parsed on the loop thread; one naming an image that is
+# not registered goes to an api worker all the same (the image store is read there). Each
+# pair differs only in a padding field of stdin that puts it on one side of the line or the other.
+def run_pair(body):
+    answers = []
+    for pad in (0, 20 << 10):
+        b = dict(body, stdin="x" * pad)
+        st, j, text = s.request("POST", "/v1/run", json.dumps(b))
+        answers.append((st, j))
+    return answers
+
+(st1, j1), (st2, j2) = run_pair({"command": ["/bin/echo", "same"]})
+ok(st1 == st2 == 200 and j1["stdout"] == j2["stdout"] == "same\n",
+   "/v1/run parsed on the loop (small) and by an api worker (over 16 KiB): the same run", (j1, j2))
+for body, what in (({"command": ["/bin/true"], "image": "t/nosuch:v1"}, "an unknown stored image"),
+                   ({"command": ["/bin/true"], "image": "/"}, "a host path as image"),
+                   ({"command": ["/bin/true"], "limits": {"cpu_time": -1}}, "a bad limit"),
+                   ({"command": []}, "an empty command")):
+    (st1, j1), (st2, j2) = run_pair(body)
+    m1 = j1 and j1.get("error", {}).get("message", "")
+    m2 = j2 and j2.get("error", {}).get("message", "")
+    ok(st1 == st2 == 400 and m1 and m1 == m2,
+       "/v1/run with %s: the same 400 from either parse" % what, (st1, m1, st2, m2))
+st, j, text = s.request("POST", "/run_code", json.dumps({"code": "print(6*7)", "language": "python"}))
+ok(st == 200 and j.get("status") == "Success" and j["run_result"]["stdout"] == "42\n",
+   "/run_code with a small body (parsed on the loop) runs", text[:300])
+
 ok(s.stop() == 0, "the server stops cleanly on SIGTERM")
 done()
