@@ -46,9 +46,9 @@
 #define FETCH_HELD       4   /* bytes held per fetched byte: base64 in the tree, its text, a copy */
 #define TRIM_AFTER_BYTES (1u << 20)
 /* A /v1/run or /run_code body up to this size is parsed on the loop thread, at once: two
- * hand-offs between threads cost more than the parse (docs/BENCHMARKS.md, "The service's
- * share of a /v1/run"). Larger bodies, verifications (the task library) and a request
- * naming a stored image (the store) go to an api worker, as every body did before. */
+ * hand-offs between threads cost more than the parse (docs/BENCHMARKS.md, "Where a /v1/run
+ * request's time goes after an idle pause"). Larger bodies, verifications (the task
+ * library), batches and a request naming a stored image (the store) go to an api worker. */
 #define PARSE_ON_LOOP_MAX (16u << 10)
 /* /run_code: seconds of the client's margin kept for setting up a sandbox, tearing it down and
  * sending the answer (the start deadline is that much before the client's budget runs out) */
@@ -640,7 +640,7 @@ static int common_fields(struct api *a, const json_t *j, struct item *it, struct
         const char *name = json_string_value(v);
         if (it->parse_on_loop) { /* no I/O here: a stored image is the api worker's to find */
             if (!(it->img = image_registry_find_registered(a->cfg.images, name)))
-                return errbuf_set(err, "image '%s': a store lookup", name), -EWOULDBLOCK;
+                return -EWOULDBLOCK;
         } else if (!(it->img = image_registry_find(a->cfg.images, name, err))) {
             return -EINVAL;
         }
@@ -1821,7 +1821,7 @@ struct parsing {
     size_t len;
     double t0;
     bool on_loop; /* parsed on the loop thread (PARSE_ON_LOOP_MAX) */
-    /* Set by the worker. */
+    /* Set by the parse. */
     bool needs_io;    /* on_loop only: the parse needs I/O, so an api worker does it */
     struct owner *o;  /* parsed, ready to admit (status 0) */
     unsigned status;  /* else the error answer */
