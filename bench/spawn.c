@@ -1,11 +1,13 @@
 /*
  * spawn: time whole-process runs of a program.
  *
- *   spawn [-n N] [-w WARMUP] [-o FILE] -- PROGRAM [ARGS...]
+ *   spawn [-n N] [-w WARMUP] [-p PAUSE_MS] [-o FILE] -- PROGRAM [ARGS...]
  *
  * Runs PROGRAM WARMUP times untimed, then N times sequentially. Each run is
  * posix_spawnp + waitpid with stdin, stdout and stderr on /dev/null; its wall
- * time (CLOCK_MONOTONIC, spawn to reap) is one sample. Prints one line:
+ * time (CLOCK_MONOTONIC, spawn to reap) is one sample. With -p, each run is
+ * preceded by a pause of PAUSE_MS milliseconds (work the runs leave behind,
+ * such as a pool's refill, is done before the next one). Prints one line:
  *
  *   median_ms=... p10_ms=... p90_ms=... mean_ms=... n=... failures=...
  *
@@ -29,7 +31,8 @@ extern char **environ;
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: spawn [-n N] [-w WARMUP] [-o FILE] -- PROGRAM [ARGS...]\n");
+    fprintf(stderr,
+            "usage: spawn [-n N] [-w WARMUP] [-p PAUSE_MS] [-o FILE] -- PROGRAM [ARGS...]\n");
     exit(2);
 }
 
@@ -93,17 +96,20 @@ static double percentile(const double *v, long n, double p)
 
 int main(int argc, char **argv)
 {
-    long n = 100, warmup = 5;
+    long n = 100, warmup = 5, pause_ms = 0;
     const char *raw_path = NULL;
     int opt;
 
-    while ((opt = getopt(argc, argv, "+n:w:o:h")) != -1) {
+    while ((opt = getopt(argc, argv, "+n:w:p:o:h")) != -1) {
         switch (opt) {
         case 'n':
             n = parse_count(optarg, 1);
             break;
         case 'w':
             warmup = parse_count(optarg, 0);
+            break;
+        case 'p':
+            pause_ms = parse_count(optarg, 0);
             break;
         case 'o':
             raw_path = optarg;
@@ -140,6 +146,11 @@ int main(int argc, char **argv)
     long failures = 0;
     double sum = 0;
     for (long i = 0; i < n; i++) {
+        if (pause_ms > 0) {
+            struct timespec ts = {.tv_sec = pause_ms / 1000, .tv_nsec = pause_ms % 1000 * 1000000L};
+            while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+        }
         int r = run_once(prog, &fa, &samples[i]);
         if (r < 0)
             return 2;

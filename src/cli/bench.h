@@ -59,8 +59,9 @@ struct bench_case {
     const char *(*note)(void *state);
 };
 
-extern const struct bench_case bench_case_bare, bench_case_cold, bench_case_cli, bench_case_warm,
-    bench_case_bwrap, bench_case_bare_paused; /* bench_spawn.c */
+extern const struct bench_case bench_case_bare, bench_case_cold, bench_case_cli,
+    bench_case_cli_kept, bench_case_warm, bench_case_bwrap,
+    bench_case_bare_paused; /* bench_spawn.c */
 
 /* The untimed pause before each sample of the HTTP cases (bench_http.c: the pool refills), and
  * before each of bare_paused, which is bare under the same conditions: on an idle machine the

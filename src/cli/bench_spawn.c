@@ -351,7 +351,7 @@ static void proc_close(void *state)
 static int cli_open(const struct bench_env *env, void **state, struct errbuf *err)
 {
     struct proc_case *p = calloc(1, sizeof(*p));
-    const char *args[] = {env->self, "run", "--", "/bin/true", NULL};
+    const char *args[] = {env->self, "run", "--cold", "--", "/bin/true", NULL};
 
     if (!p)
         return errbuf_set(err, "out of memory"), -ENOMEM;
@@ -368,6 +368,121 @@ const struct bench_case bench_case_cli = {
     .open = cli_open,
     .sample = proc_sample,
     .close = proc_close,
+};
+
+/* ---- cli_kept: `crucible run` through a keeper (keep.h) ------------------------------------ */
+
+struct kept_case {
+    struct proc_case p;
+    char dir[64], sock[96], var[128];
+    char **env; /* ours, with CRUCIBLE_KEEP naming the case's keeper */
+    pid_t keeper;
+};
+
+static void kept_close(void *state)
+{
+    struct kept_case *k = state;
+    char path[160];
+
+    if (k->keeper > 0) {
+        kill(k->keeper, SIGTERM);
+        while (waitpid(k->keeper, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+    unlink(k->sock);
+    snprintf(path, sizeof(path), "%s/keeper.err", k->dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/run.err", k->dir);
+    unlink(path);
+    rmdir(k->dir);
+    free(k->env);
+    free(k);
+}
+
+/* kept_open — a keeper of this binary's on a socket of its own (2 sandboxes kept ready), and
+ * one traced run that must say it was the keeper's: a run that went cold is not this case. */
+static int kept_open(const struct bench_env *env, void **state, struct errbuf *err)
+{
+    struct kept_case *k = calloc(1, sizeof(*k));
+    const char *keep_args[] = {env->self, "keep", "--socket", NULL, "--warm", "2", NULL};
+    const char *run_args[] = {env->self, "run", "--", "/bin/true", NULL};
+    char path[160], line[256];
+    size_t n = 0, j = 0;
+    struct stat st;
+    int status, r;
+    bool kept = false;
+    FILE *f;
+
+    if (!k)
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    snprintf(k->dir, sizeof(k->dir), "/tmp/crucible-bench-keep.XXXXXX");
+    if (!mkdtemp(k->dir)) {
+        free(k);
+        return errbuf_set(err, "mkdtemp: %s", strerror(errno)), -errno;
+    }
+    snprintf(k->sock, sizeof(k->sock), "%s/keep.sock", k->dir);
+    snprintf(k->var, sizeof(k->var), "CRUCIBLE_KEEP=%s", k->sock);
+    while (environ[n])
+        n++;
+    k->env = calloc(n + 3, sizeof(*k->env)); /* ours, the keeper's socket, a trace, NULL */
+    if (!k->env) {
+        kept_close(k);
+        return errbuf_set(err, "out of memory"), -ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "CRUCIBLE_KEEP=", 14) != 0 &&
+            strncmp(environ[i], "CRUCIBLE_TRACE=", 15) != 0)
+            k->env[j++] = environ[i];
+    k->env[j] = k->var;
+    keep_args[3] = k->sock;
+    snprintf(path, sizeof(path), "%s/keeper.err", k->dir);
+    r = bench_spawn((char *const *)keep_args, NULL, NULL, k->env, path, &k->keeper);
+    if (r < 0) {
+        kept_close(k);
+        return errbuf_set(err, "cannot start the keeper: %s", strerror(-r)), r;
+    }
+    for (int i = 0; i < 200 && !(stat(k->sock, &st) == 0 && S_ISSOCK(st.st_mode)); i++)
+        usleep(50 * 1000);
+    usleep(200 * 1000); /* its pool's first sandboxes */
+    for (size_t i = 0; run_args[i]; i++)
+        k->p.argv[i] = (char *)run_args[i];
+    k->env[j + 1] = (char *)"CRUCIBLE_TRACE=1";
+    snprintf(path, sizeof(path), "%s/run.err", k->dir);
+    r = bench_spawn_wait(k->p.argv, NULL, NULL, k->env, path, &status);
+    k->env[j + 1] = NULL;
+    if (r == 0 && (f = fopen(path, "r"))) {
+        while (fgets(line, sizeof(line), f))
+            kept = kept || strstr(line, "crucible: keeper: the run was the keeper's");
+        fclose(f);
+    }
+    if (r < 0 || !kept) {
+        kept_close(k);
+        return errbuf_set(err, "a run through the keeper at %s did not reach it", k->sock),
+               r < 0 ? r : -EIO;
+    }
+    *state = k;
+    return 0;
+}
+
+static int kept_sample(void *state, double *ms, struct errbuf *err)
+{
+    struct kept_case *k = state;
+    double t0 = now_ms();
+    int status, r = bench_spawn_wait(k->p.argv, NULL, NULL, k->env, NULL, &status);
+
+    if (r < 0)
+        return errbuf_set(err, "cannot start '%s': %s", k->p.argv[0], strerror(-r)), r;
+    *ms = now_ms() - t0;
+    return bench_exited_ok(status) ? 0 : bench_describe_status(status, err);
+}
+
+const struct bench_case bench_case_cli_kept = {
+    .name = "cli_kept",
+    .what = "`crucible run -- /bin/true` as a process, through `crucible keep` (a ready sandbox)",
+    .ratio = "bare",
+    .open = kept_open,
+    .sample = kept_sample,
+    .close = kept_close,
 };
 
 bool bench_which(const char *name, const char *path, char *out, size_t size)

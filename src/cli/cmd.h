@@ -11,6 +11,9 @@
 /* cmd_run(argc, argv) — `crucible run`: one command in a fresh sandbox. */
 int cmd_run(int argc, char **argv);
 
+/* cmd_keep(argc, argv) — `crucible keep`: sandboxes kept ready for `crucible run` (keep.h). */
+int cmd_keep(int argc, char **argv);
+
 /* cmd_verify(argc, argv) — `crucible verify`: one solution against one task. */
 int cmd_verify(int argc, char **argv);
 

@@ -40,21 +40,14 @@
 
 /* The cases in the order they are reported. */
 static const struct bench_case *const cases[] = {
-    &bench_case_bare,
-    &bench_case_cold,
-    &bench_case_cli,
-    &bench_case_warm,
-    &bench_case_bwrap,
-    &bench_case_python_bare,
-    &bench_case_python_cold,
-    &bench_case_forkserver,
-    &bench_case_http,
-    &bench_case_bare_paused,
-    &bench_case_run_code,
-    &bench_case_run_code_warm,
-    &bench_case_eval_unsandboxed,
-    &bench_case_eval,
-    &bench_case_eval_cold,
+    &bench_case_bare,          &bench_case_cold,
+    &bench_case_cli,           &bench_case_cli_kept,
+    &bench_case_warm,          &bench_case_bwrap,
+    &bench_case_python_bare,   &bench_case_python_cold,
+    &bench_case_forkserver,    &bench_case_http,
+    &bench_case_bare_paused,   &bench_case_run_code,
+    &bench_case_run_code_warm, &bench_case_eval_unsandboxed,
+    &bench_case_eval,          &bench_case_eval_cold,
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -343,6 +336,7 @@ static const struct {
     {"http/bare", "http", "bare"},
     {"http/bare_paused", "http", "bare_paused"},
     {"bwrap/cli", "bwrap", "cli"},
+    {"bwrap/cli_kept", "bwrap", "cli_kept"},
     {"bwrap/cold", "bwrap", "cold"},
     {"forkserver/python_bare", "forkserver", "python_bare"},
     {"python_cold/forkserver", "python_cold", "forkserver"},

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/keep.h"
 #include "sandbox/forkserver.h"
 #include "sandbox/result.h"
 #include "sandbox/sandbox.h"
@@ -58,6 +59,9 @@ static void run_usage(FILE *f)
         "  --fork-server        run as a job forked from a Python zygote started in a sandbox\n"
         "                       for this run (experimental; the record says \"path\":\n"
         "                       \"fork_server\"; python3 -c/FILE runs in the forked interpreter)\n"
+        "  --cold               make this run's sandbox now even when `crucible keep` runs\n"
+        "                       (default: a keeper's ready sandbox when its image, --disk,\n"
+        "                       --network and --writable-root are this run's; same record)\n"
         "  -h, --help           this text\n\n"
         "exit status (--exit-status=verdict): 0 the program exited 0; 1 it failed or hit a\n"
         "limit; 2 crucible failed or the command line is wrong.\n"
@@ -120,6 +124,7 @@ struct run_opts {
     size_t nenv;
     bool json, check;
     bool fork_server; /* run as a job of a Python fork server (forkserver.h) */
+    bool cold;        /* never through a keeper (keep.h) */
     enum exit_mode exit_mode;
 };
 
@@ -188,6 +193,7 @@ enum {
     O_EXIT_STATUS,
     O_FORK_SERVER,
     O_WRITABLE_ROOT,
+    O_COLD,
     O_LIMIT = 300
 };
 static const struct option run_longopts[] = {
@@ -207,6 +213,7 @@ static const struct option run_longopts[] = {
     {"check", no_argument, NULL, O_CHECK},
     {"exit-status", required_argument, NULL, O_EXIT_STATUS},
     {"fork-server", no_argument, NULL, O_FORK_SERVER},
+    {"cold", no_argument, NULL, O_COLD},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -255,6 +262,9 @@ static int parse(int argc, char **argv, struct run_opts *o, int *prog_index)
             break;
         case O_JSON:
             o->json = true;
+            break;
+        case O_COLD:
+            o->cold = true;
             break;
         case O_WRITABLE_ROOT:
             o->limits.writable_root = true;
@@ -400,6 +410,74 @@ static void print_text(const struct result *res)
     }
 }
 
+/* report(o, res, program_said) — prints the record (its output and verdict, or --json) and
+ * returns the exit status; *program_said when it is the program's (--exit-status=program). */
+static int report(const struct run_opts *o, const struct result *res, bool *program_said)
+{
+    int status;
+
+    if (o->json) {
+        json_t *j = result_to_json(res);
+        char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+        if (s) {
+            puts(s);
+            free(s);
+        } else {
+            fprintf(stderr, "crucible run: cannot encode the result record\n");
+        }
+        json_decref(j);
+    } else {
+        print_text(res);
+    }
+    if (res->status == RESULT_SANDBOX_ERROR) {
+        if (o->json)
+            fprintf(stderr, "crucible run: %s\n", res->message);
+        status = 2;
+    } else if (res->status == RESULT_RUNTIME_ERROR && res->exit_code == 127 &&
+               strncmp(res->message, "cannot execute", 14) == 0) {
+        if (o->json)
+            fprintf(stderr, "crucible run: %s\n", res->message);
+        status = 2;
+    } else {
+        status = res->status == RESULT_OK ? 0 : 1;
+    }
+    if (o->exit_mode == EXIT_PROGRAM) {
+        status = program_status(res);
+        *program_said = true;
+    }
+    return status;
+}
+
+/* run_kept(o, img, argv, stdin_fd, stop_fd, res) — the run in a keeper's ready sandbox
+ * (keep.h) when a keeper is there and takes it: true when res holds its verdict, or the
+ * failure of a keeper that took the run and did not answer. With $CRUCIBLE_TRACE, says on
+ * stderr which way the run went and why. */
+static bool run_kept(const struct run_opts *o, const struct image *img, char *const *argv,
+                     int stdin_fd, int stop_fd, struct result *res)
+{
+    struct keep_run kr = {.digest = img->digest,
+                          .limits = &o->limits,
+                          .argv = argv,
+                          .env = (char *const *)o->env,
+                          .files = o->files,
+                          .nfiles = o->nfiles,
+                          .stdin_fd = stdin_fd};
+    char path[128], why[640];
+    enum keep_outcome out;
+
+    if (o->cold || o->fork_server || !keep_socket_path(path, sizeof(path)))
+        return false;
+    out = keep_try(path, &kr, stop_fd, res, why, sizeof(why));
+    if (out == KEEP_ANSWERED)
+        result_set_image(res, img); /* the image as this run named it (the digest is one) */
+    if (getenv("CRUCIBLE_TRACE"))
+        fprintf(stderr, "crucible: keeper: %s\n",
+                out == KEEP_DECLINED ? why
+                : out == KEEP_FAILED ? res->message
+                                     : "the run was the keeper's");
+    return out != KEEP_DECLINED;
+}
+
 int cmd_run(int argc, char **argv)
 {
     struct run_opts *o = calloc(1, sizeof(*o));
@@ -449,12 +527,20 @@ int cmd_run(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGHUP);
     sigprocmask(SIG_BLOCK, &stop, NULL);
+    stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+    result_init(&res);
+    if (!o->check && run_kept(o, img, argv + prog, stdin_fd, stop_fd, &res)) {
+        status = report(o, &res, &program_said);
+        result_release(&res);
+        goto out_stop;
+    }
+    result_release(&res);
     if (sandbox_runtime_init(&rt, &err) < 0) {
         fprintf(stderr, "crucible run: %s\n", err.msg);
-        goto out_files;
+        goto out_stop;
     }
     rt.trace = getenv("CRUCIBLE_TRACE") != NULL;
-    rt.cancel_fd = stop_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+    rt.cancel_fd = stop_fd;
     if (o->check) {
         sandbox_runtime_describe(&rt, stdout);
         status = 0;
@@ -472,38 +558,11 @@ int cmd_run(int argc, char **argv)
     } else {
         sandbox_run(&rt, img, &o->limits, o->files, o->nfiles, &proc, &res);
     }
-    if (o->json) {
-        json_t *j = result_to_json(&res);
-        char *s = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
-        if (s) {
-            puts(s);
-            free(s);
-        } else {
-            fprintf(stderr, "crucible run: cannot encode the result record\n");
-        }
-        json_decref(j);
-    } else {
-        print_text(&res);
-    }
-    if (res.status == RESULT_SANDBOX_ERROR) {
-        if (o->json)
-            fprintf(stderr, "crucible run: %s\n", res.message);
-        status = 2;
-    } else if (res.status == RESULT_RUNTIME_ERROR && res.exit_code == 127 &&
-               strncmp(res.message, "cannot execute", 14) == 0) {
-        if (o->json)
-            fprintf(stderr, "crucible run: %s\n", res.message);
-        status = 2;
-    } else {
-        status = res.status == RESULT_OK ? 0 : 1;
-    }
-    if (o->exit_mode == EXIT_PROGRAM) {
-        status = program_status(&res);
-        program_said = true;
-    }
+    status = report(o, &res, &program_said);
     result_release(&res);
 out_rt:
     sandbox_runtime_release(&rt);
+out_stop:
     if (stop_fd >= 0) {
         struct signalfd_siginfo si;
         if (read(stop_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {

@@ -15,6 +15,7 @@ static const struct {
     const char *summary;
 } commands[] = {
     {"run", cmd_run, "run one command in a fresh sandbox"},
+    {"keep", cmd_keep, "keep sandboxes ready for `crucible run` on this machine"},
     {"verify", cmd_verify, "verify one solution against one task"},
     {"eval", cmd_eval, "verify many solutions (or the references) against a task set"},
     {"report", cmd_report, "an evaluation's records as an HTML report (against a baseline)"},

@@ -17,17 +17,18 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from taplib import CRUCIBLE, done, ok  # noqa: E402
 
-CASES = ["bare", "cold", "cli", "warm", "bwrap", "python_bare", "python_cold", "forkserver",
+CASES = ["bare", "cold", "cli", "cli_kept", "warm", "bwrap", "python_bare", "python_cold", "forkserver",
          "http", "bare_paused", "run_code", "run_code_warm", "eval_unsandboxed", "eval",
          "eval_cold"]
-RATIO_TO = {"cold": "bare", "cli": "bare", "warm": "bare", "bwrap": "bare", "http": "bare",
+RATIO_TO = {"cold": "bare", "cli": "bare", "cli_kept": "bare", "warm": "bare", "bwrap": "bare", "http": "bare",
             "bare_paused": "bare",
             "python_cold": "python_bare", "forkserver": "python_bare",
             "run_code": "python_bare", "run_code_warm": "python_bare",
             "eval": "eval_unsandboxed", "eval_cold": "eval_unsandboxed"}
 HEADLINE = {"warm/bare": ("warm", "bare"), "http/bare": ("http", "bare"),
             "http/bare_paused": ("http", "bare_paused"),
-            "bwrap/cli": ("bwrap", "cli"), "bwrap/cold": ("bwrap", "cold"),
+            "bwrap/cli": ("bwrap", "cli"), "bwrap/cli_kept": ("bwrap", "cli_kept"),
+            "bwrap/cold": ("bwrap", "cold"),
             "forkserver/python_bare": ("forkserver", "python_bare"),
             "python_cold/forkserver": ("python_cold", "forkserver"),
             "eval/eval_unsandboxed": ("eval", "eval_unsandboxed"),
@@ -94,7 +95,7 @@ for args, named in [(["--rounds", "0"], "--rounds"), (["--rounds", "x"], "--roun
        and r.stdout == "", "bench %s: refused, naming '%s'" % (" ".join(args), named),
        (r.returncode, r.stderr, r.stdout))
 r = bench("--only", "nope")
-ok("cases: bare, cold, cli, warm, bwrap, python_bare, python_cold, forkserver, http, "
+ok("cases: bare, cold, cli, cli_kept, warm, bwrap, python_bare, python_cold, forkserver, http, "
    "bare_paused, run_code, run_code_warm, eval_unsandboxed, eval, eval_cold" in r.stderr,
    "--only's error lists the cases", r.stderr)
 

@@ -27,6 +27,10 @@ REPO_ROOT=$(cd "$E2E_DIR/../.." && pwd)
 : "${CRUCIBLE:=$REPO_ROOT/build/crucible}"
 case $CRUCIBLE in /*) ;; *) CRUCIBLE=$REPO_ROOT/$CRUCIBLE ;; esac
 export CRUCIBLE
+# Runs are cold unless a test asks for a keeper (95-keep.t): a keeper left running on this
+# machine at the default path must not change what the other tests see.
+: "${CRUCIBLE_KEEP:=off}"
+export CRUCIBLE_KEEP
 
 if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
 
