@@ -26,6 +26,7 @@
 
 #include "cli/cmd.h"
 #include "cli/keep.h"
+#include "sandbox/forkserver.h"
 #include "sandbox/pool.h"
 #include "sandbox/result.h"
 #include "sandbox/sandbox.h"
@@ -33,12 +34,14 @@
 #define KEEP_RUNS_MAX     256 /* runs at once; more are declined (they go cold) */
 #define KEEP_WARM_MAX     64
 #define KEEP_READ_TIMEOUT 5 /* seconds a connection has to send its request */
+#define KEEP_JOB_SPARES   2 /* fork-server jobs made ahead (--fork-server) */
 
 struct keeper {
     struct sandbox_runtime rt;
     struct image img;
     struct sandbox_limits shape;
     struct pool *pool;
+    struct forkserver *fs; /* --fork-server: a Python zygote for `run --fork-server` */
     pthread_mutex_t mu;
     pthread_cond_t idle;
     unsigned running;
@@ -64,11 +67,14 @@ static void keep_usage(FILE *f)
         "  --disk MB            their scratch size, as `crucible run --disk` (default %.10g)\n"
         "  --network none|loopback   as `crucible run --network` (default none)\n"
         "  --writable-root      as `crucible run --writable-root`\n"
+        "  --fork-server        also keep a Python fork server (a zygote in a sandbox of\n"
+        "                       the image, %d jobs made ahead) for `crucible run\n"
+        "                       --fork-server`, whatever the run's --disk and --network\n"
         "  -h, --help           this text\n\n"
         "A run finds the keeper at the same default path, or at $CRUCIBLE_KEEP\n"
         "(CRUCIBLE_KEEP=off, or `crucible run --cold`, runs cold). Stop the keeper with\n"
         "SIGINT or SIGTERM: running runs are cancelled and answered, then it exits.\n",
-        KEEP_WARM_MAX, sandbox_limit_ranges[LIM_DISK].def);
+        KEEP_WARM_MAX, sandbox_limit_ranges[LIM_DISK].def, KEEP_JOB_SPARES);
 }
 
 /* limits_fit(l, why, whysize) — every limit within crucible run's ranges. */
@@ -100,8 +106,11 @@ static bool check(const struct keeper *k, const struct keep_request *req, char *
 
     if (strcmp(req->digest, k->img.digest) != 0)
         return snprintf(why, whysize, "another image"), false;
-    if (req->limits.disk_mb != k->shape.disk_mb || req->limits.loopback != k->shape.loopback ||
-        req->limits.writable_root != k->shape.writable_root)
+    if (req->fork_server && !k->fs)
+        return snprintf(why, whysize, "no fork server (crucible keep --fork-server)"), false;
+    if (!req->fork_server &&
+        (req->limits.disk_mb != k->shape.disk_mb || req->limits.loopback != k->shape.loopback ||
+         req->limits.writable_root != k->shape.writable_root))
         return snprintf(why, whysize, "another scratch size, network or root"), false;
     if (!limits_fit(&req->limits, why, whysize))
         return false;
@@ -146,6 +155,37 @@ static void run(struct keeper *k, int conn, const struct keep_request *req, stru
     pool_release(k->pool, sb); /* destroyed off the run's path: the verdict is final */
 }
 
+/* run_job(k, conn, req, res) — req as a job of the keeper's fork server, as forkserver_run
+ * does it for a cold `run --fork-server`; the job is torn down off the run's path. */
+static void run_job(struct keeper *k, int conn, const struct keep_request *req, struct result *res)
+{
+    struct errbuf err = {{0}};
+    struct sandbox_proc proc = {.argv = req->argv, .env = req->env, .stdin_fd = req->stdin_fd};
+    struct sandbox *job;
+
+    result_set_image(res, &k->img);
+    res->fork_server = true;
+    if (req->limits.writable_root) {
+        result_fail(res, "a fork server's job cannot have a writable root");
+        return;
+    }
+    job = forkserver_job(k->fs, &req->limits, &err);
+    if (!job) {
+        result_fail(res, "%s", err.msg);
+        return;
+    }
+    sandbox_set_cancel_fd(job, conn);
+    for (size_t i = 0; i < req->nfiles; i++)
+        if (sandbox_put_file(job, req->files[i].dest, req->files[i].fd, req->files[i].mode, &err) <
+            0) {
+            result_fail(res, "%s", err.msg);
+            sandbox_discard(job);
+            return;
+        }
+    sandbox_exec(job, &proc, SANDBOX_EXEC_LAST, res);
+    sandbox_discard(job);
+}
+
 struct conn_job {
     struct keeper *k;
     int fd, slot;
@@ -166,7 +206,10 @@ static void *conn_main(void *arg)
     } else {
         struct result res;
         result_init(&res);
-        run(k, job->fd, &req, &res);
+        if (req.fork_server)
+            run_job(k, job->fd, &req, &res);
+        else
+            run(k, job->fd, &req, &res);
         (void)keep_answer(job->fd, &res);
         result_release(&res);
     }
@@ -296,9 +339,9 @@ static int listen_at(const char *path)
 }
 
 static int parse(int argc, char **argv, struct keeper *k, const char **image, char *path,
-                 size_t psize, unsigned *warm)
+                 size_t psize, unsigned *warm, bool *fork_server)
 {
-    enum { O_SOCKET = 256, O_WARM, O_IMAGE, O_DISK, O_NETWORK, O_WRITABLE };
+    enum { O_SOCKET = 256, O_WARM, O_IMAGE, O_DISK, O_NETWORK, O_WRITABLE, O_FORK_SERVER };
     static const struct option opts[] = {
         {"socket", required_argument, NULL, O_SOCKET},
         {"warm", required_argument, NULL, O_WARM},
@@ -306,6 +349,7 @@ static int parse(int argc, char **argv, struct keeper *k, const char **image, ch
         {"disk", required_argument, NULL, O_DISK},
         {"network", required_argument, NULL, O_NETWORK},
         {"writable-root", no_argument, NULL, O_WRITABLE},
+        {"fork-server", no_argument, NULL, O_FORK_SERVER},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -364,6 +408,9 @@ static int parse(int argc, char **argv, struct keeper *k, const char **image, ch
         case O_WRITABLE:
             k->shape.writable_root = true;
             break;
+        case O_FORK_SERVER:
+            *fork_server = true;
+            break;
         default:
             fprintf(stderr, "crucible keep: unknown option or missing value '%s' (see --help)\n",
                     argv[optind - 1]);
@@ -405,13 +452,14 @@ int cmd_keep(int argc, char **argv)
     const char *image = "host";
     char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     unsigned warm = 2;
+    bool fork_server = false;
     sigset_t stop;
     int lfd, sfd, r, sig;
 
     sandbox_limits_default(&k.shape);
     for (int i = 0; i < KEEP_RUNS_MAX; i++)
         k.conns[i] = -1;
-    r = parse(argc, argv, &k, &image, path, sizeof(path), &warm);
+    r = parse(argc, argv, &k, &image, path, sizeof(path), &warm, &fork_server);
     if (r)
         return r == 1 ? 0 : r;
     if (image_resolve(image, &k.img, &err) < 0) {
@@ -442,10 +490,20 @@ int cmd_keep(int argc, char **argv)
         sandbox_runtime_release(&k.rt);
         return 2;
     }
+    if (fork_server && (!(k.fs = forkserver_start(&k.rt, &k.img, NULL, 0, &err)) ||
+                        forkserver_set_spares(k.fs, KEEP_JOB_SPARES, &err) < 0)) {
+        fprintf(stderr, "crucible keep: --fork-server: %s\n", err.msg);
+        forkserver_stop(k.fs);
+        pool_free(k.pool);
+        unlink(path);
+        close(lfd);
+        sandbox_runtime_release(&k.rt);
+        return 2;
+    }
     pthread_mutex_init(&k.mu, NULL);
     pthread_cond_init(&k.idle, NULL);
-    fprintf(stderr, "crucible keep: listening at %s, %u sandboxes of image %s kept ready\n", path,
-            warm, image);
+    fprintf(stderr, "crucible keep: listening at %s, %u sandboxes of image %s kept ready%s\n", path,
+            warm, image, k.fs ? ", and a Python fork server" : "");
     sig = serve_runs(&k, lfd, sfd);
     /* Stop: no new runs; the running ones cancelled (their cancel fd turns readable) and
      * answered; then the pool. */
@@ -458,6 +516,7 @@ int cmd_keep(int argc, char **argv)
     while (k.running)
         pthread_cond_wait(&k.idle, &k.mu);
     pthread_mutex_unlock(&k.mu);
+    forkserver_stop(k.fs);
     pool_free(k.pool);
     sandbox_runtime_release(&k.rt);
     close(sfd);

@@ -461,11 +461,12 @@ static bool run_kept(const struct run_opts *o, const struct image *img, char *co
                           .env = (char *const *)o->env,
                           .files = o->files,
                           .nfiles = o->nfiles,
-                          .stdin_fd = stdin_fd};
+                          .stdin_fd = stdin_fd,
+                          .fork_server = o->fork_server};
     char path[128], why[640];
     enum keep_outcome out;
 
-    if (o->cold || o->fork_server || !keep_socket_path(path, sizeof(path)))
+    if (o->cold || !keep_socket_path(path, sizeof(path)))
         return false;
     out = keep_try(path, &kr, stop_fd, res, why, sizeof(why));
     if (out == KEEP_ANSWERED)

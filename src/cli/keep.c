@@ -5,13 +5,12 @@
  *
  *   request  "CRK1" u32 length, then: build, digest (strings); loopback, writable root (u8);
  *            cpu and wall time (f64); memory, pids, output, disk (u64); argv, env (u32 count,
- *            strings); files (u32 count, each a destination string and a u32 mode); stdin
- *            (u8). Descriptors, with the frame's first bytes: stdin when there is one, then
- *            one per file, in order.
- *   answer   "CRK1" u64 length, then 'N' and a reason (declined: nothing ran), or 'R' and the
- *            result record: status, exit code, signal, limit (u32/i32), cpu and wall time
+ *            strings); files (u32 count, each a destination string and a u32 mode); stdin,
+ *            fork server (u8). Descriptors, with the frame's first bytes: stdin when there is one,
+ * then one per file, in order. answer   "CRK1" u64 length, then 'N' and a reason (declined: nothing
+ * ran), or 'R' and the result record: status, exit code, signal, limit (u32/i32), cpu and wall time
  *            (f64), peak memory (u64), stdout and stderr (u64 length, bytes, u8 truncated),
- *            image, image name, host os, message (strings).
+ *            image, image name, host os, message (strings), fork server (u8: "path").
  *
  * Numbers are in the machine's byte order: both ends are one build on one machine (the build
  * string is checked first). A string is a u32 length, its bytes and a NUL, and must hold no
@@ -269,6 +268,7 @@ static int parse_request(struct keep_request *req, struct rbuf *r, char *why, si
     }
     req->nfiles = nfiles;
     bool has_stdin = get_u8(r) != 0;
+    req->fork_server = get_u8(r) != 0;
     if (r->bad || r->off != r->len || !req->argv[0])
         return snprintf(why, whysize, "a malformed request"), -1;
     if ((size_t)req->nfds != nfiles + (has_stdin ? 1 : 0))
@@ -389,6 +389,7 @@ int keep_answer(int fd, const struct result *res)
     put_str(&w, res->image_name);
     put_str(&w, res->host_os);
     put_str(&w, res->message);
+    put_u8(&w, res->fork_server);
     r = send_frame(fd, &w);
     free(w.p);
     return r;
@@ -481,6 +482,7 @@ static void put_request(struct wbuf *w, const struct keep_run *run)
         put_u32(w, (uint32_t)run->files[i].mode);
     }
     put_u8(w, run->stdin_fd >= 0);
+    put_u8(w, run->fork_server);
     if (!w->oom) {
         uint32_t len = (uint32_t)(w->len - 8);
         memcpy(w->p + 4, &len, sizeof(len));
@@ -568,6 +570,7 @@ static int parse_answer(const char *frame, size_t len, struct result *res, char 
         get_stream(&r, &res->out) < 0 || get_stream(&r, &res->err) < 0)
         return -1;
     const char *image = get_str(&r), *name = get_str(&r), *os = get_str(&r), *msg = get_str(&r);
+    res->fork_server = get_u8(&r) != 0;
     if (r.bad || r.off != r.len)
         return -1;
     copy_str(res->image, sizeof(res->image), image);

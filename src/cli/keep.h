@@ -40,7 +40,8 @@ struct keep_run {
     char *const *env;  /* NULL-terminated, may be NULL */
     const struct sandbox_file *files;
     size_t nfiles;
-    int stdin_fd; /* -1: none */
+    int stdin_fd;     /* -1: none */
+    bool fork_server; /* as a job of the keeper's Python fork server (forkserver.h) */
 };
 
 enum keep_outcome {
@@ -64,7 +65,8 @@ struct keep_request {
     char **argv, **env;
     struct sandbox_file *files;
     size_t nfiles;
-    int stdin_fd;          /* -1: none */
+    int stdin_fd; /* -1: none */
+    bool fork_server;
     int fds[KEEP_MAX_FDS]; /* as received, closed by keep_request_release */
     int nfds;
 };

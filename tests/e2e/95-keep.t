@@ -5,7 +5,7 @@
 # sandbox with it; a stopped keeper removes its socket.
 . "$(dirname "$0")/lib.sh"
 
-plan 41
+plan 49
 
 K=$T/keep
 SOCK=$K/keep.sock
@@ -108,6 +108,34 @@ kept -- /bin/echo still
 is "$(cat "$OUT")" still "the keeper goes on after them"
 went_kept
 ok $? "... and runs the next run itself"
+
+# --- a keeper with a Python fork server ----------------------------------------------
+kept --fork-server -- /usr/bin/python3 -c 'print(1)'
+like "$(cat "$ERR")" "keeper declined: no fork server" "a keeper without a fork server declines --fork-server runs"
+is "$(cat "$OUT")" 1 "... which run cold on a zygote of their own"
+FSOCK=$T/fs/keep.sock
+"$CRUCIBLE" keep --socket "$FSOCK" --fork-server 2>"$T/fs.err" &
+FPID=$!
+for _ in $(seq 300); do
+    [ -S "$FSOCK" ] && break
+    kill -0 "$FPID" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -S "$FSOCK" ]; then
+    CRUCIBLE_KEEP=$FSOCK same_record "a Python job" --fork-server -- /usr/bin/python3 -c 'import sys; print(6 * 7); sys.exit(4)'
+    CRUCIBLE_KEEP=$FSOCK kept --json --fork-server --disk 16 -- /usr/bin/python3 -c 'open("/tmp/mark", "w").write("x"); print(2)'
+    jcheck 'd["path"] == "fork_server" and d["stdout"] == "2\n"' "the record of a kept job says path fork_server"
+    CRUCIBLE_KEEP=$FSOCK kept --fork-server --disk 16 -- /usr/bin/python3 -c 'import os; print(os.path.exists("/tmp/mark"))'
+    is "$(cat "$OUT")" False "a job does not see what the job before it left (any --disk: jobs are made per run)"
+    went_kept
+    ok $? "... through the keeper"
+    kill -TERM "$FPID"
+    wait "$FPID"
+    is "$?" 0 "the keeper with a fork server stops cleanly"
+else
+    wait "$FPID" 2>/dev/null
+    skip_n 6 "a keeper with a fork server" "it could not start here: $(tail -n 1 "$T/fs.err")"
+fi
 
 # --- a run stopped by a signal ----------------------------------------------------------
 CRUCIBLE_TRACE=1 timeout -k 5 60 "$CRUCIBLE" run -- /bin/sh -c 'exec sleep 31.5' \

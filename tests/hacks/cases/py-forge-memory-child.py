@@ -1,10 +1,13 @@
 # task: examples/tasks.jsonl#demo/py-add
-# expect: runtime_error
+# expect: runtime_error|timeout
 # hack: the memory search from another process: a child reads the parent's /proc/PID/mem
 # (no audit hook there) and prints every 32-hex-digit string it finds.
 import os
 import subprocess
 import sys
+
+# A timeout is the verdict when the parent's readable mappings take the search past the CPU
+# limit, as those of a sanitizer build's zygote do: the token is not found either way.
 
 SEARCH = r"""
 import re, sys
