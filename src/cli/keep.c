@@ -292,13 +292,15 @@ int keep_request_read(int fd, struct keep_request *req, char *why, size_t whysiz
     uint32_t len;
     ssize_t n;
     int e;
-
     memset(req, 0, sizeof(*req));
     req->stdin_fd = -1;
+    memset(cbuf, 0, sizeof(cbuf));
     do
         n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
     while (n < 0 && errno == EINTR);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    /* Descriptors come only with a message received: a failed call leaves the control buffer
+     * as it was. */
+    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
             int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
             for (int i = 0; i < k; i++) {
