@@ -5,7 +5,7 @@
 # sandbox with it; a stopped keeper removes its socket.
 . "$(dirname "$0")/lib.sh"
 
-plan 49
+plan 53
 
 K=$T/keep
 SOCK=$K/keep.sock
@@ -58,6 +58,24 @@ kept -- /bin/sh -c 'test -e /tmp/mark || test -e /work/mark; echo $?'
 is "$(cat "$OUT")" 1 "a run does not see what the run before it left in /tmp or /work"
 kept -- /bin/sh -c "test -e '$SOCK' || test -e '$K'; echo \$?"
 is "$(cat "$OUT")" 1 "a sandbox does not see the keeper's socket"
+
+# --- a hostile run -------------------------------------------------------------------
+kept -- /bin/sh -c 'kill -KILL -1; kill -TERM -1; exit 0'
+kept -- /bin/echo survived
+is "$(cat "$OUT")" survived "a run that signals every process it can reach leaves the keeper serving"
+check "the keeper is alive" kill -0 "$KPID"
+
+# --- runs at once ----------------------------------------------------------------------
+seq 1 24 | xargs -P 8 -I{} timeout -k 5 60 sh -c \
+    'CRUCIBLE_TRACE=1 "$1" run -- /bin/sh -c "echo run-$2" >"$3/par.$2" 2>"$3/par.$2.err"' \
+    _ "$CRUCIBLE" {} "$T"
+right=0 kept_n=0
+for i in $(seq 1 24); do
+    [ "$(cat "$T/par.$i" 2>/dev/null)" = "run-$i" ] && right=$((right + 1))
+    grep -q "keeper: the run was the keeper's" "$T/par.$i.err" 2>/dev/null && kept_n=$((kept_n + 1))
+done
+is "$right" 24 "24 runs, 8 at a time: each prints its own output"
+is "$kept_n" 24 "... and each was the keeper's (a run that finds no ready sandbox gets one made)"
 
 # --- what the keeper does not take goes cold ------------------------------------------
 kept --network loopback -- /bin/echo lo
