@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -271,4 +272,30 @@ int util_base64_decode(const char *text, size_t text_len, char **out, size_t *le
     *len = (size_t)(o - buf);
     *out = buf;
     return 0;
+}
+
+ssize_t util_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * UTIL_SEND_FDS_MAX)];
+    struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    ssize_t n;
+
+    if (nfds < 0 || nfds > UTIL_SEND_FDS_MAX)
+        return -EINVAL;
+    if (nfds > 0) {
+        struct cmsghdr *c;
+        memset(cbuf, 0, sizeof(cbuf));
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    }
+    do
+        n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n < 0 ? -errno : n;
 }

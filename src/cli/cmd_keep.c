@@ -125,65 +125,59 @@ static bool check(const struct keeper *k, const struct keep_request *req, char *
     return true;
 }
 
-/* run(k, conn, req, res) — req in one of the pool's sandboxes (or one made now, when none is
- * ready), as sandbox_run does it cold. */
+/* take(k, conn, req, res) — the run's sandbox, its cancel fd the run's connection: a job of
+ * the fork server for a --fork-server run, else one of the pool's, or one made now when none
+ * is ready. NULL with res failed. */
+static struct sandbox *take(struct keeper *k, int conn, const struct keep_request *req,
+                            struct result *res)
+{
+    struct errbuf err = {{0}};
+    struct sandbox *sb;
+
+    if (req->fork_server) {
+        res->fork_server = true;
+        if (req->limits.writable_root) {
+            result_fail(res, "a fork server's job cannot have a writable root");
+            return NULL;
+        }
+        sb = forkserver_job(k->fs, &req->limits, &err);
+    } else {
+        sb = pool_take(k->pool, &k->img, &req->limits, conn, &err);
+        if (!sb) {
+            err.msg[0] = '\0';
+            sb = sandbox_create(&k->rt, &k->img, &req->limits, &err);
+        }
+    }
+    if (!sb) {
+        result_fail(res, "%s", err.msg);
+        return NULL;
+    }
+    sandbox_set_cancel_fd(sb, conn);
+    return sb;
+}
+
+/* run(k, conn, req, res) — req in its sandbox, as sandbox_run (forkserver_run for a
+ * --fork-server run) does it cold. The sandbox is torn down off the run's path: by the pool's
+ * thread, or the fork server's for a job. */
 static void run(struct keeper *k, int conn, const struct keep_request *req, struct result *res)
 {
     struct errbuf err = {{0}};
     struct sandbox_proc proc = {.argv = req->argv, .env = req->env, .stdin_fd = req->stdin_fd};
+    struct pool *owner = req->fork_server ? NULL : k->pool; /* NULL: a job, discarded */
     struct sandbox *sb;
 
     result_set_image(res, &k->img);
-    sb = pool_take(k->pool, &k->img, &req->limits, conn, &err);
-    if (!sb) {
-        err.msg[0] = '\0';
-        sb = sandbox_create(&k->rt, &k->img, &req->limits, &err);
-        if (!sb) {
-            result_fail(res, "%s", err.msg);
-            return;
-        }
-        sandbox_set_cancel_fd(sb, conn);
-    }
+    if (!(sb = take(k, conn, req, res)))
+        return;
     for (size_t i = 0; i < req->nfiles; i++)
         if (sandbox_put_file(sb, req->files[i].dest, req->files[i].fd, req->files[i].mode, &err) <
             0) {
             result_fail(res, "%s", err.msg);
-            pool_release(k->pool, sb);
+            pool_release(owner, sb);
             return;
         }
     sandbox_exec(sb, &proc, SANDBOX_EXEC_LAST, res);
-    pool_release(k->pool, sb); /* destroyed off the run's path: the verdict is final */
-}
-
-/* run_job(k, conn, req, res) — req as a job of the keeper's fork server, as forkserver_run
- * does it for a cold `run --fork-server`; the job is torn down off the run's path. */
-static void run_job(struct keeper *k, int conn, const struct keep_request *req, struct result *res)
-{
-    struct errbuf err = {{0}};
-    struct sandbox_proc proc = {.argv = req->argv, .env = req->env, .stdin_fd = req->stdin_fd};
-    struct sandbox *job;
-
-    result_set_image(res, &k->img);
-    res->fork_server = true;
-    if (req->limits.writable_root) {
-        result_fail(res, "a fork server's job cannot have a writable root");
-        return;
-    }
-    job = forkserver_job(k->fs, &req->limits, &err);
-    if (!job) {
-        result_fail(res, "%s", err.msg);
-        return;
-    }
-    sandbox_set_cancel_fd(job, conn);
-    for (size_t i = 0; i < req->nfiles; i++)
-        if (sandbox_put_file(job, req->files[i].dest, req->files[i].fd, req->files[i].mode, &err) <
-            0) {
-            result_fail(res, "%s", err.msg);
-            sandbox_discard(job);
-            return;
-        }
-    sandbox_exec(job, &proc, SANDBOX_EXEC_LAST, res);
-    sandbox_discard(job);
+    pool_release(owner, sb);
 }
 
 struct conn_job {
@@ -206,10 +200,7 @@ static void *conn_main(void *arg)
     } else {
         struct result res;
         result_init(&res);
-        if (req.fork_server)
-            run_job(k, job->fd, &req, &res);
-        else
-            run(k, job->fd, &req, &res);
+        run(k, job->fd, &req, &res);
         (void)keep_answer(job->fd, &res);
         result_release(&res);
     }

@@ -493,9 +493,6 @@ static void put_request(struct wbuf *w, const struct keep_run *run)
 
 static int send_request(int fd, const struct keep_run *run, const struct wbuf *w)
 {
-    char cbuf[CMSG_SPACE(sizeof(int) * KEEP_MAX_FDS)];
-    struct iovec iov = {.iov_base = w->p, .iov_len = w->len};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
     int fds[KEEP_MAX_FDS], nfds = 0;
     ssize_t n;
 
@@ -503,22 +500,9 @@ static int send_request(int fd, const struct keep_run *run, const struct wbuf *w
         fds[nfds++] = run->stdin_fd;
     for (size_t i = 0; i < run->nfiles; i++)
         fds[nfds++] = run->files[i].fd;
-    if (nfds) {
-        struct cmsghdr *c;
-        memset(cbuf, 0, sizeof(cbuf));
-        mh.msg_control = cbuf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-    }
-    do
-        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
+    n = util_send_fds(fd, w->p, w->len, fds, nfds); /* the descriptors with the first bytes */
     if (n < 0)
-        return -errno;
+        return (int)n;
     return write_all(fd, w->p + n, w->len - (size_t)n);
 }
 

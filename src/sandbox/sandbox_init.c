@@ -96,27 +96,10 @@ size_t sandbox__fixed_env(char *const *env, size_t *count)
 
 int sandbox__ctl_send(int fd, const struct ctl_msg *msg, const int *fds, int nfds)
 {
-    char cbuf[CMSG_SPACE(sizeof(int) * CTL_MAX_FDS)];
-    struct iovec iov = {.iov_base = (void *)msg, .iov_len = sizeof(*msg)};
-    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-    ssize_t n;
+    ssize_t n = nfds > CTL_MAX_FDS ? -EINVAL : util_send_fds(fd, msg, sizeof(*msg), fds, nfds);
 
-    if (nfds > 0) {
-        struct cmsghdr *c;
-        memset(cbuf, 0, sizeof(cbuf));
-        mh.msg_control = cbuf;
-        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-    }
-    do
-        n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
     if (n < 0)
-        return -errno;
+        return (int)n;
     return n == (ssize_t)sizeof(*msg) ? 0 : -EPIPE;
 }
 
