@@ -274,6 +274,22 @@ int util_base64_decode(const char *text, size_t text_len, char **out, size_t *le
     return 0;
 }
 
+int util_send_all(int sock, const void *data, size_t len)
+{
+    const char *p = data;
+
+    while (len > 0) {
+        ssize_t n = send(sock, p, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EPIPE;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 ssize_t util_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds)
 {
     char cbuf[CMSG_SPACE(sizeof(int) * UTIL_SEND_FDS_MAX)];

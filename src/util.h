@@ -59,6 +59,10 @@ char *util_base64_encode(const void *data, size_t len);
  * NUL-terminated buffer. 0, -EINVAL (not base64) or -ENOMEM. */
 int util_base64_decode(const char *text, size_t text_len, char **out, size_t *len);
 
+/* util_send_all(sock, data, len) — every byte of data on a socket, retried on EINTR, without
+ * SIGPIPE. 0 or -errno (-EPIPE: the peer took nothing more). */
+int util_send_all(int sock, const void *data, size_t len);
+
 /* util_send_fds(sock, data, len, fds, nfds) — one sendmsg of data on a unix socket with nfds
  * descriptors attached (SCM_RIGHTS; 0..UTIL_SEND_FDS_MAX), retried on EINTR, without SIGPIPE.
  * The bytes sent (the descriptors go with the first of them), or -errno. */

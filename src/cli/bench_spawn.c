@@ -329,13 +329,14 @@ struct proc_case {
     char *argv[PROC_ARGS];
     char prog[PATH_MAX];     /* the program found in PATH (bwrap) */
     char links[8][PATH_MAX]; /* targets of the host's top-level symlinks (bwrap) */
+    char **env;              /* NULL: ours */
 };
 
 static int proc_sample(void *state, double *ms, struct errbuf *err)
 {
     struct proc_case *p = state;
     double t0 = now_ms();
-    int status, r = bench_spawn_wait(p->argv, NULL, NULL, NULL, NULL, &status);
+    int status, r = bench_spawn_wait(p->argv, NULL, NULL, p->env, NULL, &status);
 
     if (r < 0)
         return errbuf_set(err, "cannot start '%s': %s", p->argv[0], strerror(-r)), r;
@@ -374,8 +375,7 @@ const struct bench_case bench_case_cli = {
 
 struct kept_case {
     struct proc_case p;
-    char dir[64], sock[96], var[128];
-    char **env; /* ours, with CRUCIBLE_KEEP naming the case's keeper */
+    char dir[64], sock[96], var[128]; /* p.env: ours, CRUCIBLE_KEEP naming the keeper */
     pid_t keeper;
 };
 
@@ -395,7 +395,7 @@ static void kept_close(void *state)
     snprintf(path, sizeof(path), "%s/run.err", k->dir);
     unlink(path);
     rmdir(k->dir);
-    free(k->env);
+    free(k->p.env);
     free(k);
 }
 
@@ -424,19 +424,19 @@ static int kept_open(const struct bench_env *env, void **state, struct errbuf *e
     snprintf(k->var, sizeof(k->var), "CRUCIBLE_KEEP=%s", k->sock);
     while (environ[n])
         n++;
-    k->env = calloc(n + 3, sizeof(*k->env)); /* ours, the keeper's socket, a trace, NULL */
-    if (!k->env) {
+    k->p.env = calloc(n + 3, sizeof(*k->p.env)); /* ours, the keeper's socket, a trace, NULL */
+    if (!k->p.env) {
         kept_close(k);
         return errbuf_set(err, "out of memory"), -ENOMEM;
     }
     for (size_t i = 0; i < n; i++)
         if (strncmp(environ[i], "CRUCIBLE_KEEP=", 14) != 0 &&
             strncmp(environ[i], "CRUCIBLE_TRACE=", 15) != 0)
-            k->env[j++] = environ[i];
-    k->env[j] = k->var;
+            k->p.env[j++] = environ[i];
+    k->p.env[j] = k->var;
     keep_args[3] = k->sock;
     snprintf(path, sizeof(path), "%s/keeper.err", k->dir);
-    r = bench_spawn((char *const *)keep_args, NULL, NULL, k->env, path, &k->keeper);
+    r = bench_spawn((char *const *)keep_args, NULL, NULL, k->p.env, path, &k->keeper);
     if (r < 0) {
         kept_close(k);
         return errbuf_set(err, "cannot start the keeper: %s", strerror(-r)), r;
@@ -446,10 +446,10 @@ static int kept_open(const struct bench_env *env, void **state, struct errbuf *e
     usleep(200 * 1000); /* its pool's first sandboxes */
     for (size_t i = 0; run_args[i]; i++)
         k->p.argv[i] = (char *)run_args[i];
-    k->env[j + 1] = (char *)"CRUCIBLE_TRACE=1";
+    k->p.env[j + 1] = (char *)"CRUCIBLE_TRACE=1";
     snprintf(path, sizeof(path), "%s/run.err", k->dir);
-    r = bench_spawn_wait(k->p.argv, NULL, NULL, k->env, path, &status);
-    k->env[j + 1] = NULL;
+    r = bench_spawn_wait(k->p.argv, NULL, NULL, k->p.env, path, &status);
+    k->p.env[j + 1] = NULL;
     if (r == 0 && (f = fopen(path, "r"))) {
         while (fgets(line, sizeof(line), f))
             kept = kept || strstr(line, "crucible: keeper: the run was the keeper's");
@@ -464,24 +464,12 @@ static int kept_open(const struct bench_env *env, void **state, struct errbuf *e
     return 0;
 }
 
-static int kept_sample(void *state, double *ms, struct errbuf *err)
-{
-    struct kept_case *k = state;
-    double t0 = now_ms();
-    int status, r = bench_spawn_wait(k->p.argv, NULL, NULL, k->env, NULL, &status);
-
-    if (r < 0)
-        return errbuf_set(err, "cannot start '%s': %s", k->p.argv[0], strerror(-r)), r;
-    *ms = now_ms() - t0;
-    return bench_exited_ok(status) ? 0 : bench_describe_status(status, err);
-}
-
 const struct bench_case bench_case_cli_kept = {
     .name = "cli_kept",
     .what = "`crucible run -- /bin/true` as a process, through `crucible keep` (a ready sandbox)",
     .ratio = "bare",
     .open = kept_open,
-    .sample = kept_sample,
+    .sample = proc_sample, /* state: a kept_case, its proc_case first */
     .close = kept_close,
 };
 

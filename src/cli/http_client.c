@@ -74,20 +74,6 @@ static int dial(const struct http_client_request *req, struct errbuf *err)
     return fd;
 }
 
-static int send_all(int fd, const char *p, size_t len)
-{
-    while (len) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? -errno : -EPIPE;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /* read_all(fd, &buf, &len) — everything until the server closes, at most the bound. */
 static int read_all(int fd, char **buf, size_t *len)
 {
@@ -206,8 +192,8 @@ int http_client_do(const struct http_client_request *req, struct http_client_ans
         return errbuf_set(err, "the request's target is too long"), -E2BIG;
     if ((fd = dial(req, err)) < 0)
         return fd;
-    if ((r = send_all(fd, head, (size_t)n)) < 0 ||
-        (req->len && (r = send_all(fd, req->body, req->len)) < 0) ||
+    if ((r = util_send_all(fd, head, (size_t)n)) < 0 ||
+        (req->len && (r = util_send_all(fd, req->body, req->len)) < 0) ||
         (r = read_all(fd, &raw, &raw_len)) < 0) {
         close(fd);
         return errbuf_set(err, "talking to %s:%s: %s", req->host, req->port, strerror(-r)), r;

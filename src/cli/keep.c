@@ -168,20 +168,6 @@ static const char *get_str(struct rbuf *r)
     return s;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return w < 0 ? -errno : -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* read_all(fd, p, n) — n bytes, or -errno (-EPIPE: the peer closed first). */
 static int read_all(int fd, char *p, size_t n)
 {
@@ -341,7 +327,7 @@ static int send_frame(int fd, struct wbuf *w)
     if (w->oom)
         return -ENOMEM;
     memcpy(w->p + 4, &len, sizeof(len));
-    return write_all(fd, w->p, w->len);
+    return util_send_all(fd, w->p, w->len);
 }
 
 static void frame_start(struct wbuf *w)
@@ -503,7 +489,7 @@ static int send_request(int fd, const struct keep_run *run, const struct wbuf *w
     n = util_send_fds(fd, w->p, w->len, fds, nfds); /* the descriptors with the first bytes */
     if (n < 0)
         return (int)n;
-    return write_all(fd, w->p + n, w->len - (size_t)n);
+    return util_send_all(fd, w->p + n, w->len - (size_t)n);
 }
 
 static int get_stream(struct rbuf *r, struct result_stream *st)
