@@ -501,7 +501,9 @@ int cmd_run(int argc, char **argv)
         status = r == 1 ? 0 : r;
         goto out_files;
     }
-    if (!o->check && image_resolve(o->image, img, &err) < 0) {
+    /* The image named only (a keeper compares digests); its entries are read when the run
+     * goes cold, below. */
+    if (!o->check && image_identify(o->image, img, &err) < 0) {
         fprintf(stderr, "crucible run: %s\n", err.msg);
         goto out_files;
     }
@@ -536,6 +538,10 @@ int cmd_run(int argc, char **argv)
         goto out_stop;
     }
     result_release(&res);
+    if (!o->check && image_resolve(o->image, img, &err) < 0) {
+        fprintf(stderr, "crucible run: %s\n", err.msg);
+        goto out_stop;
+    }
     if (sandbox_runtime_init(&rt, &err) < 0) {
         fprintf(stderr, "crucible run: %s\n", err.msg);
         goto out_stop;

@@ -128,7 +128,9 @@ static void host_os(struct image *img)
         snprintf(img->os_release, sizeof(img->os_release), "%s %s", id, ver);
 }
 
-static int resolve_host(struct image *img, struct errbuf *err)
+/* resolve_host(img, entries, err) — the host image; its entries (the top-level directories and
+ * the allowed part of /etc) only when `entries`. */
+static int resolve_host(struct image *img, bool entries, struct errbuf *err)
 {
     DIR *d;
     struct dirent *de;
@@ -138,6 +140,8 @@ static int resolve_host(struct image *img, struct errbuf *err)
     snprintf(img->digest, sizeof(img->digest), "host");
     host_os(img);
     img->synth_etc = true;
+    if (!entries)
+        return 0;
     for (size_t i = 0; i < sizeof(host_top) / sizeof(host_top[0]) && r == 0; i++)
         r = add_entry(img, "", host_top[i], err);
     d = opendir("/etc");
@@ -160,7 +164,9 @@ static int resolve_host(struct image *img, struct errbuf *err)
     return r;
 }
 
-static int resolve_dir(const char *name, struct image *img, struct errbuf *err)
+/* resolve_dir(name, img, entries, err) — a root filesystem directory; its top-level entries
+ * only when `entries` (an empty one is refused then). */
+static int resolve_dir(const char *name, struct image *img, bool entries, struct errbuf *err)
 {
     DIR *d;
     struct dirent *de;
@@ -176,6 +182,8 @@ static int resolve_dir(const char *name, struct image *img, struct errbuf *err)
     snprintf(img->digest, sizeof(img->digest), "dir:%s", img->root);
     img->synth_etc = false;
     img->whole_root = true;
+    if (!entries)
+        return 0;
     d = opendir(img->root);
     if (!d)
         return errbuf_set(err, "cannot read image '%s': %s", name, strerror(errno)), -errno;
@@ -236,16 +244,16 @@ static int config_apply(struct image *img, const char *text, struct errbuf *err)
     return 0;
 }
 
-/* resolve_stored(st, name, digest, img, err) — the stored image digest (named `name` by
- * whoever asked) as a directory image: its rootfs, its config's Env and WorkingDir. */
+/* resolve_stored(st, name, digest, img, entries, err) — the stored image digest (named `name`
+ * by whoever asked) as a directory image: its rootfs, its config's Env and WorkingDir. */
 static int resolve_stored(struct image_store *st, const char *name, const char *digest,
-                          struct image *img, struct errbuf *err)
+                          struct image *img, bool entries, struct errbuf *err)
 {
     char root[PATH_MAX], *text;
     int r;
 
     image_store_rootfs(st, digest, root, sizeof(root));
-    if ((r = resolve_dir(root, img, err)) < 0)
+    if ((r = resolve_dir(root, img, entries, err)) < 0)
         return r;
     snprintf(img->name, sizeof(img->name), "%s", name);
     snprintf(img->digest, sizeof(img->digest), "%s", digest);
@@ -256,7 +264,8 @@ static int resolve_stored(struct image_store *st, const char *name, const char *
     return r;
 }
 
-int image_resolve(const char *name, struct image *img, struct errbuf *err)
+/* resolve(name, img, entries, err) — image_resolve, or image_identify when !entries. */
+static int resolve(const char *name, struct image *img, bool entries, struct errbuf *err)
 {
     struct image_store st;
     char digest[DIGEST_LEN + 1];
@@ -268,12 +277,12 @@ int image_resolve(const char *name, struct image *img, struct errbuf *err)
         return errbuf_set(err, "empty image name"), -EINVAL;
     snprintf(img->name, sizeof(img->name), "%s", name);
     if (strcmp(name, "host") == 0)
-        return resolve_host(img, err);
+        return resolve_host(img, entries, err);
     if (name[0] == '/')
-        return resolve_dir(name, img, err);
+        return resolve_dir(name, img, entries, err);
     if ((r = image_store_open(&st, NULL, false, &why)) == 0 &&
         (r = image_store_lookup(&st, name, digest, &why)) == 0)
-        r = resolve_stored(&st, name, digest, img, &why);
+        r = resolve_stored(&st, name, digest, img, entries, &why);
     image_store_close(&st);
     if (r < 0)
         errbuf_set(err,
@@ -281,6 +290,16 @@ int image_resolve(const char *name, struct image *img, struct errbuf *err)
                    "filesystem directory, NAME[:TAG] or sha256:<hex> of the image store)",
                    name, why.msg);
     return r < 0 ? -ENOENT : 0;
+}
+
+int image_resolve(const char *name, struct image *img, struct errbuf *err)
+{
+    return resolve(name, img, true, err);
+}
+
+int image_identify(const char *name, struct image *img, struct errbuf *err)
+{
+    return resolve(name, img, false, err);
 }
 
 /* ---- the registry of a server (see image.h) ---- */
@@ -411,7 +430,7 @@ static const struct image *find_stored(struct image_registry *reg, const char *n
         errbuf_set(err, "out of memory");
         goto out_unlock;
     }
-    if (resolve_stored(&reg->store, name, digest, img, err) < 0) {
+    if (resolve_stored(&reg->store, name, digest, img, true, err) < 0) {
         free(img);
         goto out_unlock;
     }

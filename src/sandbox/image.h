@@ -59,6 +59,12 @@ struct image {
  * CLI): a name that comes over the network goes through an image_registry instead. */
 int image_resolve(const char *name, struct image *img, struct errbuf *err);
 
+/* image_identify(name, img, err) — image_resolve without the entries (nentries 0): the name,
+ * root, digest, os-release, Env and WorkingDir, and the same errors for a name that names
+ * nothing (but not for an empty directory). Enough to name the image to a keeper (keep.h),
+ * which compares digests; not enough to start a sandbox. Reads no directory. */
+int image_identify(const char *name, struct image *img, struct errbuf *err);
+
 /*
  * The images a server may run: "host" and the ones its operator registered by name
  * (`crucible serve --image NAME=DIR`). A client names an image; it never gives a host path,

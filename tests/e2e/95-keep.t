@@ -5,7 +5,7 @@
 # sandbox with it; a stopped keeper removes its socket.
 . "$(dirname "$0")/lib.sh"
 
-plan 53
+plan 56
 
 K=$T/keep
 SOCK=$K/keep.sock
@@ -85,6 +85,12 @@ kept --disk 32 -- /bin/true
 like "$(cat "$ERR")" "keeper declined" "another --disk goes cold"
 kept --cold -- /bin/true
 unlike "$(cat "$ERR")" "keeper" "--cold does not ask the keeper"
+# The run names its image to the keeper without reading it; one it reads when it goes cold.
+mkdir "$T/empty"
+kept --image "$T/empty" -- /bin/true
+is "$RC" 2 "an empty directory as the image is refused with a keeper there too"
+like "$(cat "$ERR")" "keeper declined: another image" "... once the keeper declined it"
+like "$(cat "$ERR")" "image '$T/empty' is empty" "... saying the image is empty"
 
 # --- a socket someone else could have planted -----------------------------------------
 mkdir -m 1777 "$T/open"

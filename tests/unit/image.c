@@ -101,6 +101,21 @@ int main(void)
             skip("no /etc/os-release with an ID here");
     }
 
+    /* image_identify: the same identity as image_resolve's, without the entries */
+    {
+        static struct image id;
+        ok(image_identify("host", &id, &err) == 0, "host is identified (%s)", err.msg);
+        ok(id.nentries == 0, "identifying reads no entries (%d)", id.nentries);
+        ok(strcmp(id.digest, img.digest) == 0 && strcmp(id.os_release, img.os_release) == 0 &&
+               strcmp(id.root, img.root) == 0 && id.synth_etc,
+           "host's identity is its resolve's (digest, os-release, root, generated /etc)");
+        ok(image_identify("nosuch", &id, &err) < 0 && strstr(err.msg, "unknown image 'nosuch'"),
+           "identifying an unknown name is the same error");
+        ok(image_identify("/nonexistent/dir", &id, &err) < 0 && strstr(err.msg, "/nonexistent/dir"),
+           "identifying a missing directory is an error naming it");
+        ok(image_identify("/", &id, &err) < 0, "identifying '/' is refused");
+    }
+
     ok(image_resolve("nosuch", &img, &err) < 0 && strstr(err.msg, "unknown image 'nosuch'"),
        "unknown name is an error naming it");
     ok(image_resolve("/nonexistent/dir", &img, &err) < 0 && strstr(err.msg, "/nonexistent/dir"),
@@ -111,6 +126,13 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     ok(image_resolve(dir, &img, &err) < 0 && strstr(err.msg, "empty"), "empty directory rejected");
+    {
+        static struct image id;
+        char want[PATH_MAX + 8], real[PATH_MAX];
+        snprintf(want, sizeof(want), "dir:%s", realpath(dir, real) ? real : dir);
+        ok(image_identify(dir, &id, &err) == 0 && strcmp(id.digest, want) == 0 && id.nentries == 0,
+           "a directory is identified by its real path, unread (%s)", id.digest);
+    }
     snprintf(path, sizeof(path), "%s/bin", dir);
     mkdir(path, 0755);
     snprintf(path, sizeof(path), "%s/proc", dir);
