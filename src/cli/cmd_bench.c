@@ -1,5 +1,6 @@
 /*
- * cmd_bench.c — `crucible bench [--json] [--quick] [--rounds R] [-n N] [-j N] [--only CASES]`:
+ * cmd_bench.c — `crucible bench [--json] [--quick] [--rounds R] [-n N] [-j N] [--pause MS]
+ *                [--only CASES]`:
  * the core figures of docs/BENCHMARKS.md measured on this machine, side by side in one run,
  * with no dataset and no network: spawn latency of /bin/true (bare, cold, cli, warm, bwrap),
  * POST /v1/run latency (http), eval throughput on the bundled task set against the same
@@ -54,6 +55,7 @@ static const struct bench_case *const cases[] = {
 struct bench_opts {
     bool json, quick;
     unsigned rounds, n, jobs;
+    unsigned pause_ms; /* --pause: untimed, before each sample of a latency case (0: none) */
     bool selected[NCASES];
 };
 
@@ -72,7 +74,7 @@ struct case_state {
 static void bench_usage(FILE *f)
 {
     fprintf(f, "usage: crucible bench [--json] [--quick] [--rounds R] [-n N] [-j N] "
-               "[--only CASE[,CASE...]]\n\n"
+               "[--pause MS]\n                      [--only CASE[,CASE...]]\n\n"
                "Measures crucible on this machine, side by side in one run, and prints the\n"
                "medians, p90s and ratios with a description of the machine. Needs no dataset\n"
                "and no network. Cases:\n");
@@ -84,6 +86,9 @@ static void bench_usage(FILE *f)
                "  -n N              timed samples per latency case per round (1..100000,\n"
                "                    default 100); the eval cases take one whole run per round\n"
                "  -j N              tasks at a time in the eval cases (1..64, default: CPUs)\n"
+               "  --pause MS        an untimed pause before each sample of every latency case\n"
+               "                    (0..1000 ms, default 0: back to back), so that each one\n"
+               "                    meets an idle machine, as a run called now and then does\n"
                "  --only CASES      only these cases, comma-separated (ratios need 'bare')\n"
                "  --quick           2 rounds of 5 samples: a smoke test, not a measurement\n"
                "  --json            one JSON object on stdout instead of the table\n"
@@ -139,12 +144,13 @@ static int parse_count(const char *opt, const char *arg, unsigned max, unsigned 
     return 0;
 }
 
-enum { O_JSON = 256, O_QUICK, O_ROUNDS, O_ONLY };
+enum { O_JSON = 256, O_QUICK, O_ROUNDS, O_ONLY, O_PAUSE };
 static const struct option bench_longopts[] = {
     {"json", no_argument, NULL, O_JSON},
     {"quick", no_argument, NULL, O_QUICK},
     {"rounds", required_argument, NULL, O_ROUNDS},
     {"only", required_argument, NULL, O_ONLY},
+    {"pause", required_argument, NULL, O_PAUSE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -186,6 +192,15 @@ static int parse(int argc, char **argv, struct bench_opts *o)
         case O_ONLY:
             r = parse_only(optarg, o);
             break;
+        case O_PAUSE: {
+            uint64_t v;
+            if (!util_parse_u64(optarg, 0, 1000, &v))
+                return usage_error("--pause must be a whole number of milliseconds from 0 to "
+                                   "1000, not '%s'",
+                                   optarg);
+            o->pause_ms = (unsigned)v;
+            break;
+        }
         case '?':
             if (optopt && strchr("nj", optopt))
                 return usage_error("option '%s' needs a number", optopt == 'n' ? "-n" : "-j");
@@ -258,6 +273,9 @@ static int take_turn(const struct bench_env *env, const struct bench_opts *o, si
 
     for (long i = -warm; r == 0 && i < n; i++) {
         double ms;
+        if (!bc->whole && o->pause_ms)
+            nanosleep(&(struct timespec){o->pause_ms / 1000, (long)(o->pause_ms % 1000) * 1000000},
+                      NULL);
         if (stopped(env))
             break;
         r = bc->sample(state, &ms, &err);
@@ -410,14 +428,15 @@ static int print_json(const struct bench_opts *o, const struct bench_machine *m,
                             a && b && b->sum.median > 0 ? json_real(a->sum.median / b->sum.median)
                                                         : json_null());
     }
-    root = json_pack(
-        "{s:{s:s,s:s},s:s,s:{s:s,s:I,s:s,s:I,s:s,s:[f,f]},s:{s:I,s:I,s:I,s:b,s:o},"
-        "s:o,s:o}",
-        "crucible", "version", CRUCIBLE_VERSION, "commit", CRUCIBLE_COMMIT, "date", date, "machine",
-        "kernel", m->kernel, "cpus", (json_int_t)m->cpus, "cpu_model", m->model, "memory_mb",
-        (json_int_t)m->memory_mb, "cgroup", m->cgroup, "load_average", m->load[0], m->load[1],
-        "settings", "rounds", (json_int_t)o->rounds, "samples_per_round", (json_int_t)o->n, "jobs",
-        (json_int_t)o->jobs, "quick", o->quick, "cases", only, "cases", cs, "ratios", ratios);
+    root = json_pack("{s:{s:s,s:s},s:s,s:{s:s,s:I,s:s,s:I,s:s,s:[f,f]},s:{s:I,s:I,s:I,s:I,s:b,s:o},"
+                     "s:o,s:o}",
+                     "crucible", "version", CRUCIBLE_VERSION, "commit", CRUCIBLE_COMMIT, "date",
+                     date, "machine", "kernel", m->kernel, "cpus", (json_int_t)m->cpus, "cpu_model",
+                     m->model, "memory_mb", (json_int_t)m->memory_mb, "cgroup", m->cgroup,
+                     "load_average", m->load[0], m->load[1], "settings", "rounds",
+                     (json_int_t)o->rounds, "samples_per_round", (json_int_t)o->n, "jobs",
+                     (json_int_t)o->jobs, "pause_ms", (json_int_t)o->pause_ms, "quick", o->quick,
+                     "cases", only, "cases", cs, "ratios", ratios);
     text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(9)) : NULL;
     json_decref(root);
     if (!text)
@@ -441,8 +460,11 @@ static void print_text(const struct bench_opts *o, const struct bench_machine *m
            "figure)\n",
            m->load[0], m->load[1]);
     printf("method: %u interleaved rounds; %u samples per latency case per round after %d "
-           "untimed;\n        eval cases: one whole run of the task set per round, -j %u\n\n",
-           o->rounds, o->n, WARMUP, o->jobs);
+           "untimed;\n",
+           o->rounds, o->n, WARMUP);
+    if (o->pause_ms)
+        printf("        an untimed pause of %u ms before each latency sample;\n", o->pause_ms);
+    printf("        eval cases: one whole run of the task set per round, -j %u\n\n", o->jobs);
     printf("%-17s %11s %11s %8s %9s  %s\n", "case", "median ms", "p90 ms", "samples", "ratio",
            "what");
     for (size_t k = 0; k < NCASES; k++) {

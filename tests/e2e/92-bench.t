@@ -98,6 +98,8 @@ for args, named in [(["--rounds", "0"], "--rounds"), (["--rounds", "x"], "--roun
                     (["-n", "0"], "-n"), (["-n", "many"], "-n"), (["-n"], "-n"),
                     (["-j", "0"], "-j"), (["--only", "bare,nope"], "nope"),
                     (["--only", ""], "--only"), (["--bogus"], "--bogus"),
+                    (["--pause", "-1"], "--pause"), (["--pause", "1001"], "--pause"),
+                    (["--pause", "5ms"], "--pause"),
                     (["stray"], "stray")]:
     r = bench(*args)
     ok(r.returncode == 2 and named in r.stderr and r.stderr.startswith("crucible bench: ")
@@ -175,6 +177,26 @@ ok(all(cases.get(n, {}).get("skipped") == "not selected (--only)"
        for n in CASES if n not in ("bare", "warm")), "the other cases: not selected (--only)",
    cases)
 check_ratios(cases, d.get("ratios", {}))
+ok(d.get("settings", {}).get("pause_ms") == 0, "no pause unless asked for", d.get("settings"))
+
+# ---- --pause: an untimed pause before each latency sample, said in the report -------------
+t0 = time.monotonic()
+r = bench("--json", "--only", "bare", "--rounds", "1", "-n", "3", "--pause", "40")
+took = time.monotonic() - t0
+try:
+    d = json.loads(r.stdout)
+except ValueError:
+    d = {}
+ok(r.returncode == 0 and d.get("settings", {}).get("pause_ms") == 40,
+   "--pause 40: the settings say so", (r.returncode, r.stderr, d.get("settings")))
+check_figures("bare (--pause)", d.get("cases", {}).get("bare", {}), 3)
+# 3 timed and 2 untimed samples, each after 40 ms, and none of the pauses in a sample
+ok(took >= 0.2 and d.get("cases", {}).get("bare", {}).get("median_ms", 1e9) < 40,
+   "--pause 40: the pauses were taken, outside the samples", (took, d.get("cases")))
+r = bench("--only", "bare", "--rounds", "1", "-n", "2", "--pause", "3")
+ok(r.returncode == 0 and "an untimed pause of 3 ms before each latency sample" in r.stdout,
+   "--pause: the text report's method says so", r.stdout)
+
 r = bench("--json", "--only", "cold", "--rounds", "1", "-n", "2")
 cold = json.loads(r.stdout)["cases"]["cold"] if r.returncode == 0 else {}
 ok("median_ms" in cold and "ratio" not in cold, "without bare, cold has no ratio", cold)
