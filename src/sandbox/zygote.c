@@ -14,9 +14,10 @@
  * files) and a cgroup namespace rooted there, keeps only the job's control socket, mounts a
  * fresh size-limited scratch tmpfs over /work and /tmp (as rootfs.c does for a sandbox) and a
  * fresh /proc of its pid namespace, brings up loopback when asked, and answers on the socket
- * as a sandbox's init: READY, then puts, gets and one exec. The exec's process (pid 2) takes
- * init's payload steps (sandbox__payload_io, __payload_confine: rlimits, no capability,
- * no_new_privs, seccomp) before any job code runs, then either runs Python in the forked
+ * as a sandbox's init: READY, then puts, gets and one exec. The exec's process (pid 2) is
+ * forked and confined ahead, before READY (no capability, no_new_privs, seccomp: see "a job's
+ * pid 2, made ahead"), takes the rest of init's payload steps at the request (stdio, start
+ * directory, rlimits) before any job code runs, then either runs Python in the forked
  * interpreter or execve's as a cold payload. Its start is reported as init reports one: after
  * execve (a CLOEXEC pipe) or, for Python, once it is confined. The reaper reports its end with
  * the wait status and rusage (CTL_EXITED), reaps what the job leaves, and exits when the
@@ -41,6 +42,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -472,11 +474,14 @@ static void handlers_restore(void)
             sigaction(sig, &zygote_handlers[sig], NULL);
 }
 
-/* job_payload(z, x, stdio, report, kind) — pid 2 of a job, between fork and the job's code:
- * init's payload steps, then Python or execve. A failure before the job's code runs is written
- * to report (stage << 16 | errno); success closes it (at execve, or before Python runs). */
+/* job_payload(z, x, stdio, report, kind, confined) — pid 2 of a job, between fork and the job's
+ * code: init's payload steps (the session, the capabilities, no_new_privs and the filter done
+ * already when `confined`: pid 2 made ahead), then Python or execve. A failure before the job's
+ * code runs is written to report (stage << 16 | errno); success closes it (at execve, or before
+ * Python runs). */
 __attribute__((noreturn)) static void job_payload(struct zygote *z, const struct exec_req *x,
-                                                  const int *stdio, int report, enum job_kind kind)
+                                                  const int *stdio, int report, enum job_kind kind,
+                                                  bool confined)
 {
     sigset_t none;
     struct stat st;
@@ -485,14 +490,16 @@ __attribute__((noreturn)) static void job_payload(struct zygote *z, const struct
     handlers_restore(); /* the interpreter's own (SIGINT's KeyboardInterrupt, say) */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    setsid();
-    prctl(PR_SET_PDEATHSIG, 0);
+    if (!confined) {
+        setsid();
+        prctl(PR_SET_PDEATHSIG, 0);
+    }
     stage = sandbox__payload_io(x, stdio);
     if (!stage && kind == JOB_PY_FILE && (stat(x->argv[1], &st) < 0 || !S_ISREG(st.st_mode)))
         kind = JOB_EXECVE; /* python3's own message for a missing file or a directory */
     if (!stage) {
         prctl(PR_SET_DUMPABLE, 1); /* as after an execve: its /proc files are its own */
-        stage = sandbox__payload_confine(&z->filter, false);
+        stage = sandbox__payload_confine(&z->filter, confined);
     }
     if (!stage && kind == JOB_EXECVE) {
         sandbox__payload_execve(x);
@@ -513,9 +520,122 @@ __attribute__((noreturn)) static void job_payload(struct zygote *z, const struct
     run_python(z, x, kind);
 }
 
-/* job_exec(z, ctl, fds, nfds) — CTL_EXEC in a job: starts pid 2 and reports as init does.
- * Returns its pid, or 0 when it did not start. */
-static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
+/* ---- a job's pid 2, made ahead ----
+ *
+ * Once the job is set up, before it reports READY, pid 1 forks pid 2 ahead of the exec: a copy
+ * of the interpreter that takes a session of its own, drops every capability, sets
+ * no_new_privs and loads the seccomp filter (which the kernel compiles for each process that
+ * loads one), keeps only its two descriptors to pid 1, and waits. The exec then costs pid 1 a
+ * message to it carrying the request's descriptors, instead of a fork of the interpreter and a
+ * filter's compilation on the request's path. It runs no code of the job's before the request:
+ * it is confined already, as a payload is before its first instruction (the order init's
+ * process made ahead has too, sandbox_init.c). It is forked after the job's cgroup is joined
+ * and its mounts made, so it is accounted to the job and sees its scratch (files put later are
+ * in the same mount namespace); it is the job's only process besides pid 1 until the exec.
+ * When it cannot be made, or dies waiting, the exec forks pid 2 as before. */
+struct prejob {
+    pid_t pid;  /* 0: none */
+    int go;     /* pid 1's end of the socketpair: the exec request's descriptors go there */
+    int report; /* the read end of its start report pipe (as job_exec's) */
+};
+
+static void prejob_close(struct prejob *pre)
+{
+    if (pre->go >= 0)
+        close(pre->go);
+    if (pre->report >= 0)
+        close(pre->report);
+    *pre = (struct prejob){.pid = 0, .go = -1, .report = -1};
+}
+
+/* prejob_main(z, go, report) — pid 2 made ahead: confined, then waiting on go for the exec's
+ * four descriptors (the request, stdin, stdout, stderr); reports its confinement on go first
+ * (0, or stage << 16 | errno). */
+__attribute__((noreturn)) static void prejob_main(struct zygote *z, int go, int report)
+{
+    int lo = go < report ? go : report, hi = go < report ? report : go;
+    int fds[4], nfds = 4, stage, failure;
+    struct exec_req x;
+    struct ctl_msg m;
+
+    /* only its two descriptors to pid 1: pid 1's control socket, signalfd and the rest are
+     * pid 1's alone */
+    syscall(SYS_close_range, 3, (unsigned)lo - 1, 0);
+    syscall(SYS_close_range, (unsigned)lo + 1, (unsigned)hi - 1, 0);
+    syscall(SYS_close_range, (unsigned)hi + 1, ~0U, 0);
+    setsid();
+    stage = sandbox__payload_confine(&z->filter, false);
+    failure = stage ? stage << 16 | (errno & 0xffff) : 0;
+    if (write(go, &failure, sizeof(failure)) != (ssize_t)sizeof(failure) || failure)
+        _exit(127);
+    memset(&x, 0, sizeof(x));
+    if (sandbox__ctl_recv(go, &m, fds, &nfds) < 0 || m.type != CTL_EXEC || nfds != 4 ||
+        sandbox__parse_spec(fds[0], &x) < 0)
+        _exit(127); /* pid 1 hung up (the job was dropped) or sent what it never sends */
+    close(go);
+    job_payload(z, &x, fds + 1, report, job_kind_of(z, &x), true);
+}
+
+/* prejob_make(z, pre) — pid 2 forked ahead and confined, or quietly none (pre->pid 0). */
+static void prejob_make(struct zygote *z, struct prejob *pre)
+{
+    int sv[2], rep[2], failure = -1;
+    pid_t pid;
+
+    *pre = (struct prejob){.pid = 0, .go = -1, .report = -1};
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        return;
+    if (pipe2(rep, O_CLOEXEC) < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return;
+    }
+    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+    if (pid == 0)
+        prejob_main(z, sv[1], rep[1]);
+    close(sv[1]);
+    close(rep[1]);
+    *pre = (struct prejob){.pid = pid, .go = sv[0], .report = rep[0]};
+    while (pid > 0 && read(pre->go, &failure, sizeof(failure)) < 0 && errno == EINTR)
+        ;
+    if (pid < 0 || failure != 0) {
+        if (pid > 0) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        }
+        prejob_close(pre);
+    }
+}
+
+/* prejob_take(pre, fds) — hands the exec's four descriptors to pid 2 made ahead; its pid, with
+ * *report its start report's read end (the caller's from now), or 0 when there is none (or it
+ * is gone: the exec forks pid 2 then). */
+static pid_t prejob_take(struct prejob *pre, const int *fds, int *report)
+{
+    struct ctl_msg m;
+    pid_t pid = pre->pid;
+
+    if (pid <= 0)
+        return 0;
+    memset(&m, 0, sizeof(m));
+    m.type = CTL_EXEC;
+    if (sandbox__ctl_send(pre->go, &m, fds, 4) < 0) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        prejob_close(pre);
+        return 0;
+    }
+    *report = pre->report;
+    pre->report = -1;
+    prejob_close(pre);
+    return pid;
+}
+
+/* job_exec(z, ctl, fds, nfds, pre) — CTL_EXEC in a job: starts pid 2 (pre's, when it was made
+ * ahead) and reports as init does. Returns its pid, or 0 when it did not start. */
+static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds, struct prejob *pre)
 {
     struct exec_req x;
     struct ctl_msg m;
@@ -529,6 +649,8 @@ static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
         sandbox__reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
         return 0;
     }
+    if ((pid = prejob_take(pre, fds, &rep[0])) > 0)
+        goto started;
     kind = job_kind_of(z, &x);
     if (pipe2(rep, O_CLOEXEC) < 0) {
         sandbox__reply(ctl, CTL_EXEC_FAIL, errno, "cannot create the start report pipe");
@@ -538,7 +660,7 @@ static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
     pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
     if (pid == 0) {
         close(rep[0]);
-        job_payload(z, &x, fds + 1, rep[1], kind);
+        job_payload(z, &x, fds + 1, rep[1], kind, false);
     }
     close(rep[1]);
     if (pid < 0) {
@@ -547,6 +669,7 @@ static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds)
         sandbox__exec_req_release(&x);
         return 0;
     }
+started:
     while (read(rep[0], &failure, sizeof(failure)) < 0 && errno == EINTR)
         ;
     close(rep[0]);
@@ -619,6 +742,7 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
     sigset_t chld;
     pid_t payload = 0;
     bool started = false;
+    struct prejob pre;
     int sfd, r;
 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -654,6 +778,7 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
         sandbox__reply(ctl, CTL_FAILED, errno, "cannot create a signalfd in the job");
         _exit(1);
     }
+    prejob_make(z, &pre);
     sandbox__reply(ctl, CTL_READY, 0, NULL);
     for (;;) {
         struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
@@ -667,11 +792,14 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
             struct signalfd_siginfo si;
             while (read(sfd, &si, sizeof(si)) > 0)
                 ;
-            while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+            while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
                 if (payload && pid == payload) {
                     payload = 0;
                     sandbox__report_exited(ctl, status, pid);
+                } else if (pre.pid && pid == pre.pid) {
+                    prejob_close(&pre); /* died waiting: the exec forks pid 2 itself */
                 }
+            }
         }
         if (!pf[0].revents)
             continue;
@@ -692,7 +820,7 @@ __attribute__((noreturn)) static void job_main(struct zygote *z, int ctl, const 
             if (started)
                 sandbox__reply(ctl, CTL_EXEC_FAIL, EBUSY, "a fork server's job runs one exec");
             else
-                started = (payload = job_exec(z, ctl, fds, nfds)) > 0;
+                started = (payload = job_exec(z, ctl, fds, nfds, &pre)) > 0;
             break;
         default:
             sandbox__reply(ctl, CTL_FAILED, ENOTSUP, "not supported in a fork server's job");

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <signal.h>
 #include <string.h>
@@ -714,6 +715,119 @@ static void test_spares(const struct sandbox_limits *lim0)
     job_says("print('made now')", lim0, "made now\n", "and a job is made when asked for");
 }
 
+/* job_processes(pid1, pid2) — the one job alive (no spares): its pid 1 and its child, both
+ * named crucible-job until the exec (the child is pid 2 made ahead), by their host pids; the
+ * number of crucible-job processes seen. */
+static int job_processes(pid_t *pid1, pid_t *pid2)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int n = 0;
+
+    *pid1 = *pid2 = 0;
+    while (d && (de = readdir(d))) {
+        char path[64], text[512], *close_paren;
+        int ppid = 0;
+        FILE *f;
+        if (de->d_name[0] < '1' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fgets(text, sizeof(text), f) && strstr(text, "(crucible-job)") &&
+            (close_paren = strrchr(text, ')')) && sscanf(close_paren + 2, "%*c %d", &ppid) == 1) {
+            char ppath[64], pcomm[64] = "";
+            FILE *pf;
+            n++;
+            snprintf(ppath, sizeof(ppath), "/proc/%d/comm", ppid);
+            if ((pf = fopen(ppath, "r"))) {
+                if (!fgets(pcomm, sizeof(pcomm), pf))
+                    pcomm[0] = '\0';
+                fclose(pf);
+            }
+            if (strcmp(pcomm, "crucible-job\n") == 0) {
+                *pid2 = atoi(de->d_name);
+                *pid1 = ppid;
+            }
+        }
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* status_field(pid, name, out, size) — a field of /proc/PID/status, "" when unreadable. */
+static void status_field(pid_t pid, const char *name, char *out, size_t size)
+{
+    char path[64], line[256];
+    size_t len = strlen(name);
+    FILE *f;
+
+    out[0] = '\0';
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    if (!(f = fopen(path, "r")))
+        return;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, name, len) == 0 && line[len] == ':') {
+            snprintf(out, size, "%s", line + len + 1 + strspn(line + len + 1, " \t"));
+            out[strcspn(out, "\n")] = '\0';
+            break;
+        }
+    fclose(f);
+}
+
+/* test_made_ahead — a job's pid 2 is made before its exec and confined before any request
+ * (zygote.c); when it is gone, the exec makes pid 2 itself, confined the same. */
+static void test_made_ahead(const struct sandbox_limits *lim)
+{
+    static const char confinement[] =
+        "s = open('/proc/self/status').read()\n"
+        "print(*(s.split(k + ':')[1].split()[0] for k in ('CapEff', 'NoNewPrivs', 'Seccomp')))\n";
+    char *argv[] = {"/usr/bin/python3", "-c", (char *)confinement, NULL};
+    struct sandbox_proc p = {.argv = argv, .stdin_fd = -1};
+    struct errbuf err = {{0}};
+
+    for (int round = 0; round < 2; round++) {
+        bool kill_it = round == 1;
+        char caps[64], nnp[16], sec[16];
+        struct sandbox *j = forkserver_job(fs, lim, &err);
+        struct result res;
+        pid_t pid1 = 0, pid2 = 0;
+        int n = 0;
+
+        if (!ok(j != NULL, "a job (%s)", err.msg))
+            return;
+        for (int i = 0; i < 500 && (n = job_processes(&pid1, &pid2)) != 2; i++)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        ok(n == 2 && pid2 > 0, "before its exec a job is its pid 1 and one child of it (%d, %d)",
+           (int)pid1, (int)pid2);
+        status_field(pid2, "CapEff", caps, sizeof(caps));
+        status_field(pid2, "NoNewPrivs", nnp, sizeof(nnp));
+        status_field(pid2, "Seccomp", sec, sizeof(sec));
+        ok(strcmp(caps, "0000000000000000") == 0 && strcmp(nnp, "1") == 0 && strcmp(sec, "2") == 0,
+           "the child waiting for the exec is confined already: no capability, no_new_privs, "
+           "the filter (CapEff %s, NoNewPrivs %s, Seccomp %s)",
+           caps, nnp, sec);
+        if (kill_it && pid2 > 0) {
+            kill(pid2, SIGKILL);
+            for (int i = 0; i < 500 && job_processes(&pid1, &pid2) != 1; i++)
+                nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+            ok(job_processes(&pid1, &pid2) == 1, "killed, it is gone (its pid 1 reaped it)");
+        }
+        result_init(&res);
+        sandbox_exec(j, &p, SANDBOX_EXEC_LAST, &res);
+        if (!ok(res.status == RESULT_OK &&
+                    strcmp(res.out.data ? res.out.data : "", "0000000000000000 1 2\n") == 0,
+                "%s, the job's program runs confined (%s: '%s')",
+                kill_it ? "without it (pid 2 forked at the exec)" : "in it",
+                result_status_name(res.status), res.out.data ? res.out.data : ""))
+            diag("err '%s' msg '%s'", res.err.data ? res.err.data : "", res.message);
+        result_release(&res);
+        sandbox_discard(j);
+    }
+}
+
 int main(int argc, char **argv)
 {
     struct errbuf err = {{0}};
@@ -749,6 +863,7 @@ int main(int argc, char **argv)
     test_isolation(&lim);
     test_netns(&lim);
     test_preload(&lim);
+    test_made_ahead(&lim);
     test_spares(&lim);
     forkserver_stop(fs);
     ok(groups_of_mine() == 0,
