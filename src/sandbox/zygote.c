@@ -370,6 +370,11 @@ static int preload_modules(struct py *py, struct errbuf *err)
  * flushed, __main__ cleared) and exits with python3's status: 0, 1 after an uncaught exception,
  * SystemExit's code (which ends through Py_FinalizeEx, as python3's does), 120 when flushing
  * fails, killed by SIGINT after an uncaught KeyboardInterrupt. Never returns. */
+/* The interpreter's after-fork steps (PyOS_AfterFork_Child: its thread state, the at-fork
+ * hooks of the zygote's modules, such as random's reseed) done already in this process: pid 2
+ * made ahead does them while it waits (see below). */
+static bool after_fork_done;
+
 __attribute__((noreturn)) static void run_python(struct zygote *z, const struct exec_req *x,
                                                  enum job_kind kind)
 {
@@ -382,7 +387,8 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
 
     /* the name an execve of argv[0] gives (the reaper's otherwise) */
     prctl(PR_SET_NAME, strrchr(x->argv[0], '/') ? strrchr(x->argv[0], '/') + 1 : x->argv[0]);
-    py->after_fork_child();
+    if (!after_fork_done)
+        py->after_fork_child();
     while (x->envp[nenv])
         nenv++;
     if (!(blob = joined(x->envp, nenv, &len)) || set_sys_bytes(py, "_crucible_env", blob, len))
@@ -525,9 +531,10 @@ __attribute__((noreturn)) static void job_payload(struct zygote *z, const struct
  * Once the job is set up, before it reports READY, pid 1 forks pid 2 ahead of the exec: a copy
  * of the interpreter that takes a session of its own, drops every capability, sets
  * no_new_privs and loads the seccomp filter (which the kernel compiles for each process that
- * loads one), keeps only its two descriptors to pid 1, and waits. The exec then costs pid 1 a
- * message to it carrying the request's descriptors, instead of a fork of the interpreter and a
- * filter's compilation on the request's path. It runs no code of the job's before the request:
+ * loads one), takes the interpreter's after-fork steps, keeps only its two descriptors to
+ * pid 1, and waits. The exec then costs pid 1 a message to it carrying the request's
+ * descriptors, instead of a fork of the interpreter, a filter's compilation and the after-fork
+ * steps on the request's path. It runs no code of the job's before the request:
  * it is confined already, as a payload is before its first instruction (the order init's
  * process made ahead has too, sandbox_init.c). It is forked after the job's cgroup is joined
  * and its mounts made, so it is accounted to the job and sees its scratch (files put later are
@@ -566,6 +573,10 @@ __attribute__((noreturn)) static void prejob_main(struct zygote *z, int go, int 
     setsid();
     stage = sandbox__payload_confine(&z->filter, false);
     failure = stage ? stage << 16 | (errno & 0xffff) : 0;
+    if (!failure) { /* the interpreter's after-fork steps too, before any request */
+        z->py.after_fork_child();
+        after_fork_done = true;
+    }
     if (write(go, &failure, sizeof(failure)) != (ssize_t)sizeof(failure) || failure)
         _exit(127);
     memset(&x, 0, sizeof(x));
