@@ -1373,7 +1373,10 @@ static int not_hidden(const struct dirent *d)
     return d->d_name[0] != '.';
 }
 
-/* walk(r, root, rel, depth, &found) — every package under root/rel, in byte order. */
+/* walk(r, root, rel, depth, &found) — every package under root/rel, in byte order. Only the
+ * tree's own directories are searched: a symlink is taken when it leads to a package (a
+ * collection of links to packages), never descended through, since it may lead anywhere — back
+ * up the tree, or to the host's `/`, whose whole filesystem would then be searched. */
 static int walk(struct convert_run *r, const char *root, const char *rel, int depth, int *found)
 {
     struct dirent **ents;
@@ -1385,18 +1388,20 @@ static int walk(struct convert_run *r, const char *root, const char *rel, int de
     if (n < 0)
         return 0; /* an unreadable corner of the tree is not a package */
     for (int i = 0; i < n; i++) {
+        struct stat lst;
         snprintf(sub, sizeof(sub), "%s%s%s", rel, rel[0] ? "/" : "", ents[i]->d_name);
         snprintf(dir, sizeof(dir), "%s/%s", root, sub);
         if (strlen(root) + strlen(rel) + strlen(ents[i]->d_name) + PATH_SLACK > PATH_MAX) {
             convert__bad(r, dir, "path too long; skipped");
-        } else if (!e && is_dir(dir)) {
+        } else if (!e && lstat(dir, &lst) == 0 && (S_ISDIR(lst.st_mode) || S_ISLNK(lst.st_mode)) &&
+                   is_dir(dir)) {
             char yaml[PATH_MAX + 16];
             snprintf(yaml, sizeof(yaml), "%s/problem.yaml", dir);
             if (is_file(yaml)) {
                 (*found)++;
                 snprintf(id, sizeof(id), "kattis/%s", sub);
                 e = convert_package(r, dir, id);
-            } else if (depth < KATTIS_DEPTH) {
+            } else if (S_ISDIR(lst.st_mode) && depth < KATTIS_DEPTH) {
                 e = walk(r, root, sub, depth + 1, found);
             }
         }

@@ -605,6 +605,44 @@ static void test_kattis(void)
     ok(r.rc == -ENOENT && strstr(r.err.msg, "no problem package"),
        "kattis: a tree without packages is an error");
     run_release(&r);
+
+    /* Symlinks in a tree of packages: one to a package is that package; one to anything else
+     * is never searched (the fuzzer's tree had one to '/', and the search walked the host). */
+    {
+        char link[600], target[600];
+        puts_file("kl/real/problem.yaml", "name: Real\n");
+        puts_file("kl/real/data/secret/1.in", "1\n");
+        puts_file("kl/real/data/secret/1.ans", "1\n");
+        puts_file("kl/sub/notes.txt", "a directory of the tree with a link back up in it\n");
+        puts_file("kl-outside/linked/problem.yaml", "name: Linked\n");
+        puts_file("kl-outside/linked/data/secret/1.in", "2\n");
+        puts_file("kl-outside/linked/data/secret/1.ans", "2\n");
+        puts_file("kl-outside/nested/deeper/problem.yaml", "name: Deeper\n");
+        puts_file("kl-outside/nested/deeper/data/secret/1.in", "3\n");
+        puts_file("kl-outside/nested/deeper/data/secret/1.ans", "3\n");
+        const char *const links[][2] = {{"kl/to-package", "../kl-outside/linked"},
+                                        {"kl/to-dir", "../kl-outside/nested"},
+                                        {"kl/to-root", "/"},
+                                        {"kl/sub/up", ".."}};
+        for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+            snprintf(link, sizeof(link), "%s/%s", tmp, links[i][0]);
+            snprintf(target, sizeof(target), "%s", links[i][1]);
+            if (symlink(target, link) < 0)
+                diag("symlink %s: %s", link, strerror(errno));
+        }
+        convert(&r, CONVERT_KATTIS, false, "kl");
+        ok(r.rc == 0 && json_array_size(r.tasks) == 2,
+           "kattis: a tree with links converts its package and the one a link leads to (%d, %zu "
+           "tasks)",
+           r.rc, json_array_size(r.tasks));
+        ok(json_array_size(r.tasks) == 2 &&
+               strcmp(str(json_array_get(r.tasks, 0), "id"), "kattis/real") == 0 &&
+               strcmp(str(json_array_get(r.tasks, 1), "id"), "kattis/to-package") == 0,
+           "kattis: ... named by their paths in the tree");
+        ok(!r.errs || !strstr(r.errs, "deeper"),
+           "kattis: a link to a directory that is not a package is not searched");
+        run_release(&r);
+    }
 }
 
 static int stop_after_one(json_t *task, void *arg)
