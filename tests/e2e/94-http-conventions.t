@@ -168,7 +168,9 @@ ok(abs(start - srv.started) < 5, "process_start_time_seconds %.2f: when the serv
    "(%.2f)" % (start, srv.started))
 # The server's descriptors move while the warm pool refills after a job: a scrape taken
 # while the listing stays the same just before and just after it must count exactly those
-# and the scrape's own connection (up to 50 tries for such a quiet moment).
+# and the scrape's own connection (up to 50 tries for such a quiet moment). "After" is once
+# the server has closed the scrape's connection, which it does when it sees the client's
+# close: up to a second later on a slow (sanitized) build.
 seen = []
 for attempt in range(50):
     before = len(os.listdir("/proc/%d/fd" % srv.p.pid))
@@ -176,7 +178,11 @@ for attempt in range(50):
     c.request("GET", "/metrics", headers=AUTH)
     again = c.getresponse().read().decode()
     c.close()
-    after = len(os.listdir("/proc/%d/fd" % srv.p.pid))
+    for _ in range(100):
+        after = len(os.listdir("/proc/%d/fd" % srv.p.pid))
+        if after <= before:
+            break
+        time.sleep(0.01)
     fds = next((float(line.split()[1]) for line in again.splitlines()
                 if line.startswith("process_open_fds ")), -1)
     seen.append((before, fds, after))
