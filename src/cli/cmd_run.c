@@ -538,7 +538,7 @@ int cmd_run(int argc, char **argv)
         goto out_stop;
     }
     result_release(&res);
-    if (!o->check && image_resolve(o->image, img, &err) < 0) {
+    if (!o->check && image_read_entries(img, &err) < 0) {
         fprintf(stderr, "crucible run: %s\n", err.msg);
         goto out_stop;
     }

@@ -128,20 +128,23 @@ static void host_os(struct image *img)
         snprintf(img->os_release, sizeof(img->os_release), "%s %s", id, ver);
 }
 
-/* resolve_host(img, entries, err) — the host image; its entries (the top-level directories and
- * the allowed part of /etc) only when `entries`. */
-static int resolve_host(struct image *img, bool entries, struct errbuf *err)
+/* identify_host(img) — the host image, named. */
+static void identify_host(struct image *img)
+{
+    snprintf(img->root, sizeof(img->root), "/");
+    snprintf(img->digest, sizeof(img->digest), "host");
+    host_os(img);
+    img->synth_etc = true;
+}
+
+/* host_entries(img, err) — the host image's entries: the top-level directories and the allowed
+ * part of /etc. */
+static int host_entries(struct image *img, struct errbuf *err)
 {
     DIR *d;
     struct dirent *de;
     int r = 0;
 
-    snprintf(img->root, sizeof(img->root), "/");
-    snprintf(img->digest, sizeof(img->digest), "host");
-    host_os(img);
-    img->synth_etc = true;
-    if (!entries)
-        return 0;
     for (size_t i = 0; i < sizeof(host_top) / sizeof(host_top[0]) && r == 0; i++)
         r = add_entry(img, "", host_top[i], err);
     d = opendir("/etc");
@@ -164,14 +167,10 @@ static int resolve_host(struct image *img, bool entries, struct errbuf *err)
     return r;
 }
 
-/* resolve_dir(name, img, entries, err) — a root filesystem directory; its top-level entries
- * only when `entries` (an empty one is refused then). */
-static int resolve_dir(const char *name, struct image *img, bool entries, struct errbuf *err)
+/* identify_dir(name, img, err) — a root filesystem directory, named. */
+static int identify_dir(const char *name, struct image *img, struct errbuf *err)
 {
-    DIR *d;
-    struct dirent *de;
     struct stat st;
-    int r = 0;
 
     if (!realpath(name, img->root))
         return errbuf_set(err, "unknown image '%s': %s", name, strerror(errno)), -ENOENT;
@@ -182,11 +181,19 @@ static int resolve_dir(const char *name, struct image *img, bool entries, struct
     snprintf(img->digest, sizeof(img->digest), "dir:%s", img->root);
     img->synth_etc = false;
     img->whole_root = true;
-    if (!entries)
-        return 0;
+    return 0;
+}
+
+/* dir_entries(img, err) — a directory image's top-level entries; an empty one is refused. */
+static int dir_entries(struct image *img, struct errbuf *err)
+{
+    DIR *d;
+    struct dirent *de;
+    int r = 0;
+
     d = opendir(img->root);
     if (!d)
-        return errbuf_set(err, "cannot read image '%s': %s", name, strerror(errno)), -errno;
+        return errbuf_set(err, "cannot read image '%s': %s", img->name, strerror(errno)), -errno;
     while (r == 0 && (de = readdir(d))) {
         static const char *const reserved[] = {".", "..", "proc", "dev", "sys", "tmp", "work"};
         bool skip = false;
@@ -197,8 +204,14 @@ static int resolve_dir(const char *name, struct image *img, bool entries, struct
     }
     closedir(d);
     if (r == 0 && img->nentries == 0)
-        return errbuf_set(err, "image '%s' is empty", name), -ENOENT;
+        return errbuf_set(err, "image '%s' is empty", img->name), -ENOENT;
     return r;
+}
+
+int image_read_entries(struct image *img, struct errbuf *err)
+{
+    img->nentries = 0;
+    return img->whole_root ? dir_entries(img, err) : host_entries(img, err);
 }
 
 /* config_apply(img, text, err) — Env and WorkingDir from a stored image's meta JSON. */
@@ -244,16 +257,16 @@ static int config_apply(struct image *img, const char *text, struct errbuf *err)
     return 0;
 }
 
-/* resolve_stored(st, name, digest, img, entries, err) — the stored image digest (named `name`
- * by whoever asked) as a directory image: its rootfs, its config's Env and WorkingDir. */
-static int resolve_stored(struct image_store *st, const char *name, const char *digest,
-                          struct image *img, bool entries, struct errbuf *err)
+/* identify_stored(st, name, digest, img, err) — the stored image digest (named `name` by
+ * whoever asked) as a directory image: its rootfs, its config's Env and WorkingDir. */
+static int identify_stored(struct image_store *st, const char *name, const char *digest,
+                           struct image *img, struct errbuf *err)
 {
     char root[PATH_MAX], *text;
     int r;
 
     image_store_rootfs(st, digest, root, sizeof(root));
-    if ((r = resolve_dir(root, img, entries, err)) < 0)
+    if ((r = identify_dir(root, img, err)) < 0)
         return r;
     snprintf(img->name, sizeof(img->name), "%s", name);
     snprintf(img->digest, sizeof(img->digest), "%s", digest);
@@ -264,8 +277,7 @@ static int resolve_stored(struct image_store *st, const char *name, const char *
     return r;
 }
 
-/* resolve(name, img, entries, err) — image_resolve, or image_identify when !entries. */
-static int resolve(const char *name, struct image *img, bool entries, struct errbuf *err)
+int image_identify(const char *name, struct image *img, struct errbuf *err)
 {
     struct image_store st;
     char digest[DIGEST_LEN + 1];
@@ -276,13 +288,15 @@ static int resolve(const char *name, struct image *img, bool entries, struct err
     if (!name || !*name)
         return errbuf_set(err, "empty image name"), -EINVAL;
     snprintf(img->name, sizeof(img->name), "%s", name);
-    if (strcmp(name, "host") == 0)
-        return resolve_host(img, entries, err);
+    if (strcmp(name, "host") == 0) {
+        identify_host(img);
+        return 0;
+    }
     if (name[0] == '/')
-        return resolve_dir(name, img, entries, err);
+        return identify_dir(name, img, err);
     if ((r = image_store_open(&st, NULL, false, &why)) == 0 &&
         (r = image_store_lookup(&st, name, digest, &why)) == 0)
-        r = resolve_stored(&st, name, digest, img, entries, &why);
+        r = identify_stored(&st, name, digest, img, &why);
     image_store_close(&st);
     if (r < 0)
         errbuf_set(err,
@@ -294,12 +308,9 @@ static int resolve(const char *name, struct image *img, bool entries, struct err
 
 int image_resolve(const char *name, struct image *img, struct errbuf *err)
 {
-    return resolve(name, img, true, err);
-}
+    int r = image_identify(name, img, err);
 
-int image_identify(const char *name, struct image *img, struct errbuf *err)
-{
-    return resolve(name, img, false, err);
+    return r < 0 ? r : image_read_entries(img, err);
 }
 
 /* ---- the registry of a server (see image.h) ---- */
@@ -430,7 +441,8 @@ static const struct image *find_stored(struct image_registry *reg, const char *n
         errbuf_set(err, "out of memory");
         goto out_unlock;
     }
-    if (resolve_stored(&reg->store, name, digest, img, true, err) < 0) {
+    if (identify_stored(&reg->store, name, digest, img, err) < 0 ||
+        image_read_entries(img, err) < 0) {
         free(img);
         goto out_unlock;
     }

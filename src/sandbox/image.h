@@ -62,8 +62,11 @@ int image_resolve(const char *name, struct image *img, struct errbuf *err);
 /* image_identify(name, img, err) — image_resolve without the entries (nentries 0): the name,
  * root, digest, os-release, Env and WorkingDir, and the same errors for a name that names
  * nothing (but not for an empty directory). Enough to name the image to a keeper (keep.h),
- * which compares digests; not enough to start a sandbox. Reads no directory. */
+ * which compares digests; not enough to start a sandbox. Reads no directory.
+ * image_read_entries(img, err) — then its entries, as image_resolve reads them (an empty
+ * directory image is refused here). 0 or -errno with err naming the problem. */
 int image_identify(const char *name, struct image *img, struct errbuf *err);
+int image_read_entries(struct image *img, struct errbuf *err);
 
 /*
  * The images a server may run: "host" and the ones its operator registered by name

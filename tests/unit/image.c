@@ -109,6 +109,9 @@ int main(void)
         ok(strcmp(id.digest, img.digest) == 0 && strcmp(id.os_release, img.os_release) == 0 &&
                strcmp(id.root, img.root) == 0 && id.synth_etc,
            "host's identity is its resolve's (digest, os-release, root, generated /etc)");
+        ok(image_read_entries(&id, &err) == 0 && id.nentries == img.nentries &&
+               strcmp(id.entries[0].path, img.entries[0].path) == 0,
+           "its entries, read after, are image_resolve's (%d of %d)", id.nentries, img.nentries);
         ok(image_identify("nosuch", &id, &err) < 0 && strstr(err.msg, "unknown image 'nosuch'"),
            "identifying an unknown name is the same error");
         ok(image_identify("/nonexistent/dir", &id, &err) < 0 && strstr(err.msg, "/nonexistent/dir"),
@@ -132,6 +135,8 @@ int main(void)
         snprintf(want, sizeof(want), "dir:%s", realpath(dir, real) ? real : dir);
         ok(image_identify(dir, &id, &err) == 0 && strcmp(id.digest, want) == 0 && id.nentries == 0,
            "a directory is identified by its real path, unread (%s)", id.digest);
+        ok(image_read_entries(&id, &err) < 0 && strstr(err.msg, "is empty"),
+           "... and refused as empty once its entries are read (%s)", err.msg);
     }
     snprintf(path, sizeof(path), "%s/bin", dir);
     mkdir(path, 0755);
