@@ -71,6 +71,7 @@ struct forkserver {
     int diag;             /* read end of the zygote's stdout and stderr */
     pthread_mutex_t lock; /* one CTL_JOB at a time on sock */
     struct spares sp;
+    unsigned prefault_pages; /* what the zygote's trial learned (its READY says) */
 };
 
 /* zygote_ready(fs, err) — waits for the zygote's READY; 0 or -errno with err set (what the
@@ -87,8 +88,10 @@ static int zygote_ready(struct forkserver *fs, struct errbuf *err)
     if (r == 0)
         return errbuf_set(err, "the zygote did not start"), -ETIMEDOUT;
     r = r < 0 ? -errno : sandbox__ctl_recv(fs->sock, &m, NULL, NULL);
-    if (r == 0 && m.type == CTL_READY)
+    if (r == 0 && m.type == CTL_READY) {
+        fs->prefault_pages = m.status > 0 ? (unsigned)m.status : 0;
         return 0;
+    }
     if (r == 0 && m.type == CTL_FAILED) {
         m.text[sizeof(m.text) - 1] = '\0';
         return errbuf_set(err, "the zygote failed: %s", m.text), m.err ? -m.err : -EIO;
@@ -101,13 +104,15 @@ static int zygote_ready(struct forkserver *fs, struct errbuf *err)
 }
 
 /* preload_write(fd, preload, n, err) — the modules as the zygote reads them on its stdin:
- * "NAME\0FILENAME\0SOURCE\0" each. 0, or -errno with err set. */
+ * "NAME\0FILENAME\0SOURCE\0WARMUP\0" each (WARMUP empty for none). 0, or -errno with err
+ * set. */
 static int preload_write(int fd, const struct forkserver_module *preload, size_t n,
                          struct errbuf *err)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *part[3] = {preload[i].name, preload[i].filename, preload[i].source};
-        for (int k = 0; k < 3; k++) {
+        const char *part[4] = {preload[i].name, preload[i].filename, preload[i].source,
+                               preload[i].warmup ? preload[i].warmup : ""};
+        for (int k = 0; k < 4; k++) {
             int w;
             if (!part[k] || (k < 2 && !*part[k]))
                 return errbuf_set(err, "preloaded module %zu: no %s", i,
@@ -177,6 +182,9 @@ struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const stru
         forkserver_stop(fs);
         return NULL;
     }
+    if (rt->trace)
+        fprintf(stderr, "crucible: trace fork server ready: each job copies %u pages ahead\n",
+                fs->prefault_pages);
     return fs;
 
 out_close:
@@ -462,6 +470,11 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
     if (sandbox_destroy(job, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
         result_fail(res, "%s", err.msg);
     return r == -EINVAL ? -EINVAL : 0;
+}
+
+unsigned forkserver_prefault_pages(const struct forkserver *fs)
+{
+    return fs->prefault_pages;
 }
 
 const struct image *forkserver_image(const struct forkserver *fs)

@@ -17,14 +17,15 @@
  *
  * Known differences from a fresh interpreter: sys.modules holds the preloaded modules; the
  * str hash secret is the zygote's (the sandbox fixes PYTHONHASHSEED=0 anyway); memory peaks
- * count only the pages a job touches (the interpreter's own are the zygote's), so a job's
- * memory_kb is smaller than the cold path's and its memory limit slightly more lenient;
- * /proc/self/exe and /proc/self/cmdline are the zygote's (crucible's binary, "__zygote");
- * a job ends without the teardown of every module (zygote.c: finalizers of objects held
- * outside __main__ do not run, as after os._exit), except through SystemExit, which ends as
- * python3's does. A stdin pipe (interactive) reaches the job through an object made for a
- * seekable file. The jobs of one fork server share its sandbox's host uid: they are kept
- * apart by their namespaces, cgroups and seccomp, not by ids.
+ * count only the pages a job touches and those copied ahead for it (the interpreter's own are
+ * the zygote's; prefault.h: about 3 MiB with the assert harness), so a job's memory_kb is smaller
+ * than the cold path's and its memory limit slightly more lenient; /proc/self/exe and
+ * /proc/self/cmdline are the zygote's (crucible's binary, "__zygote"); a job ends without the
+ * teardown of every module (zygote.c: finalizers of objects held outside __main__ do not run, as
+ * after os._exit), except through SystemExit, which ends as python3's does. A stdin pipe
+ * (interactive) reaches the job through an object made for a seekable file. The jobs of one fork
+ * server share its sandbox's host uid: they are kept apart by their namespaces, cgroups and
+ * seccomp, not by ids.
  *
  * Threading: forkserver_run may be called from several threads at once on one fork server
  * (the request to the zygote is sent under a lock; each job has its own socket and cgroup).
@@ -52,6 +53,11 @@ struct forkserver_module {
     const char *name;
     const char *filename;
     const char *source; /* Python source text (it can hold no NUL) */
+    /* NULL, or Python code that uses the module as a typical job does (no job's code: the
+     * caller's own). The zygote runs it once, as a job's `python3 -c` would run, in a trial
+     * fork that ends at its os._exit or its end, to learn which of its pages a job writes;
+     * every job then copies those ahead (prefault.h). Without one, the trial runs `pass`. */
+    const char *warmup;
 };
 
 /* forkserver_start(rt, img, preload, npreload, err) — a sandbox of img (read-only root; rt and
@@ -93,6 +99,10 @@ struct forkserver_spare_stats {
     uint64_t made, taken, failed; /* made ahead, used, could not be made */
 };
 void forkserver_spare_stats(struct forkserver *fs, struct forkserver_spare_stats *st);
+
+/* forkserver_prefault_pages(fs) — how many of the zygote's pages each job copies ahead: what
+ * its trial of the warm-ups learned (prefault.h); 0 where nothing could be learned. */
+unsigned forkserver_prefault_pages(const struct forkserver *fs);
 
 /* forkserver_image(fs) — the image its sandbox and jobs run. */
 const struct image *forkserver_image(const struct forkserver *fs);

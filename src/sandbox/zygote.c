@@ -25,6 +25,7 @@
  */
 #include "sandbox/forkserver.h"
 #include "sandbox/netns_pool.h"
+#include "sandbox/prefault.h"
 #include "sandbox/sandbox_int.h"
 
 #include <dlfcn.h>
@@ -183,6 +184,9 @@ struct zygote {
     struct filter filter;
     char **env;              /* the zygote's own environment, as init gave it */
     struct netns_pool netns; /* network namespaces kept for jobs without loopback */
+    char **warmups;          /* the preloaded modules' warm-ups (forkserver_module) */
+    size_t nwarmups;
+    struct prefault prefault; /* the zygote's pages a job writes, copied ahead by each pid 2 */
 };
 
 enum job_kind { JOB_EXECVE, JOB_PY_COMMAND, JOB_PY_FILE };
@@ -309,10 +313,12 @@ static int set_sys_bytes(struct py *py, const char *name, const char *data, size
     return r;
 }
 
-/* preload_modules(py, err) — the modules forkserver_start put in the zygote's stdin (a memfd:
- * "NAME\0FILENAME\0SOURCE\0" each), imported; the memfd emptied. 0, or -errno with err set. */
-static int preload_modules(struct py *py, struct errbuf *err)
+/* preload_modules(z, err) — the modules forkserver_start put in the zygote's stdin (a memfd:
+ * "NAME\0FILENAME\0SOURCE\0WARMUP\0" each), imported, their warm-ups kept in z; the memfd
+ * emptied. 0, or -errno with err set. */
+static int preload_modules(struct zygote *z, struct errbuf *err)
 {
+    struct py *py = &z->py;
     char *buf = NULL, *at, *end;
     size_t len = 0, cap = 0;
     ssize_t n;
@@ -343,9 +349,21 @@ static int preload_modules(struct py *py, struct errbuf *err)
         const char *name = at, *file = memchr(at, '\0', (size_t)(end - at));
         const char *src = file ? memchr(file + 1, '\0', (size_t)(end - file - 1)) : NULL;
         const char *stop = src ? memchr(src + 1, '\0', (size_t)(end - src - 1)) : NULL;
-        if (!stop) {
+        const char *warm = stop ? memchr(stop + 1, '\0', (size_t)(end - stop - 1)) : NULL;
+        if (!warm) {
             free(buf);
             return errbuf_set(err, "malformed list of modules to preload"), -EPROTO;
+        }
+        if (warm > stop + 1) {
+            char **w = realloc(z->warmups, (z->nwarmups + 1) * sizeof(*w));
+            if (!w || !(w[z->nwarmups] = strdup(stop + 1))) {
+                free(w ? w : z->warmups);
+                z->warmups = NULL;
+                free(buf);
+                return errbuf_set(err, "out of memory"), -ENOMEM;
+            }
+            z->warmups = w;
+            z->nwarmups++;
         }
         if (set_sys_bytes(py, "_crucible_src", name, (size_t)(stop - name)) != 0 ||
             py->run_string(preload_one, NULL) != 0) {
@@ -356,7 +374,7 @@ static int preload_modules(struct py *py, struct errbuf *err)
             free(buf);
             return -EINVAL;
         }
-        at = (char *)stop + 1;
+        at = (char *)warm + 1;
     }
     free(buf);
     if (len && ftruncate(0, 0) < 0)
@@ -374,6 +392,8 @@ static int preload_modules(struct py *py, struct errbuf *err)
  * hooks of the zygote's modules, such as random's reseed) done already in this process: pid 2
  * made ahead does them while it waits (see below). */
 static bool after_fork_done;
+/* Set in a trial fork (learn_job_pages): its end stops it, for the zygote to read its pages. */
+static bool in_trial;
 
 __attribute__((noreturn)) static void run_python(struct zygote *z, const struct exec_req *x,
                                                  enum job_kind kind)
@@ -387,8 +407,10 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
 
     /* the name an execve of argv[0] gives (the reaper's otherwise) */
     prctl(PR_SET_NAME, strrchr(x->argv[0], '/') ? strrchr(x->argv[0], '/') + 1 : x->argv[0]);
-    if (!after_fork_done)
+    if (!after_fork_done) {
         py->after_fork_child();
+        prefault_apply(&z->prefault);
+    }
     while (x->envp[nenv])
         nenv++;
     if (!(blob = joined(x->envp, nenv, &len)) || set_sys_bytes(py, "_crucible_env", blob, len))
@@ -443,6 +465,8 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
      * a forked interpreter that walk writes (copies) pages of each, and nothing of a job's
      * can see it */
     fflush(NULL);
+    if (in_trial)
+        raise(SIGSTOP);
     _exit(rc);
 }
 
@@ -573,9 +597,11 @@ __attribute__((noreturn)) static void prejob_main(struct zygote *z, int go, int 
     setsid();
     stage = sandbox__payload_confine(&z->filter, false);
     failure = stage ? stage << 16 | (errno & 0xffff) : 0;
-    if (!failure) { /* the interpreter's after-fork steps too, before any request */
+    if (!failure) { /* the interpreter's after-fork steps too, and the pages a job
+                     * writes copied, before any request */
         z->py.after_fork_child();
         after_fork_done = true;
+        prefault_apply(&z->prefault);
     }
     if (write(go, &failure, sizeof(failure)) != (ssize_t)sizeof(failure) || failure)
         _exit(127);
@@ -871,6 +897,84 @@ static void zygote_job(struct zygote *z, const struct ctl_msg *m, const int *fds
         sandbox__reply(fds[0], CTL_FAILED, e, "cannot fork the job");
 }
 
+/* ---- the pages a job writes, learned before the first job (prefault.h) ----
+ *
+ * A trial fork of the zygote runs each preloaded module's warm-up (or `pass`) as a job's
+ * `python3 -c` runs (run_python), except that os._exit, and the end, stop it instead of ending
+ * it: stopped, its page map shows which of the zygote's pages it copied, and every job's pid 2
+ * then copies those ahead in a few hundred system calls instead of a few hundred faults. The
+ * trial runs the caller's code only, never a job's, unconfined as the zygote is. One that does
+ * not stop within TRIAL_WAIT_MS is killed and teaches nothing; nor does a kernel without
+ * MADV_POPULATE_WRITE (each job's copying is then a quiet no-op). */
+#define TRIAL_WAIT_MS 2000
+static const char trial_prologue[] =
+    "import os as _o\n"
+    "_o._exit = lambda s, k=_o.kill, p=_o.getpid(), n=__import__('signal').SIGSTOP: k(p, n)\n"
+    "del _o\n";
+
+__attribute__((noreturn)) static void trial_main(struct zygote *z, const char *warmup)
+{
+    size_t len = strlen(trial_prologue) + strlen(warmup) + 1;
+    char *code = malloc(len), *argv[4] = {(char *)PYTHON_EXE, (char *)"-c", code, NULL};
+    struct exec_req x;
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+    if (!code || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+        _exit(127);
+    snprintf(code, len, "%s%s", trial_prologue, warmup);
+    prctl(PR_SET_DUMPABLE, 1); /* its page map readable by the zygote */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    z->py.after_fork_child();
+    after_fork_done = true;
+    in_trial = true;
+    memset(&x, 0, sizeof(x));
+    x.spec.argc = 3;
+    x.argv = argv;
+    x.envp = z->env;
+    run_python(z, &x, JOB_PY_COMMAND);
+}
+
+static void learn_from(struct zygote *z, const char *warmup)
+{
+    struct errbuf err = {{0}};
+    int status = 0;
+    pid_t pid, got = 0;
+
+    z->py.before_fork();
+    pid = fork();
+    if (pid == 0)
+        trial_main(z, warmup);
+    z->py.after_fork_parent();
+    if (pid < 0)
+        return;
+    for (int ms = 0; ms < TRIAL_WAIT_MS; ms++) {
+        got = waitpid(pid, &status, WUNTRACED | WNOHANG);
+        if (got != 0 || usleep(1000) < 0)
+            break;
+    }
+    if (got == pid && WIFSTOPPED(status))
+        (void)prefault_learn(&z->prefault, pid, &err); /* nothing learned: nothing copied */
+    kill(pid, SIGKILL);
+    while (got != pid && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (got == pid && WIFSTOPPED(status))
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+}
+
+static void learn_job_pages(struct zygote *z)
+{
+    if (z->nwarmups == 0)
+        learn_from(z, "pass\n");
+    for (size_t i = 0; i < z->nwarmups; i++) {
+        learn_from(z, z->warmups[i]);
+        free(z->warmups[i]);
+    }
+    free(z->warmups);
+    z->warmups = NULL;
+    z->nwarmups = 0;
+}
+
 int forkserver_zygote_main(int argc, char **argv)
 {
     struct zygote z;
@@ -903,10 +1007,11 @@ int forkserver_zygote_main(int argc, char **argv)
         sandbox__reply(3, CTL_FAILED, EINVAL, "cannot set up the zygote");
         return 1;
     }
-    if ((r = preload_modules(&z.py, &err)) < 0) {
+    if ((r = preload_modules(&z, &err)) < 0) {
         sandbox__reply(3, CTL_FAILED, -r, err.msg);
         return 1;
     }
+    learn_job_pages(&z);
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
     sigprocmask(SIG_BLOCK, &chld, NULL);
@@ -915,7 +1020,13 @@ int forkserver_zygote_main(int argc, char **argv)
         sandbox__reply(3, CTL_FAILED, errno, "cannot create a signalfd in the zygote");
         return 1;
     }
-    sandbox__reply(3, CTL_READY, 0, NULL);
+    {
+        struct ctl_msg ready;
+        memset(&ready, 0, sizeof(ready));
+        ready.type = CTL_READY;
+        ready.status = (int32_t)z.prefault.npages; /* forkserver_prefault_pages */
+        (void)sandbox__ctl_send(3, &ready, NULL, 0);
+    }
     for (;;) {
         struct pollfd pf[2] = {{.fd = 3, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
         struct ctl_msg m;

@@ -6,6 +6,7 @@
  * This binary is also the zygote: the fork server re-executes its supervisor's own binary.
  */
 #include "sandbox/forkserver.h"
+#include "sandbox/prefault.h"
 #include "sandbox/sandbox.h"
 #include "tap.h"
 
@@ -582,8 +583,8 @@ static void test_preload(const struct sandbox_limits *lim)
 static void test_preload_fails(void)
 {
     struct forkserver_module bad[] = {
-        {"fine", "/work/fine.py", "x = 1\n"},
-        {"broken", "/work/broken.py", "raise ValueError('no')\n"},
+        {"fine", "/work/fine.py", "x = 1\n", NULL},
+        {"broken", "/work/broken.py", "raise ValueError('no')\n", NULL},
     };
     struct errbuf err = {{0}};
     struct forkserver *f = forkserver_start(&rt, &img, bad, 2, &err);
@@ -597,6 +598,69 @@ static void test_preload_fails(void)
     ok(!f && strstr(err.msg, "no file name"), "a module without a file name is refused (%s)",
        err.msg);
     forkserver_stop(f);
+}
+
+/* A job's count of the probe module's pages (4 MiB the zygote wrote) that are its own copies
+ * when its code starts: present and mapped by it alone (/proc/self/pagemap). */
+static const char probe_src[] = "BIG = bytearray(4 << 20)\n";
+static const char probe_warmup[] =
+    "import _crucible_probe as m\nm.BIG[::4096] = b'\\1' * len(range(0, len(m.BIG), 4096))\n";
+static const char probe_count[] =
+    "import ctypes, _crucible_probe as m\n"
+    "a = ctypes.addressof((ctypes.c_char * len(m.BIG)).from_buffer(m.BIG))\n"
+    "first, n = a // 4096 + 1, len(m.BIG) // 4096 - 1\n"
+    "with open('/proc/self/pagemap', 'rb') as f:\n"
+    "    f.seek(first * 8)\n"
+    "    d = f.read(n * 8)\n"
+    "e = [int.from_bytes(d[i:i + 8], 'little') for i in range(0, len(d), 8)]\n"
+    "print(sum(1 for x in e if x >> 63 & 1 and x >> 56 & 1), len(e))\n";
+
+/* test_prefault(lim) — the pages a trial of the warm-up wrote are copied ahead into every job,
+ * and only those: a fork server whose trial ran `pass` leaves the probe's pages shared with
+ * the zygote; one whose trial wrote them gives each job its own copies before its code runs,
+ * and its jobs still run as before. A warm-up that never stops teaches nothing and delays
+ * the start by the trial's bound only. */
+static void test_prefault(const struct sandbox_limits *lim)
+{
+    struct forkserver_module mods[] = {
+        {"_crucible_probe", "/work/_crucible_probe.py", probe_src, probe_warmup}};
+    struct forkserver *plain = fs;
+    struct errbuf err = {{0}};
+    struct timespec t0, t1;
+    unsigned learned;
+
+    ok(forkserver_prefault_pages(fs) > 0,
+       "the trial of `pass` learned which pages a job writes (%u pages)",
+       forkserver_prefault_pages(fs));
+    job_says(probe_count, lim, "0 1023\n",
+             "pages no trial wrote are not copied ahead: the probe's are the zygote's in a job");
+    fs = forkserver_start(&rt, &img, mods, 1, &err);
+    if (!ok(fs != NULL, "a fork server whose warm-up writes the probe's pages (%s)", err.msg)) {
+        fs = plain;
+        return;
+    }
+    learned = forkserver_prefault_pages(fs);
+    ok(learned >= 1024 && learned <= PREFAULT_MAX_PAGES,
+       "its trial learned them, and at most PREFAULT_MAX_PAGES (%u pages)", learned);
+    job_says(probe_count, lim, "1023 1023\n",
+             "each job has its own copy of every one before its code runs");
+    job_says("import _crucible_probe as m\nprint(sum(m.BIG))\n", lim, "0\n",
+             "and sees the zygote's contents in them, not the trial's");
+    forkserver_stop(fs);
+
+    mods[0].warmup = "import time\ntime.sleep(600)\n";
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    fs = forkserver_start(&rt, &img, mods, 1, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (ok(fs != NULL, "a warm-up that never stops: the fork server starts anyway (%s)", err.msg)) {
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        ok(forkserver_prefault_pages(fs) == 0 && s < 30,
+           "having learned nothing, its trial killed (%u pages, started in %.1f s)",
+           forkserver_prefault_pages(fs), s);
+        job_says("print('runs')\n", lim, "runs\n", "and its jobs run");
+        forkserver_stop(fs);
+    }
+    fs = plain;
 }
 
 /* groups_of_mine() — this process's sandbox and job groups left in crucible's subtree. */
@@ -845,9 +909,11 @@ int main(int argc, char **argv)
         return done_testing();
     /* preloaded as eval's fork server preloads it (verify_forkserver_preload): the cold path
      * imports the file, the fork server's jobs get the zygote's module */
-    struct forkserver_module harness = {"_crucible_harness", "/work/_crucible_harness.py",
-                                        harness_src};
-    fs = forkserver_start(&rt, &img, &harness, 1, &err);
+    struct forkserver_module mods[] = {
+        {"_crucible_harness", "/work/_crucible_harness.py", harness_src, NULL},
+        {"_crucible_probe", "/work/_crucible_probe.py", probe_src, NULL}, /* test_prefault */
+    };
+    fs = forkserver_start(&rt, &img, mods, 2, &err);
     if (!fs && errno == ENOTSUP) {
         diag("%s", err.msg);
         skip("no cgroups: no fork server");
@@ -865,6 +931,7 @@ int main(int argc, char **argv)
     test_preload(&lim);
     test_made_ahead(&lim);
     test_spares(&lim);
+    test_prefault(&lim);
     forkserver_stop(fs);
     ok(groups_of_mine() == 0,
        "no group of a job or spare is left once the fork server stops "
