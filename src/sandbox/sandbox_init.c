@@ -41,6 +41,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -332,12 +333,53 @@ static int lock_path(const char *path)
     return r;
 }
 
-void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
+/* copy_by_buffer(dst, src) — src's bytes from its offset on, written to dst through a buffer.
+ * 0 or -errno. Apart from copy_into: its buffer's stack pages are touched only when it runs. */
+__attribute__((noinline)) static int copy_by_buffer(int dst, int src)
 {
     char buf[65536];
-    struct errbuf err = {{0}};
-    int dst, r = 0;
     ssize_t n;
+    int r = 0;
+
+    while ((n = read(src, buf, sizeof(buf))) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if ((r = util_write_all(dst, buf, (size_t)n)) < 0)
+            break;
+    }
+    return r;
+}
+
+/* copy_into(dst, src) — src's bytes from its offset on, written to dst: by sendfile, without a
+ * buffer of ours (a job's reaper is a fork, and every page of a 64 KiB buffer on its stack was a
+ * page fault of each job's), or through one where src cannot be sent (a pipe). 0 or -errno. */
+static int copy_into(int dst, int src)
+{
+    bool sent = false;
+
+    for (;;) {
+        ssize_t n = sendfile(dst, src, NULL, (size_t)1 << 30);
+        if (n > 0) {
+            sent = true;
+            continue;
+        }
+        if (n == 0)
+            return 0;
+        if (errno == EINTR)
+            continue;
+        if (!sent && (errno == EINVAL || errno == ENOSYS))
+            return copy_by_buffer(dst, src);
+        return -errno;
+    }
+}
+
+void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
+{
+    struct errbuf err = {{0}};
+    int dst, r;
 
     dst = open_beneath(req->text, true, req->mode);
     if (dst < 0) {
@@ -345,17 +387,7 @@ void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
         sandbox__reply(ctl, CTL_PUT_DONE, -dst, err.msg);
         return;
     }
-    while ((n = read(src, buf, sizeof(buf))) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            r = -errno;
-            break;
-        }
-        r = util_write_all(dst, buf, (size_t)n);
-        if (r < 0)
-            break;
-    }
+    r = copy_into(dst, src);
     if (r == 0 && fchmod(dst, req->mode & 07777) < 0)
         r = -errno;
     close(dst);

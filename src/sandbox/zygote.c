@@ -408,8 +408,8 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
     /* the name an execve of argv[0] gives (the reaper's otherwise) */
     prctl(PR_SET_NAME, strrchr(x->argv[0], '/') ? strrchr(x->argv[0], '/') + 1 : x->argv[0]);
     if (!after_fork_done) {
-        py->after_fork_child();
         prefault_apply(&z->prefault);
+        py->after_fork_child();
     }
     while (x->envp[nenv])
         nenv++;
@@ -597,11 +597,11 @@ __attribute__((noreturn)) static void prejob_main(struct zygote *z, int go, int 
     setsid();
     stage = sandbox__payload_confine(&z->filter, false);
     failure = stage ? stage << 16 | (errno & 0xffff) : 0;
-    if (!failure) { /* the interpreter's after-fork steps too, and the pages a job
-                     * writes copied, before any request */
+    if (!failure) { /* the pages a job writes copied (the after-fork steps' among them), and
+                     * the interpreter's after-fork steps, before any request */
+        prefault_apply(&z->prefault);
         z->py.after_fork_child();
         after_fork_done = true;
-        prefault_apply(&z->prefault);
     }
     if (write(go, &failure, sizeof(failure)) != (ssize_t)sizeof(failure) || failure)
         _exit(127);
