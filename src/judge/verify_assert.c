@@ -500,11 +500,6 @@ bool verify__assert_repeat(const struct sandbox_runtime *rt, const struct image 
     return compiled;
 }
 
-/* Python's harness modules as a fork server preloads them (verify_forkserver_preload): the
- * text files of the row's harness whose names end in ".py" (its compiled form is for the cold
- * path), with the path a job would import them from, in its start directory /work. */
-static struct forkserver_module preload_mods[4];
-
 /* The harness's warm-up (forkserver_module): a small task's assert test run through it as a
  * job runs one (argv, a token on stdin, the program in a file), in the fork server's trial. */
 static const char harness_warmup[] =
@@ -522,6 +517,11 @@ static const char harness_warmup[] =
     "sys.argv = ['-c', '/proc/self/fd/%d' % f, str(len(sol)), 'add']\n"
     "import _crucible_harness\n"
     "_crucible_harness._crucible_main()\n";
+
+/* Python's harness modules as a fork server preloads them (verify_forkserver_preload): the
+ * text files of the row's harness whose names end in ".py" (its compiled form is for the cold
+ * path), with the path a job would import them from, in its start directory /work. */
+static struct forkserver_module preload_mods[4];
 static char preload_files[4][96];
 static size_t preload_count;
 static char preload_names[4][64];

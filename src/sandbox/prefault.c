@@ -159,21 +159,10 @@ out:
     return r;
 }
 
-size_t prefault_apply(const struct prefault *pf)
+void prefault_apply(const struct prefault *pf)
 {
-    size_t done = 0;
-
-    for (size_t i = 0; i < pf->nruns; i++) {
-        if (madvise((void *)pf->runs[i].start, pf->runs[i].len, MADV_POPULATE_WRITE) == 0)
-            done++;
-        else if (errno == EINVAL)
+    for (size_t i = 0; i < pf->nruns; i++)
+        if (madvise((void *)pf->runs[i].start, pf->runs[i].len, MADV_POPULATE_WRITE) < 0 &&
+            errno == EINVAL)
             break; /* a kernel before 5.14: nothing can be copied ahead */
-    }
-    return done;
-}
-
-void prefault_free(struct prefault *pf)
-{
-    free(pf->runs);
-    *pf = (struct prefault){0};
 }

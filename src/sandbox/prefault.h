@@ -39,10 +39,8 @@ struct prefault {
 int prefault_learn(struct prefault *pf, pid_t child, struct errbuf *err);
 
 /* prefault_apply(pf) — in a fork: copies pf's pages now (MADV_POPULATE_WRITE per run; a run no
- * longer mapped, or a kernel without it, is skipped quietly). The number of runs copied. */
-size_t prefault_apply(const struct prefault *pf);
-
-/* prefault_free(pf) — releases pf's runs (left empty). */
-void prefault_free(struct prefault *pf);
+ * longer mapped, or a kernel without it, is skipped quietly). pf is learned once and kept for
+ * the learning process's life: there is no free. */
+void prefault_apply(const struct prefault *pf);
 
 #endif

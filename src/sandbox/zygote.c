@@ -941,7 +941,7 @@ static void learn_from(struct zygote *z, const char *warmup)
     pid_t pid, got = 0;
 
     z->py.before_fork();
-    pid = fork();
+    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0); /* as a job's pid 2 is forked */
     if (pid == 0)
         trial_main(z, warmup);
     z->py.after_fork_parent();
@@ -955,9 +955,7 @@ static void learn_from(struct zygote *z, const char *warmup)
     if (got == pid && WIFSTOPPED(status))
         (void)prefault_learn(&z->prefault, pid, &err); /* nothing learned: nothing copied */
     kill(pid, SIGKILL);
-    while (got != pid && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    if (got == pid && WIFSTOPPED(status))
+    if (got != pid || WIFSTOPPED(status)) /* still to be reaped */
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
 }
