@@ -72,7 +72,12 @@ static const char preload[] =
 
 /* A job's own environment and orig_argv, set in the forked interpreter before its code runs
  * (sys._crucible_env: "K=V" entries, sys._crucible_argv: argv, both NUL-separated bytes).
- * Defined in __main__ and removed from it at once; removes itself from sys when called.
+ * libc's environ is the job's already (run_python points it at the request's array): only
+ * os.environ's dict (posix.environ, which os.environb shares) is made anew, as the interpreter
+ * makes it at start-up (entries without '=' left out, the first of a name kept). Not through
+ * os.environ's unsetenv and putenv: those write libc's copies of every entry into the zygote's
+ * heap, about 170 pages each job copies. Defined in __main__ and removed from it at once;
+ * removes itself from sys when called.
  *
  * And a job's end: what Py_FinalizeEx does that a program can see — non-daemon threads
  * joined, atexit functions, stdio flushed (120 when that fails), __main__'s names cleared
@@ -86,20 +91,21 @@ static const char job_setup[] =
     "    import sys, os\n"
     "    env, argv = sys._crucible_env, sys._crucible_argv\n"
     "    del sys._crucible_env, sys._crucible_argv, sys._crucible_job\n"
-    "    os.environ.clear()\n"
+    "    data = os.environ._data\n"
+    "    data.clear()\n"
     "    for kv in env.split(b'\\0'):\n"
-    "        if kv:\n"
-    "            k, _, v = kv.partition(b'=')\n"
-    "            os.environb[k] = v\n"
+    "        k, eq, v = kv.partition(b'=')\n"
+    "        if eq:\n"
+    "            data.setdefault(k, v)\n"
     "    sys.orig_argv = [os.fsdecode(a) for a in argv.split(b'\\0')]\n"
     "__import__('sys')._crucible_job = _crucible_job\n"
     "del _crucible_job\n"
-    "def _crucible_end():\n"
+    "def _crucible_end(atexit=__import__('atexit')):\n"
     "    import sys, gc\n"
     "    t = sys.modules.get('threading')\n"
     "    if t is not None:\n"
     "        t._shutdown()\n"
-    "    __import__('atexit')._run_exitfuncs()\n"
+    "    atexit._run_exitfuncs()\n"
     "    def flush(first):\n"
     "        good = True\n"
     "        for f in (sys.stdout, sys.stderr):\n"
@@ -413,6 +419,7 @@ __attribute__((noreturn)) static void run_python(struct zygote *z, const struct 
     }
     while (x->envp[nenv])
         nenv++;
+    environ = x->envp; /* as execve would make it; os.environ follows (job_setup) */
     if (!(blob = joined(x->envp, nenv, &len)) || set_sys_bytes(py, "_crucible_env", blob, len))
         _exit(126);
     free(blob);
@@ -907,21 +914,23 @@ static void zygote_job(struct zygote *z, const struct ctl_msg *m, const int *fds
  * not stop within TRIAL_WAIT_MS is killed and teaches nothing; nor does a kernel without
  * MADV_POPULATE_WRITE (each job's copying is then a quiet no-op). */
 #define TRIAL_WAIT_MS 2000
-static const char trial_prologue[] =
-    "import os as _o\n"
-    "_o._exit = lambda s, k=_o.kill, p=_o.getpid(), n=__import__('signal').SIGSTOP: k(p, n)\n"
-    "del _o\n";
+/* SIGSTOP's number is put in by the C side: importing `signal` for it would make the trial
+ * copy the pages of an import no job makes (165 of the 523 a `pass` trial learned). */
+static const char trial_prologue[] = "import os as _o\n"
+                                     "_o._exit = lambda s, k=_o.kill, p=_o.getpid(): k(p, %d)\n"
+                                     "del _o\n";
 
 __attribute__((noreturn)) static void trial_main(struct zygote *z, const char *warmup)
 {
-    size_t len = strlen(trial_prologue) + strlen(warmup) + 1;
+    size_t len = strlen(trial_prologue) + 8 + strlen(warmup) + 1;
     char *code = malloc(len), *argv[4] = {(char *)PYTHON_EXE, (char *)"-c", code, NULL};
     struct exec_req x;
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 
     if (!code || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
         _exit(127);
-    snprintf(code, len, "%s%s", trial_prologue, warmup);
+    snprintf(code, len, trial_prologue, SIGSTOP);
+    snprintf(code + strlen(code), len - strlen(code), "%s", warmup);
     prctl(PR_SET_DUMPABLE, 1); /* its page map readable by the zygote */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     z->py.after_fork_child();

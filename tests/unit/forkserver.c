@@ -176,7 +176,10 @@ static const char introspect[] =
     " open('/proc/self/status').read().split('Seccomp:')[1].split()[0])\n"
     "import signal\n"
     "print([signal.getsignal(s) for s in (signal.SIGINT, signal.SIGPIPE, signal.SIGTERM, "
-    "signal.SIGCHLD)])\n";
+    "signal.SIGCHLD)])\n"
+    /* libc's environment, as a program the job starts inherits it */
+    "import subprocess\n"
+    "print(sorted(subprocess.run(['/usr/bin/env'], capture_output=True).stdout.split(b'\\n')))\n";
 
 static const char solution[] = "def add(a, b):\n    return a + b\n";
 static const char tests_ok[] = "assert add(1, 2) == 3\nassert add('a', 'b') == 'ab'\n";
