@@ -28,6 +28,12 @@
 # process with status 0. Any other end (an exception, sys.exit, os._exit, a signal, a thread
 # ending the process) leaves the token unwritten, and crucible fails the test.
 #
+# What needs neither the token nor the program (the helpers, their classes, the rewrite, the
+# builtins as they are) is built when the module is imported: a fork server's zygote, which
+# preloads this module, builds it once for all its jobs. _crucible_main takes it out of the
+# module (_crucible_ready) before anything else, so that the solution, which can walk frames up
+# to this module's globals, finds it empty.
+#
 # What this cannot stop: native code (the solution cannot load ctypes, but a C extension it
 # compiles at run time, or another process reading this one's memory, is outside Python), and
 # code that walks frames to this module's globals to break the harness itself (that only makes
