@@ -78,7 +78,8 @@ class Stub:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
         self.httpd.daemon_threads = True
         self.url = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # polled every 50 ms for shutdown (the default 0.5 s was half a second per test)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
     def close(self):
@@ -614,6 +615,9 @@ def test_adapters_on_unreachable_server():
     url = "http://127.0.0.1:%d" % s.getsockname()[1]
     s.close()
     gt = '{"inputs": ["1\\n"], "outputs": ["1\\n"]}'
+    # the shared client the adapters make for url: a refused job is still sent again, for
+    # half a second instead of the default's seconds (the test took a minute)
+    rewards.default_client(url).resend_for = 0.5
     with pytest.raises(CrucibleInfraError) as ei:
         rewards.compute_score("d", "x", gt, url=url)
     assert isinstance(ei.value.__cause__, CrucibleUnavailable)
