@@ -489,7 +489,7 @@ def _crucible_kit():
                 out.append(imp(full, True))
         return tuple(out)
 
-    # ---- 2. compile: the solution as it is, the test code rewritten ----
+    # ---- the rewrite of the test code (step 2 in setup runs it) ----
     ph = [""]  # the run's placeholder prefix, "\0crucible:NONCE:" (setup makes NONCE)
     AST = _ast.AST
     Load = _ast.Load()
@@ -701,8 +701,8 @@ def _crucible_kit():
         test_src = b"\n" * sol_src.count(b"\n") + test_src
         del src
 
+        # ---- 2. compile: the solution as it is, the test code rewritten ----
         PH = ph[0] = "\0crucible:%s:" % os.urandom(8).hex()
-
         try:
             sol_code = compile(sol_src, path, "exec", 0, True)
             tree = compile(test_src, path, "exec", _ast.PyCF_ONLY_AST, True)
