@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/mount.h>
+#include <malloc.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -723,13 +724,27 @@ started:
     return pid;
 }
 
+/* bind_over(from, to) — a copy of the mount at from (a bind mount) attached over to. 0 or
+ * -errno. */
+static int bind_over(const char *from, const char *to)
+{
+    int t = (int)syscall(SYS_open_tree, AT_FDCWD, from, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    int r = 0;
+
+    if (t < 0)
+        return -errno;
+    if (syscall(SYS_move_mount, t, "", AT_FDCWD, to, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    close(t);
+    return r;
+}
+
 /* job_mounts(disk_mb) — in the job's new mount namespace: nothing propagates out, a fresh
  * scratch tmpfs's "work" and "tmp" over /work and /tmp (rootfs.c's sizes and modes), a fresh
  * /proc of the job's pid namespace. 0 or -errno. */
 static int job_mounts(uint64_t disk_mb)
 {
     char size[32], inodes[32];
-    static const char *const dirs[] = {"work", "tmp"};
     int fs, s = -1, p, r = 0;
 
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -750,15 +765,17 @@ static int job_mounts(uint64_t disk_mb)
     if (r == 0 && (mkdirat(s, "work", 0755) < 0 || mkdirat(s, "tmp", 01777) < 0 ||
                    fchmodat(s, "tmp", 01777, 0) < 0))
         r = -errno;
-    for (size_t i = 0; r == 0 && i < 2; i++) {
-        char dest[16];
-        int t = (int)syscall(SYS_open_tree, s, dirs[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        snprintf(dest, sizeof(dest), "/%s", dirs[i]);
-        if (t < 0 || syscall(SYS_move_mount, t, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-            r = -errno;
-        if (t >= 0)
-            close(t);
-    }
+    /* The scratch's root attached at /work, its "tmp" bound over /tmp and its "work" over /work,
+     * on top of the root, which stays hidden under it. Not bound from the scratch while it is
+     * still detached: closing a mount that was never attached unmounts it, and the kernel then
+     * waits out an expedited RCU grace period in the job's pid 1 (measured: 1.4% of MBPP eval's
+     * time, every job's pid 1 waiting and the other CPU interrupted). */
+    if (r == 0 && syscall(SYS_move_mount, s, "", AT_FDCWD, "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+        r = -errno;
+    if (r == 0)
+        r = bind_over("/work/tmp", "/tmp");
+    if (r == 0)
+        r = bind_over("/work/work", "/work");
     if (s >= 0)
         close(s);
     if (r < 0)
@@ -1018,6 +1035,10 @@ int forkserver_zygote_main(int argc, char **argv)
         sandbox__reply(3, CTL_FAILED, -r, err.msg);
         return 1;
     }
+    /* The heap's free memory given back before the first fork: the imports leave about a fifth
+     * of the zygote's anonymous memory free but resident (2 of 9.8 MiB measured), which every
+     * fork would map and every exit unmap, and a job's first allocations there copy. */
+    malloc_trim(0);
     learn_job_pages(&z);
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
