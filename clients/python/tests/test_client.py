@@ -365,7 +365,10 @@ def test_deadline_and_priority(make_server):
     results = {}
 
     def job(name, **kw):
-        results[name] = c.run(["sh", "-c", "sleep %s; echo %s" % (kw.pop("sleep", 0), name)], **kw)
+        # the time the job started, as the sandbox sees it: the order the server ran them in
+        # (the order the client threads get their answers in can differ on a busy machine)
+        cmd = "date +%%s%%N; sleep %s; echo %s" % (kw.pop("sleep", 0), name)
+        results[name] = c.run(["sh", "-c", cmd], **kw)
         done.append(name)
 
     threads = [threading.Thread(target=job, args=("blocker",), kwargs={"sleep": 3})]
@@ -381,10 +384,11 @@ def test_deadline_and_priority(make_server):
         t.join(60)
     assert results["late"]["status"] == "sandbox_error", results["late"]
     assert "deadline" in results["late"]["message"].lower(), results["late"]
-    ran = [n for n in done if n not in ("late",)]
-    assert ran == ["blocker", "high", "normal", "low"], done
-    for n in ran:
-        assert results[n]["stdout"] == n + "\n"
+    assert sorted(done) == ["blocker", "high", "late", "low", "normal"], done
+    ran = sorted((int(results[n]["stdout"].split()[0]), n) for n in done if n != "late")
+    assert [n for _, n in ran] == ["blocker", "high", "normal", "low"], ran
+    for _, n in ran:
+        assert results[n]["stdout"].split()[1:] == [n], results[n]
 
 
 def test_verify_deadline_is_infra_error(make_server):
