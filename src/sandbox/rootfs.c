@@ -65,10 +65,8 @@ static int new_tmpfs(const char *size, const char *inodes, const char *mode, uns
     return mnt < 0 ? -errno : mnt;
 }
 
-/* bind_at(src_dirfd, src, root, dest, recursive, attrs) — clones src and attaches it at
- * dest below root with the given mount attributes. */
-static int bind_at(int src_dirfd, const char *src, int root, const char *dest, bool recursive,
-                   unsigned attrs)
+int rootfs__bind_at(int src_dirfd, const char *src, int root, const char *dest, bool recursive,
+                    unsigned attrs)
 {
     struct mount_attr attr = {.attr_set = attrs};
     int t, r = 0;
@@ -238,7 +236,7 @@ static int expose_image(int root, const struct image *img, int imgfd, int holder
                                   OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
                 r = l < 0 ? -errno : overlay_at(holder, root, e->path, i, l);
             } else if (r == 0) {
-                r = bind_at(imgfd, e->path, root, e->path, true, 0);
+                r = rootfs__bind_at(imgfd, e->path, root, e->path, true, 0);
             }
             break;
         case IMAGE_ENTRY_FILE:
@@ -247,7 +245,7 @@ static int expose_image(int root, const struct image *img, int imgfd, int holder
             if (r == -EFBIG) {
                 r = make_file(root, e->path, 0644, NULL);
                 if (r == 0)
-                    r = bind_at(imgfd, e->path, root, e->path, false, 0);
+                    r = rootfs__bind_at(imgfd, e->path, root, e->path, false, 0);
             }
             break;
         }
@@ -316,7 +314,8 @@ static int bind_devices(int root, struct errbuf *err)
     for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]) && r == 0; i++) {
         snprintf(src, sizeof(src), "/dev/%s", dev_nodes[i]);
         snprintf(dest, sizeof(dest), "dev/%s", dev_nodes[i]);
-        r = bind_at(AT_FDCWD, src, root, dest, false, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+        r = rootfs__bind_at(AT_FDCWD, src, root, dest, false,
+                            MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
         if (r < 0)
             errbuf_set(err, "cannot bind '%s': %s", src, strerror(-r));
     }
@@ -374,9 +373,9 @@ static int mount_scratch(int root, int s, struct errbuf *err)
     if (r == 0)
         r = fchmodat(s, "tmp", 01777, 0) < 0 ? -errno : 0;
     if (r == 0)
-        r = bind_at(s, "work", root, "work", false, 0);
+        r = rootfs__bind_at(s, "work", root, "work", false, 0);
     if (r == 0)
-        r = bind_at(s, "tmp", root, "tmp", false, 0);
+        r = rootfs__bind_at(s, "tmp", root, "tmp", false, 0);
     if (r < 0)
         errbuf_set(err, "cannot set up /work and /tmp: %s", strerror(-r));
     return r;

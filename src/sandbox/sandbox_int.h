@@ -173,6 +173,12 @@ int sandbox__ctl_recv(int fd, struct ctl_msg *msg, int *fds, int *nfds);
 int rootfs__build(const struct image *img, const struct sandbox_limits *limits, int *lower,
                   int *scratch, struct errbuf *err);
 
+/* rootfs__bind_at(src_dirfd, src, root, dest, recursive, attrs) — a clone of the mount tree at
+ * src (with the mounts below it when recursive), given attrs, attached at dest below root (a
+ * bind mount). 0 or -errno. */
+int rootfs__bind_at(int src_dirfd, const char *src, int root, const char *dest, bool recursive,
+                    unsigned attrs);
+
 /* sandbox__scratch_open(sb, err) — an O_PATH descriptor of the root of sb's scratch tmpfs
  * (the directories "work" and "tmp" are the sandbox's /work and /tmp), for one operation: the
  * caller closes it when done. An idle sandbox holds no descriptor of its scratch (one server

@@ -724,21 +724,6 @@ started:
     return pid;
 }
 
-/* bind_over(from, to) — a copy of the mount at from (a bind mount) attached over to. 0 or
- * -errno. */
-static int bind_over(const char *from, const char *to)
-{
-    int t = (int)syscall(SYS_open_tree, AT_FDCWD, from, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-    int r = 0;
-
-    if (t < 0)
-        return -errno;
-    if (syscall(SYS_move_mount, t, "", AT_FDCWD, to, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-        r = -errno;
-    close(t);
-    return r;
-}
-
 /* job_mounts(disk_mb) — in the job's new mount namespace: nothing propagates out, a fresh
  * scratch tmpfs (one --disk for both) whose "work" and "tmp" are over /work and /tmp (rootfs.c's
  * sizes and modes), a fresh /proc of the job's pid namespace. 0 or -errno. */
@@ -773,9 +758,9 @@ static int job_mounts(uint64_t disk_mb)
     if (r == 0 && syscall(SYS_move_mount, s, "", AT_FDCWD, "/work", MOVE_MOUNT_F_EMPTY_PATH) < 0)
         r = -errno;
     if (r == 0)
-        r = bind_over("/work/tmp", "/tmp");
+        r = rootfs__bind_at(AT_FDCWD, "/work/tmp", AT_FDCWD, "/tmp", false, 0);
     if (r == 0)
-        r = bind_over("/work/work", "/work");
+        r = rootfs__bind_at(AT_FDCWD, "/work/work", AT_FDCWD, "/work", false, 0);
     if (s >= 0)
         close(s);
     if (r < 0)
