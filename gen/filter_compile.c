@@ -56,6 +56,13 @@ int filter_compile(struct sock_filter **insns, size_t *count, struct errbuf *err
     r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
     if (r == 0)
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* the child sets it itself */
+    /* The syscall numbers as a binary tree, not a list. Each process that loads the program
+     * pays for it in the kernel: the JIT, and the cache of always-allowed syscalls, which
+     * runs the program once per syscall number; a tree's short paths make that 2.3x faster
+     * (0.25 -> 0.11 ms a load on the VM of docs/BENCHMARKS.md, for 140 instructions against
+     * the list's 123), and the calls it checks by argument take a few comparisons. */
+    if (r == 0)
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
     for (size_t i = 0; r == 0 && i < filter_policy_len; i++) {
         r = add_rule(ctx, &filter_policy[i]);
         if (r < 0)
