@@ -256,17 +256,16 @@ static void test_image_config(const struct sandbox_limits *lim)
     free(cfg);
 }
 
-/* A warm sandbox is of one shape: a writable-root request never gets a read-only one, nor
- * the other way round. */
 /* What a payload's own confinement looks like from inside, one line: capabilities, no_new_privs,
- * seccomp mode, the CPUs it may run on, whether it leads its session, its open fds (those of the
- * sh that reads them included), and whether unshare is refused. */
+ * seccomp mode, the CPUs it may run on, whether it leads its session, its open fds (listed by the
+ * sh's own glob, whose directory descriptor is among them: a command substitution or a pipe would
+ * race with the sh closing that pipe's ends), and whether unshare is refused. */
 static char *const confinement_probe[] = {
     "/bin/sh", "-c",
     "grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs|Seccomp|Cpus_allowed_list):' /proc/self/status"
     " | tr -s '\\t\\n' '  ';"
     " [ \"$(cut -d' ' -f6 /proc/self/stat)\" = \"$$\" ] && printf 'leader ';"
-    " printf 'fds:%s ' \"$(ls /proc/$$/fd | tr '\\n' ,)\";"
+    " printf 'fds:'; for f in /proc/$$/fd/*; do printf '%s,' \"${f##*/}\"; done; printf ' ';"
     " unshare -U true 2>/dev/null && echo unshared || echo refused",
     NULL};
 
@@ -347,6 +346,8 @@ static void test_prestart(const struct sandbox_limits *lim)
     sandbox_destroy(plain, NULL);
 }
 
+/* A warm sandbox is of one shape: a writable-root request never gets a read-only one, nor
+ * the other way round. */
 static void test_pool_shape(const struct sandbox_limits *lim)
 {
     struct sandbox_limits ro = *lim, rw = *lim;
