@@ -41,7 +41,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
 SEC_SRC  := $(wildcard tests/security/cases/*.c)
 SEC_BIN  := $(SEC_SRC:tests/security/cases/%.c=$(BUILD)/security/%)
 BENCH_BIN := $(BUILD)/bench/spawn $(BUILD)/bench/httpload $(BUILD)/bench/exec $(BUILD)/bench/forkserver \
-             $(BUILD)/bench/fleet
+             $(BUILD)/bench/fleet $(BUILD)/bench/pid1cost
 
 all: $(BUILD)/crucible
 
