@@ -1,6 +1,7 @@
 /*
  * sandbox_int.h — what the supervisor (sandbox.c) and init (sandbox_init.c) share: the
- * control protocol and the parameters init is cloned with. Not part of any public API.
+ * control protocol (its requests answered by init_proto.c, for a sandbox's init and a fork
+ * server job's pid 1 alike) and the parameters init is cloned with. Not part of any public API.
  *
  * Protocol: a SOCK_SEQPACKET socketpair; every message is one struct ctl_msg, with up to
  * CTL_MAX_FDS file descriptors attached (SCM_RIGHTS). Exec specifications travel in a
@@ -262,6 +263,9 @@ int sandbox__loopback_up(void);
  * below the caller's /work, answered on ctl. */
 void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src);
 void sandbox__handle_get(int ctl, const struct ctl_msg *req);
+/* How many entries the fixed environment has (init_proto.c checks it at compile time). */
+#define SANDBOX_FIXED_ENV_COUNT 13
+
 /* sandbox__fixed_env_list(&n) — the fixed environment entries ("K=V"), n of them. */
 const char *const *sandbox__fixed_env_list(size_t *n);
 
