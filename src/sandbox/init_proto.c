@@ -503,22 +503,34 @@ pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, st
     return pid;
 }
 
+void sandbox__exited_msg(struct ctl_msg *m, int status, pid_t pid)
+{
+    struct rusage ru;
+
+    getrusage(RUSAGE_CHILDREN, &ru);
+    memset(m, 0, sizeof(*m));
+    m->type = CTL_EXITED;
+    m->status = status;
+    m->pid = pid;
+    m->cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+                  (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+    m->maxrss_kb = ru.ru_maxrss;
+}
+
+bool sandbox__none_left(void)
+{
+    siginfo_t si;
+
+    memset(&si, 0, sizeof(si));
+    return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD;
+}
+
 void sandbox__report_exited(int fd, int status, pid_t pid)
 {
     struct ctl_msg m;
-    struct rusage ru;
-    siginfo_t si;
 
-    getrusage(RUSAGE_CHILDREN, &ru);
-    memset(&m, 0, sizeof(m));
-    m.type = CTL_EXITED;
-    m.status = status;
-    m.pid = pid;
-    m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                 (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-    m.maxrss_kb = ru.ru_maxrss;
-    memset(&si, 0, sizeof(si));
-    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+    sandbox__exited_msg(&m, status, pid);
+    if (sandbox__none_left())
         m.mode = CTL_EXITED_ALONE;
     (void)sandbox__ctl_send(fd, &m, NULL, 0);
 }

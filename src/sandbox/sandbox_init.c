@@ -372,11 +372,9 @@ static void prespawn_drop(struct prespawn *ps)
 static void prespawn_make(struct prespawn *ps, const struct init_params *p)
 {
     const struct timespec tick = {0, 20 * 1000 * 1000};
-    siginfo_t si;
     pid_t pid;
 
-    memset(&si, 0, sizeof(si));
-    if (ps->pid > 0 || waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 || errno != ECHILD)
+    if (ps->pid > 0 || !sandbox__none_left())
         return;
     if (!ps->stack) {
         void *m = mmap(NULL, SPAWN_STACK, PROT_READ | PROT_WRITE,
@@ -694,7 +692,6 @@ static void kill_exec(int ctl, struct keeper *k, pid_t *payload)
 static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps, bool *pinned)
 {
     struct ctl_msg m;
-    siginfo_t si;
     bool ended = false;
     int status;
     pid_t pid;
@@ -706,25 +703,14 @@ static void reap(int ctl, pid_t *payload, struct keeper *k, struct prespawn *ps,
         } else if (k->pid > 0 && pid == k->pid) {
             keeper_reaped(ctl, k, payload, status);
         } else if (pid == *payload) {
-            struct rusage ru;
-            getrusage(RUSAGE_CHILDREN, &ru);
-            m.type = CTL_EXITED;
-            m.status = status;
-            m.pid = pid;
-            m.cpu_usec = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
-                         (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-            m.maxrss_kb = ru.ru_maxrss;
+            sandbox__exited_msg(&m, status, pid);
             *payload = 0;
             ended = true;
         }
     }
     if (!ended)
         return;
-    /* Every process of the namespace is init's child once its parent is gone (orphans are
-     * reparented to init before their parent can be reaped), so no child left means no
-     * process left: the supervisor may then take the verdict as final without a kill. */
-    memset(&si, 0, sizeof(si));
-    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 && errno == ECHILD)
+    if (sandbox__none_left()) /* the supervisor may take the verdict as final without a kill */
         m.mode = CTL_EXITED_ALONE;
     cpus_unpin(pinned);
     sandbox__ctl_send(ctl, &m, NULL, 0);

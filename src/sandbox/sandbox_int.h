@@ -250,9 +250,19 @@ pid_t sandbox__spawn_report(pid_t pid, const struct exec_req *x, int failure, st
  * this type, errno and text (NULL: none); a failure to send is the supervisor's to notice. */
 void sandbox__reply(int fd, uint32_t type, int err, const char *text);
 
+/* sandbox__exited_msg(m, status, pid) — m made CTL_EXITED for payload pid, just reaped by the
+ * pid 1 of its pid namespace with wait status status: the CPU time and peak RSS of every child
+ * that pid 1 has reaped so far (the payload's descendants included). */
+void sandbox__exited_msg(struct ctl_msg *m, int status, pid_t pid);
+
+/* sandbox__none_left() — the calling pid 1 has no child left, exited or not. Every process of
+ * the namespace is its child once its parent is gone (orphans are reparented to pid 1 before
+ * their parent can be reaped), so none left means no process left in the namespace. */
+bool sandbox__none_left(void);
+
 /* sandbox__report_exited(fd, status, pid) — CTL_EXITED on fd for the end of payload pid (wait
- * status), by the pid 1 of its pid namespace (a keeper, a fork server job's reaper): the
- * rusage of every child it has reaped, and CTL_EXITED_ALONE when none is left. */
+ * status), by the pid 1 of its pid namespace (a keeper, a fork server job's reaper): as
+ * sandbox__exited_msg makes it, and CTL_EXITED_ALONE when sandbox__none_left. */
 void sandbox__report_exited(int fd, int status, pid_t pid);
 
 /* sandbox__drop_all_caps() — ambient, effective, permitted and inheritable sets emptied. */
