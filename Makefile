@@ -34,7 +34,7 @@ endif
 # src/ is layered (README "Layout"): util, metrics, strset at the top; image/, sandbox/, judge/,
 # library/, service/, cluster/, cli/ below. Includes name the folder ("judge/verify.h") from -Isrc.
 SRC_DIRS := src src/image src/sandbox src/judge src/library src/service src/cluster src/cli
-LIB_SRC  := $(filter-out src/cli/main.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
+LIB_SRC  := $(filter-out src/cli/main.c src/sandbox/jobinit.c,$(foreach d,$(SRC_DIRS),$(wildcard $(d)/*.c)))
 LIB_OBJ  := $(LIB_SRC:src/%.c=$(BUILD)/obj/%.o)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%.t)
@@ -84,6 +84,35 @@ $(BUILD)/gen/sandbox/filter_bpf.inc: $(BUILD)/gen/filter_bpf
 	@mkdir -p $(dir $@)
 	$< >$@.tmp && mv $@.tmp $@
 $(BUILD)/obj/sandbox/filter.o: $(BUILD)/gen/sandbox/filter_bpf.inc
+
+# A fork server job's small init (src/sandbox/jobinit.c, zygote.c's "a job's small init"): a
+# static program built with musl (Debian's musl-tools), whose start costs a few pages, embedded
+# in the binary as build/gen/sandbox/jobinit.inc. Without musl-gcc the .inc says so and jobs'
+# pid 1 is a copy of the zygote, as before. Its errors are worded as glibc words them
+# (gen/errno_text.c). Linux's own headers (linux/, asm/) come from the build machine's.
+MUSL_CC   ?= $(shell command -v musl-gcc 2>/dev/null)
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+JOBINIT_SRC := src/sandbox/jobinit.c src/sandbox/init_proto.c src/util.c
+$(BUILD)/gen/errno_text: gen/errno_text.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -std=gnu11 -Wall -o $@ $<
+$(BUILD)/gen/sandbox/errno_text.inc: $(BUILD)/gen/errno_text
+	@mkdir -p $(dir $@)
+	$< >$@.tmp && mv $@.tmp $@
+$(BUILD)/gen/sandbox/jobinit: $(JOBINIT_SRC) src/sandbox/sandbox_int.h src/sandbox/sandbox.h src/util.h \
+                              $(BUILD)/gen/sandbox/errno_text.inc
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static -Os -std=gnu11 $(WARN) -D_GNU_SOURCE -Dstrerror=jobinit_strerror \
+	    -ffunction-sections -fdata-sections -Wl,--gc-sections -s -Isrc -I$(BUILD)/gen \
+	    -idirafter /usr/include $(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH)) \
+	    -o $@ $(JOBINIT_SRC)
+$(BUILD)/gen/sandbox/jobinit.inc: $(if $(MUSL_CC),$(BUILD)/gen/sandbox/jobinit)
+	@mkdir -p $(dir $@)
+	if [ -n "$(MUSL_CC)" ]; then \
+	  { echo '#define JOBINIT_EMBEDDED 1'; echo 'static const unsigned char jobinit_image[] = {'; \
+	    od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '};'; } >$@.tmp; \
+	else echo '#define JOBINIT_EMBEDDED 0' >$@.tmp; fi && mv $@.tmp $@
+$(BUILD)/obj/sandbox/zygote.o: $(BUILD)/gen/sandbox/jobinit.inc
 
 # `crucible bench` carries the demo's task set (examples/tasks.jsonl) as a C string literal.
 $(BUILD)/gen/cli/bench_tasks.inc: examples/tasks.jsonl

@@ -72,6 +72,7 @@ struct forkserver {
     pthread_mutex_t lock; /* one CTL_JOB at a time on sock */
     struct spares sp;
     unsigned prefault_pages; /* what the zygote's trial learned (its READY says) */
+    bool small_init;         /* its jobs' pid 1 is the small init (its READY says) */
 };
 
 /* zygote_ready(fs, err) — waits for the zygote's READY; 0 or -errno with err set (what the
@@ -90,6 +91,7 @@ static int zygote_ready(struct forkserver *fs, struct errbuf *err)
     r = r < 0 ? -errno : sandbox__ctl_recv(fs->sock, &m, NULL, NULL);
     if (r == 0 && m.type == CTL_READY) {
         fs->prefault_pages = m.status > 0 ? (unsigned)m.status : 0;
+        fs->small_init = (m.mode & CTL_ZYGOTE_SMALL_INIT) != 0;
         return 0;
     }
     if (r == 0 && m.type == CTL_FAILED) {
@@ -183,8 +185,10 @@ struct forkserver *forkserver_start(const struct sandbox_runtime *rt, const stru
         return NULL;
     }
     if (rt->trace)
-        fprintf(stderr, "crucible: trace fork server ready: each job copies %u pages ahead\n",
-                fs->prefault_pages);
+        fprintf(stderr,
+                "crucible: trace fork server ready: each job copies %u pages ahead; a job's "
+                "pid 1 is %s\n",
+                fs->prefault_pages, fs->small_init ? "the small init" : "a copy of the zygote");
     return fs;
 
 out_close:
@@ -470,6 +474,11 @@ int forkserver_run(struct forkserver *fs, const struct sandbox_limits *limits,
     if (sandbox_destroy(job, &err) < 0 && res->status != RESULT_SANDBOX_ERROR)
         result_fail(res, "%s", err.msg);
     return r == -EINVAL ? -EINVAL : 0;
+}
+
+bool forkserver_small_init(const struct forkserver *fs)
+{
+    return fs->small_init;
 }
 
 unsigned forkserver_prefault_pages(const struct forkserver *fs)

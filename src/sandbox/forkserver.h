@@ -104,6 +104,11 @@ void forkserver_spare_stats(struct forkserver *fs, struct forkserver_spare_stats
  * its trial of the warm-ups learned (prefault.h); 0 where nothing could be learned. */
 unsigned forkserver_prefault_pages(const struct forkserver *fs);
 
+/* forkserver_small_init(fs) — whether its jobs' pid 1 is the small init (a static program that
+ * holds none of the interpreter's memory: zygote.c, "a job's small init"), not a copy of the
+ * zygote: false when crucible was built without musl-gcc or the kernel will not run it. */
+bool forkserver_small_init(const struct forkserver *fs);
+
 /* forkserver_image(fs) — the image its sandbox and jobs run. */
 const struct image *forkserver_image(const struct forkserver *fs);
 

@@ -13,12 +13,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/mount.h>
+#include <linux/stat.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/sendfile.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -201,7 +204,9 @@ static bool mount_root(int dir, const char *name)
 {
     struct statx sx;
 
-    return statx(dir, name, AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 &&
+    /* the system call, not libc's statx: a fork server job's small init is built with a libc
+     * that has none (musl 1.2.3) */
+    return syscall(SYS_statx, dir, name, AT_SYMLINK_NOFOLLOW, 0, &sx) == 0 &&
            (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
            (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
@@ -533,4 +538,62 @@ void sandbox__report_exited(int fd, int status, pid_t pid)
     if (sandbox__none_left())
         m.mode = CTL_EXITED_ALONE;
     (void)sandbox__ctl_send(fd, &m, NULL, 0);
+}
+
+/* ---- a fork server job's pid 1: its requests until the supervisor hangs up ---- */
+
+void sandbox__job_serve(int ctl, int sfd, const struct job_ops *ops)
+{
+    pid_t payload = 0;
+    bool started = false;
+
+    for (;;) {
+        struct pollfd pf[2] = {{.fd = ctl, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+        struct ctl_msg m;
+        int fds[CTL_MAX_FDS], nfds = CTL_MAX_FDS, status;
+        pid_t pid;
+
+        if (poll(pf, 2, -1) < 0 && errno != EINTR)
+            _exit(1);
+        if (pf[1].revents) {
+            struct signalfd_siginfo si;
+            while (read(sfd, &si, sizeof(si)) > 0)
+                ;
+            while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+                if (payload && pid == payload) {
+                    payload = 0;
+                    sandbox__report_exited(ctl, status, pid);
+                } else {
+                    ops->reaped(ops->ctx, pid);
+                }
+            }
+        }
+        if (!pf[0].revents)
+            continue;
+        if (sandbox__ctl_recv(ctl, &m, fds, &nfds) < 0)
+            _exit(0); /* the supervisor is done: our exit ends the namespace */
+        m.text[sizeof(m.text) - 1] = '\0';
+        switch (m.type) {
+        case CTL_PUT:
+            if (nfds == 1)
+                sandbox__handle_put(ctl, &m, fds[0]);
+            else
+                sandbox__reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+            break;
+        case CTL_GET:
+            sandbox__handle_get(ctl, &m);
+            break;
+        case CTL_EXEC:
+            if (started)
+                sandbox__reply(ctl, CTL_EXEC_FAIL, EBUSY, "a fork server's job runs one exec");
+            else
+                started = (payload = ops->exec(ops->ctx, ctl, fds, nfds)) > 0;
+            break;
+        default:
+            sandbox__reply(ctl, CTL_FAILED, ENOTSUP, "not supported in a fork server's job");
+            break;
+        }
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+    }
 }

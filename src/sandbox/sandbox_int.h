@@ -75,6 +75,9 @@ enum ctl_type {
                       * CTL_READY or CTL_FAILED, then CTL_PUT, CTL_GET, one CTL_EXEC */
 };
 #define CTL_JOB_LOOPBACK 1u
+/* The zygote's CTL_READY: status, the pages each job copies ahead; mode, CTL_ZYGOTE_SMALL_INIT
+ * when its jobs' pid 1 is the small init (zygote.c, jobinit.c), not a copy of the zygote. */
+#define CTL_ZYGOTE_SMALL_INIT 1u
 
 /* CTL_GO mode: init already sits in every group it belongs in (v1 joined by itself, v2 cloned
  * into), so it may enter its cgroup namespace during setup, off the first exec's path. Without
@@ -264,6 +267,22 @@ bool sandbox__none_left(void);
  * status), by the pid 1 of its pid namespace (a keeper, a fork server job's reaper): as
  * sandbox__exited_msg makes it, and CTL_EXITED_ALONE when sandbox__none_left. */
 void sandbox__report_exited(int fd, int status, pid_t pid);
+
+/* What a fork server job's pid 1 does at its one exec request, and with a child it reaps other
+ * than the payload: the zygote's copy of the interpreter (zygote.c) and the small init
+ * (jobinit.c) start pid 2 in their own ways. */
+struct job_ops {
+    /* exec(ctx, ctl, fds, nfds): CTL_EXEC's descriptors (the caller closes them); replies on
+     * ctl as init does; the payload's pid, or 0 when it did not start */
+    pid_t (*exec)(void *ctx, int ctl, const int *fds, int nfds);
+    void (*reaped)(void *ctx, pid_t pid);
+    void *ctx;
+};
+
+/* sandbox__job_serve(ctl, sfd, ops) — a fork server job's pid 1 after READY: puts, gets and one
+ * exec on ctl, its children reaped as sfd (a signalfd of SIGCHLD) says, the payload's end
+ * reported (sandbox__report_exited). Exits when the supervisor hangs up: the namespace ends. */
+__attribute__((noreturn)) void sandbox__job_serve(int ctl, int sfd, const struct job_ops *ops);
 
 /* sandbox__drop_all_caps() — ambient, effective, permitted and inheritable sets emptied. */
 int sandbox__drop_all_caps(void);
