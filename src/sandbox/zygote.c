@@ -21,7 +21,9 @@
  * interpreter or execve's as a cold payload. Its start is reported as init reports one: after
  * execve (a CLOEXEC pipe) or, for Python, once it is confined. The reaper reports its end with
  * the wait status and rusage (CTL_EXITED), reaps what the job leaves, and exits when the
- * supervisor hangs up; the supervisor's teardown kills the job's cgroup.
+ * supervisor hangs up; the supervisor's teardown kills the job's cgroup. Where crucible
+ * carries the small init (jobinit.c), pid 1 execs it once pid 2 is forked, and it is the
+ * reaper that answers: see "a job's small init".
  */
 #include "sandbox/forkserver.h"
 #include "sandbox/netns_pool.h"
