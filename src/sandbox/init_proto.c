@@ -301,11 +301,16 @@ static int copy_into(int dst, int src)
     }
 }
 
-void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src)
+void sandbox__handle_put(int ctl, const struct ctl_msg *req, const int *fds, int nfds)
 {
     struct errbuf err = {{0}};
-    int dst, r;
+    int src, dst, r;
 
+    if (nfds != 1) {
+        sandbox__reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+        return;
+    }
+    src = fds[0];
     dst = open_beneath(req->text, true, req->mode);
     if (dst < 0) {
         errbuf_set(&err, "cannot create '%s' in the work directory: %s", req->text, strerror(-dst));
@@ -542,6 +547,35 @@ void sandbox__report_exited(int fd, int status, pid_t pid)
 
 /* ---- a fork server job's pid 1: its requests until the supervisor hangs up ---- */
 
+/* job_exec(ctl, fds, nfds, ops) — CTL_EXEC in a fork server job: the spec read, pid 2 started
+ * by ops, its start reported as init reports one. The payload's pid, or 0 when it did not
+ * start. */
+static pid_t job_exec(int ctl, const int *fds, int nfds, const struct job_ops *ops)
+{
+    struct exec_req x;
+    struct ctl_msg m;
+    const char *why = "cannot start the payload";
+    int failure = 0;
+    pid_t pid;
+
+    memset(&x, 0, sizeof(x));
+    if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
+        sandbox__exec_req_release(&x);
+        sandbox__reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
+        return 0;
+    }
+    pid = ops->start(ops->ctx, &x, fds, &failure, &why);
+    if (pid < 0) {
+        sandbox__reply(ctl, CTL_EXEC_FAIL, -pid, why);
+        pid = 0;
+    } else {
+        pid = sandbox__spawn_report(pid, &x, failure, &m);
+        (void)sandbox__ctl_send(ctl, &m, NULL, 0);
+    }
+    sandbox__exec_req_release(&x);
+    return pid;
+}
+
 void sandbox__job_serve(int ctl, int sfd, const struct job_ops *ops)
 {
     pid_t payload = 0;
@@ -575,10 +609,7 @@ void sandbox__job_serve(int ctl, int sfd, const struct job_ops *ops)
         m.text[sizeof(m.text) - 1] = '\0';
         switch (m.type) {
         case CTL_PUT:
-            if (nfds == 1)
-                sandbox__handle_put(ctl, &m, fds[0]);
-            else
-                sandbox__reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+            sandbox__handle_put(ctl, &m, fds, nfds);
             break;
         case CTL_GET:
             sandbox__handle_get(ctl, &m);
@@ -587,7 +618,7 @@ void sandbox__job_serve(int ctl, int sfd, const struct job_ops *ops)
             if (started)
                 sandbox__reply(ctl, CTL_EXEC_FAIL, EBUSY, "a fork server's job runs one exec");
             else
-                started = (payload = ops->exec(ops->ctx, ctl, fds, nfds)) > 0;
+                started = (payload = job_exec(ctl, fds, nfds, ops)) > 0;
             break;
         default:
             sandbox__reply(ctl, CTL_FAILED, ENOTSUP, "not supported in a fork server's job");

@@ -46,44 +46,30 @@ struct pid2 {
     int failure;
 };
 
-static pid_t exec_op(void *ctx, int ctl, const int *fds, int nfds)
+/* start_op — the exec request's descriptors handed to pid 2 (job_ops' start). */
+static pid_t start_op(void *ctx, const struct exec_req *x, const int *fds, int *failure,
+                      const char **why)
 {
     struct pid2 *p2 = ctx;
-    struct exec_req x;
     struct ctl_msg m;
-    int failure = 0;
-    pid_t pid;
 
-    memset(&x, 0, sizeof(x));
-    if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
-        sandbox__exec_req_release(&x);
-        sandbox__reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
-        return 0;
-    }
-    if (p2->failure) {
-        failure = p2->failure;
-    } else if (p2->gone) {
-        sandbox__reply(ctl, CTL_EXEC_FAIL, ESRCH, "the job's process made ahead is gone");
-        sandbox__exec_req_release(&x);
-        return 0;
-    } else {
+    (void)x; /* pid 2 reads the spec itself */
+    *failure = p2->failure;
+    if (!p2->failure) {
         memset(&m, 0, sizeof(m));
         m.type = CTL_EXEC;
-        if (sandbox__ctl_send(GO_FD, &m, fds, 4) < 0) {
-            kill(p2->pid, SIGKILL);
-            sandbox__reply(ctl, CTL_EXEC_FAIL, ESRCH, "the job's process made ahead is gone");
-            sandbox__exec_req_release(&x);
-            return 0;
+        if (p2->gone || sandbox__ctl_send(GO_FD, &m, fds, 4) < 0) {
+            if (!p2->gone)
+                kill(p2->pid, SIGKILL);
+            *why = "the job's process made ahead is gone";
+            return -ESRCH;
         }
-        while (read(REPORT_FD, &failure, sizeof(failure)) < 0 && errno == EINTR)
+        while (read(REPORT_FD, failure, sizeof(*failure)) < 0 && errno == EINTR)
             ;
     }
     close(GO_FD);
     close(REPORT_FD);
-    pid = sandbox__spawn_report(p2->pid, &x, failure, &m);
-    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
-    sandbox__exec_req_release(&x);
-    return pid;
+    return p2->pid;
 }
 
 static void reaped_op(void *ctx, pid_t pid)
@@ -96,7 +82,7 @@ static void reaped_op(void *ctx, pid_t pid)
 int main(int argc, char **argv)
 {
     struct pid2 p2 = {0, false, 0};
-    struct job_ops ops = {.exec = exec_op, .reaped = reaped_op, .ctx = &p2};
+    struct job_ops ops = {.start = start_op, .reaped = reaped_op, .ctx = &p2};
     sigset_t chld;
     ssize_t n;
     int sfd;

@@ -1076,10 +1076,7 @@ void sandbox__init_main(const struct init_params *params)
                 _exit(0); /* supervisor gone: our exit ends the namespace */
             switch (m.type) {
             case CTL_PUT:
-                if (nfds == 1)
-                    sandbox__handle_put(ctl, &m, fds[0]);
-                else
-                    sandbox__reply(ctl, CTL_PUT_DONE, EPROTO, "malformed put request");
+                sandbox__handle_put(ctl, &m, fds, nfds);
                 break;
             case CTL_GET:
                 m.text[sizeof(m.text) - 1] = '\0';

@@ -272,9 +272,11 @@ void sandbox__report_exited(int fd, int status, pid_t pid);
  * than the payload: the zygote's copy of the interpreter (zygote.c) and the small init
  * (jobinit.c) start pid 2 in their own ways. */
 struct job_ops {
-    /* exec(ctx, ctl, fds, nfds): CTL_EXEC's descriptors (the caller closes them); replies on
-     * ctl as init does; the payload's pid, or 0 when it did not start */
-    pid_t (*exec)(void *ctx, int ctl, const int *fds, int nfds);
+    /* start(ctx, x, fds, &failure, &why): pid 2 running request x (fds: the spec's memfd, then
+     * stdin, stdout, stderr; the caller's), its start report read into failure (0, or
+     * stage << 16 | errno); its pid, or -errno with why set when it could not be started */
+    pid_t (*start)(void *ctx, const struct exec_req *x, const int *fds, int *failure,
+                   const char **why);
     void (*reaped)(void *ctx, pid_t pid);
     void *ctx;
 };
@@ -288,9 +290,9 @@ __attribute__((noreturn)) void sandbox__job_serve(int ctl, int sfd, const struct
 int sandbox__drop_all_caps(void);
 /* sandbox__loopback_up() — brings up lo in the caller's network namespace. 0 or -errno. */
 int sandbox__loopback_up(void);
-/* sandbox__handle_put(ctl, req, src) / sandbox__handle_get(ctl, req) — CTL_PUT and CTL_GET
- * below the caller's /work, answered on ctl. */
-void sandbox__handle_put(int ctl, const struct ctl_msg *req, int src);
+/* sandbox__handle_put(ctl, req, fds, nfds) / sandbox__handle_get(ctl, req) — CTL_PUT (its one
+ * descriptor, the file's content) and CTL_GET below the caller's /work, answered on ctl. */
+void sandbox__handle_put(int ctl, const struct ctl_msg *req, const int *fds, int nfds);
 void sandbox__handle_get(int ctl, const struct ctl_msg *req);
 /* How many entries the fixed environment has (init_proto.c checks it at compile time). */
 #define SANDBOX_FIXED_ENV_COUNT 13

@@ -688,49 +688,36 @@ static pid_t prejob_take(struct prejob *pre, const int *fds, int *report)
     return pid;
 }
 
-/* job_exec(z, ctl, fds, nfds, pre) — CTL_EXEC in a job: starts pid 2 (pre's, when it was made
- * ahead) and reports as init does. Returns its pid, or 0 when it did not start. */
-static pid_t job_exec(struct zygote *z, int ctl, const int *fds, int nfds, struct prejob *pre)
+/* job_pid2_start(z, x, fds, pre, &failure, &why) — pid 2 for CTL_EXEC in a job whose pid 1 is
+ * a copy of the zygote: pre's, when it was made ahead, else forked now (job_ops' start). */
+static pid_t job_pid2_start(struct zygote *z, const struct exec_req *x, const int *fds,
+                            struct prejob *pre, int *failure, const char **why)
 {
-    struct exec_req x;
-    struct ctl_msg m;
-    enum job_kind kind;
-    int rep[2], failure = 0;
+    int rep[2], e;
     pid_t pid;
 
-    memset(&x, 0, sizeof(x));
-    if (nfds != 4 || sandbox__parse_spec(fds[0], &x) < 0) {
-        sandbox__exec_req_release(&x);
-        sandbox__reply(ctl, CTL_EXEC_FAIL, EPROTO, "malformed exec request");
-        return 0;
+    if ((pid = prejob_take(pre, fds, &rep[0])) <= 0) {
+        enum job_kind kind = job_kind_of(z, x);
+        if (pipe2(rep, O_CLOEXEC) < 0) {
+            *why = "cannot create the start report pipe";
+            return -errno;
+        }
+        pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+        if (pid == 0) {
+            close(rep[0]);
+            job_payload(z, x, fds + 1, rep[1], kind, false);
+        }
+        e = errno;
+        close(rep[1]);
+        if (pid < 0) {
+            close(rep[0]);
+            *why = "cannot start the payload";
+            return -e;
+        }
     }
-    if ((pid = prejob_take(pre, fds, &rep[0])) > 0)
-        goto started;
-    kind = job_kind_of(z, &x);
-    if (pipe2(rep, O_CLOEXEC) < 0) {
-        sandbox__reply(ctl, CTL_EXEC_FAIL, errno, "cannot create the start report pipe");
-        sandbox__exec_req_release(&x);
-        return 0;
-    }
-    pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
-    if (pid == 0) {
-        close(rep[0]);
-        job_payload(z, &x, fds + 1, rep[1], kind, false);
-    }
-    close(rep[1]);
-    if (pid < 0) {
-        sandbox__reply(ctl, CTL_EXEC_FAIL, errno, "cannot start the payload");
-        close(rep[0]);
-        sandbox__exec_req_release(&x);
-        return 0;
-    }
-started:
-    while (read(rep[0], &failure, sizeof(failure)) < 0 && errno == EINTR)
+    while (read(rep[0], failure, sizeof(*failure)) < 0 && errno == EINTR)
         ;
     close(rep[0]);
-    pid = sandbox__spawn_report(pid, &x, failure, &m);
-    (void)sandbox__ctl_send(ctl, &m, NULL, 0);
-    sandbox__exec_req_release(&x);
     return pid;
 }
 
@@ -853,10 +840,11 @@ struct job_state {
     struct prejob pre;
 };
 
-static pid_t job_exec_op(void *ctx, int ctl, const int *fds, int nfds)
+static pid_t job_start_op(void *ctx, const struct exec_req *x, const int *fds, int *failure,
+                          const char **why)
 {
     struct job_state *st = ctx;
-    return job_exec(st->z, ctl, fds, nfds, &st->pre);
+    return job_pid2_start(st->z, x, fds, &st->pre, failure, why);
 }
 
 static void job_reaped_op(void *ctx, pid_t pid)
@@ -871,7 +859,7 @@ static void job_reaped_op(void *ctx, pid_t pid)
 __attribute__((noreturn)) static void job_main(const struct job_args *a)
 {
     struct job_state st = {.z = a->z};
-    struct job_ops ops = {.exec = job_exec_op, .reaped = job_reaped_op, .ctx = &st};
+    struct job_ops ops = {.start = job_start_op, .reaped = job_reaped_op, .ctx = &st};
     sigset_t chld;
     int sfd;
 
