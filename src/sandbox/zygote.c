@@ -893,7 +893,7 @@ __attribute__((noreturn)) static void job_main(const struct job_args *a)
  * into), as it does when forked by a copy of the zygote: the interpreter keeps the main
  * thread's stack, which grows as a fresh python3's does. */
 #define JOB_STACK_SIZE (256 << 10)
-#define JOBINIT_FD_MIN 10 /* the memfd, above the descriptors pid 1 arranges */
+#define FD_HIGH        20 /* the memfd, and pid 1's descriptors while it arranges them, from here */
 
 /* What pid 2 is forked with: the zygote, and its ends of the go socket and report pipe. */
 struct prejob_pass {
@@ -907,11 +907,11 @@ static int prejob_entry(void *arg)
     prejob_main(p->z, p->go, p->report);
 }
 
-/* fd_high(fd) — fd moved to 20 or above (FD_CLOEXEC), out of the way of the numbers pid 1 hands
- * the small init; -1 when it cannot be. */
+/* fd_high(fd) — fd moved to FD_HIGH or above (FD_CLOEXEC), out of the way of the numbers pid 1
+ * hands the small init; -1 when it cannot be. */
 static int fd_high(int fd)
 {
-    int h = fcntl(fd, F_DUPFD_CLOEXEC, 20);
+    int h = fcntl(fd, F_DUPFD_CLOEXEC, FD_HIGH);
     close(fd);
     return h;
 }
@@ -952,7 +952,7 @@ static int job_start(void *arg)
     _exit(1); /* pid 2 goes with the namespace */
 }
 
-/* jobinit_load() — the small init in a sealed memfd at JOBINIT_FD_MIN or above, once it has
+/* jobinit_load() — the small init in a sealed memfd at FD_HIGH or above, once it has
  * shown it runs here (a memfd may be refused execution: vm.memfd_noexec); -1 when crucible was
  * built without it or it cannot run (jobs' pid 1 is then a copy of the zygote). */
 static int jobinit_load(void)
